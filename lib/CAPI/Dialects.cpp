@@ -1,0 +1,85 @@
+//===- Dialects.cpp - C API of the Spyre dialect --------------------------===//
+
+#include "Spyre-c/Dialects.h"
+#include "Spyre/IR/SpyreOps.h"
+#include "Spyre/InitAll.h"
+#include "mlir/CAPI/IR.h"
+#include "mlir/CAPI/Registration.h"
+
+using namespace mlir;
+using namespace mlir::spyre;
+
+MLIR_DEFINE_CAPI_DIALECT_REGISTRATION(Spyre, spyre, SpyreDialect)
+
+void spyreRegisterDialects(MlirDialectRegistry registry) {
+  registerAllDialects(*unwrap(registry));
+}
+
+void spyreRegisterPasses(void) { registerAllPasses(); }
+
+bool spyreTypeIsABuffer(MlirType type) {
+  return isa<BufferType>(unwrap(type));
+}
+
+MlirTypeID spyreBufferTypeGetTypeID(void) {
+  return wrap(TypeID::get<BufferType>());
+}
+
+MlirType spyreBufferTypeGetChecked(MlirLocation loc, intptr_t rank,
+                                   const int64_t *shape, MlirType elementType,
+                                   MlirAttribute layout, int memorySpace) {
+  Location location = unwrap(loc);
+  std::optional<MemorySpace> space = symbolizeMemorySpace(memorySpace);
+  if (!space) {
+    emitError(location) << "unknown memory space " << memorySpace;
+    return {nullptr};
+  }
+  LayoutAttr layoutAttr;
+  if (!mlirAttributeIsNull(layout)) {
+    layoutAttr = dyn_cast<LayoutAttr>(unwrap(layout));
+    if (!layoutAttr) {
+      emitError(location) << "not a #spyre.layout: " << unwrap(layout);
+      return {nullptr};
+    }
+  }
+  return wrap(BufferType::getChecked(
+      [&] { return emitError(location); }, location.getContext(),
+      ArrayRef<int64_t>(shape, rank), unwrap(elementType), layoutAttr,
+      *space));
+}
+
+MlirAttribute spyreBufferTypeGetLayout(MlirType type) {
+  return wrap(cast<BufferType>(unwrap(type)).getLayout());
+}
+
+int spyreBufferTypeGetMemorySpace(MlirType type) {
+  return static_cast<int>(cast<BufferType>(unwrap(type)).getMemorySpace());
+}
+
+bool spyreAttributeIsALayout(MlirAttribute attr) {
+  return isa<LayoutAttr>(unwrap(attr));
+}
+
+MlirTypeID spyreLayoutAttrGetTypeID(void) {
+  return wrap(TypeID::get<LayoutAttr>());
+}
+
+MlirAttribute spyreLayoutAttrGetChecked(MlirLocation loc, intptr_t rank,
+                                        const int64_t *order, int64_t stick) {
+  Location location = unwrap(loc);
+  return wrap(LayoutAttr::getChecked([&] { return emitError(location); },
+                                     location.getContext(),
+                                     ArrayRef<int64_t>(order, rank), stick));
+}
+
+intptr_t spyreLayoutAttrGetRank(MlirAttribute attr) {
+  return cast<LayoutAttr>(unwrap(attr)).getOrder().size();
+}
+
+int64_t spyreLayoutAttrGetOrder(MlirAttribute attr, intptr_t pos) {
+  return cast<LayoutAttr>(unwrap(attr)).getOrder()[pos];
+}
+
+int64_t spyreLayoutAttrGetStick(MlirAttribute attr) {
+  return cast<LayoutAttr>(unwrap(attr)).getStick();
+}

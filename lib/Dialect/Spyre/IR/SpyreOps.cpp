@@ -1,0 +1,414 @@
+//===- SpyreOps.cpp - Spyre ops other than spyre.generic ------------------===//
+
+#include "Spyre/IR/SpyreOps.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+using namespace mlir;
+using namespace mlir::spyre;
+
+static BufferType bufferType(Value value) {
+  return cast<BufferType>(value.getType());
+}
+
+static std::string dimString(int64_t dim) {
+  return ShapedType::isDynamic(dim) ? "?" : std::to_string(dim);
+}
+
+/// Both dimensions agree unless both are static and differ.
+static bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+static LogicalResult verifySameElementType(Operation *op, Value a, Value b,
+                                           StringRef what) {
+  Type ea = bufferType(a).getElementType(), eb = bufferType(b).getElementType();
+  if (ea != eb)
+    return op->emitOpError() << what << " element types differ: " << ea
+                             << " vs " << eb;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                     FunctionType type) {
+  state.addAttribute(SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
+  state.addRegion();
+}
+
+ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
+                          ArrayRef<Type> results,
+                          function_interface_impl::VariadicFlag,
+                          std::string &) {
+    return builder.getFunctionType(argTypes, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildFuncType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void KernelOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+LogicalResult KernelOp::verify() {
+  if (!getResultTypes().empty())
+    return emitOpError("kernels return nothing: write results into argument "
+                       "buffers");
+  for (auto [i, type] : llvm::enumerate(getArgumentTypes()))
+    if (!isa<BufferType, IndexType>(type))
+      return emitOpError() << "argument #" << i << " has type " << type
+                           << "; kernel arguments are buffers or index values";
+  if (getBody().empty())
+    return emitOpError("needs a body");
+  if (!isa<ReturnOp>(getBody().front().back()))
+    return emitOpError("body must end with 'spyre.return'");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LaunchOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto kernel =
+      symbolTable.lookupNearestSymbolFrom<KernelOp>(*this, getCalleeAttr());
+  if (!kernel)
+    return emitOpError() << "'" << getCallee()
+                         << "' does not name a spyre.kernel";
+  ArrayRef<Type> expected = kernel.getArgumentTypes();
+  if (expected.size() != getOperands().size())
+    return emitOpError() << "kernel '" << getCallee() << "' takes "
+                         << expected.size() << " operands, "
+                         << getOperands().size() << " given";
+  for (auto [i, pair] : llvm::enumerate(
+           llvm::zip_equal(expected, getOperands().getTypes())))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return emitOpError() << "operand #" << i << " has type "
+                           << std::get<1>(pair) << " but kernel '"
+                           << getCallee() << "' expects "
+                           << std::get<0>(pair);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AllocOp, DimOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllocOp::verify() {
+  int64_t dynamic = bufferType(getResult()).getNumDynamicDims();
+  if (static_cast<int64_t>(getDynamicSizes().size()) != dynamic)
+    return emitOpError() << "type has " << dynamic
+                         << " dynamic dimensions but "
+                         << getDynamicSizes().size() << " sizes are given";
+  return success();
+}
+
+/// A buffer that is only ever freed is not needed.
+LogicalResult AllocOp::canonicalize(AllocOp op, PatternRewriter &rewriter) {
+  if (op.use_empty() ||
+      !llvm::all_of(op->getUsers(), [](Operation *u) { return isa<DeallocOp>(u); }))
+    return failure();
+  for (Operation *user : llvm::make_early_inc_range(op->getUsers()))
+    rewriter.eraseOp(user);
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult DimOp::verify() {
+  int64_t rank = bufferType(getSource()).getRank();
+  if (getIndex() < 0 || getIndex() >= rank)
+    return emitOpError() << "dimension " << getIndex()
+                         << " is out of range for a buffer of rank " << rank;
+  return success();
+}
+
+OpFoldResult DimOp::fold(FoldAdaptor) {
+  BufferType type = bufferType(getSource());
+  if (getIndex() < 0 || getIndex() >= type.getRank() ||
+      type.isDynamicDim(getIndex()))
+    return {};
+  return IntegerAttr::get(IndexType::get(getContext()),
+                          type.getDimSize(getIndex()));
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul and BatchMatmul
+//===----------------------------------------------------------------------===//
+
+static bool isMatmulInputType(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+
+template <typename OpTy>
+static LogicalResult verifyMatmul(OpTy op) {
+  constexpr int64_t rank = OpTy::kRank;
+  BufferType lhs = bufferType(op.getLhs()), rhs = bufferType(op.getRhs()),
+             out = bufferType(op.getInit());
+  for (auto [name, type] : {std::pair<StringRef, BufferType>{"lhs", lhs},
+                            {"rhs", rhs}, {"init", out}}) {
+    if (type.getRank() != rank)
+      return op.emitOpError() << name << " must have rank " << rank
+                              << ", got " << type.getRank();
+    if (!isMatmulInputType(type.getElementType()))
+      return op.emitOpError() << name << " element type "
+                              << type.getElementType()
+                              << " is not f16, bf16 or f32";
+  }
+  if (lhs.getElementType() != rhs.getElementType())
+    return op.emitOpError() << "lhs and rhs element types differ: "
+                            << lhs.getElementType() << " vs "
+                            << rhs.getElementType();
+  // Logical (M, K) x (K, N) -> (M, N) after the optional transposes.
+  int64_t b = rank - 2;
+  int64_t m = lhs.getDimSize(b + (op.getTransposeLhs() ? 1 : 0));
+  int64_t kl = lhs.getDimSize(b + (op.getTransposeLhs() ? 0 : 1));
+  int64_t kr = rhs.getDimSize(b + (op.getTransposeRhs() ? 1 : 0));
+  int64_t n = rhs.getDimSize(b + (op.getTransposeRhs() ? 0 : 1));
+  if (!compatible(kl, kr))
+    return op.emitOpError() << "contraction sizes differ: lhs has K = "
+                            << dimString(kl) << ", rhs has K = "
+                            << dimString(kr);
+  if (!compatible(m, out.getDimSize(b)) || !compatible(n, out.getDimSize(b + 1)))
+    return op.emitOpError() << "init has shape " << dimString(out.getDimSize(b))
+                            << "x" << dimString(out.getDimSize(b + 1))
+                            << " but the product is " << dimString(m) << "x"
+                            << dimString(n);
+  if (rank == 3) {
+    int64_t bl = lhs.getDimSize(0), br = rhs.getDimSize(0),
+            bo = out.getDimSize(0);
+    if (!compatible(bl, br) || !compatible(bl, bo) || !compatible(br, bo))
+      return op.emitOpError() << "batch sizes differ: " << dimString(bl)
+                              << ", " << dimString(br) << ", "
+                              << dimString(bo);
+  }
+  return success();
+}
+
+LogicalResult MatmulOp::verify() { return verifyMatmul(*this); }
+LogicalResult BatchMatmulOp::verify() { return verifyMatmul(*this); }
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+/// Replaces `op` by a plain copy from `source` into `target`.
+static LogicalResult replaceByCopy(Operation *op, Value source, Value target,
+                                   PatternRewriter &rewriter) {
+  rewriter.replaceOpWithNewOp<CopyOp>(op, source, target);
+  return success();
+}
+
+LogicalResult CopyOp::verify() {
+  BufferType src = bufferType(getSource()), dst = bufferType(getTarget());
+  if (failed(verifyCompatibleShape(src.getShape(), dst.getShape())))
+    return emitOpError() << "source and target shapes differ";
+  return verifySameElementType(*this, getSource(), getTarget(),
+                               "source and target");
+}
+
+LogicalResult CopyOp::canonicalize(CopyOp op, PatternRewriter &rewriter) {
+  if (op.getSource() != op.getTarget())
+    return failure();
+  rewriter.eraseOp(op);
+  return success();
+}
+
+LogicalResult PermuteOp::verify() {
+  BufferType src = bufferType(getSource()), dst = bufferType(getTarget());
+  ArrayRef<int64_t> perm = getPermutation();
+  if (static_cast<int64_t>(perm.size()) != src.getRank() ||
+      src.getRank() != dst.getRank())
+    return emitOpError() << "permutation of size " << perm.size()
+                         << " does not match ranks " << src.getRank()
+                         << " and " << dst.getRank();
+  if (!isPermutationVector(perm))
+    return emitOpError("permutation is not a permutation of the dimensions");
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (!compatible(dst.getDimSize(i), src.getDimSize(p)))
+      return emitOpError() << "target dim " << i << " has size "
+                           << dimString(dst.getDimSize(i))
+                           << " but source dim " << p << " has size "
+                           << dimString(src.getDimSize(p));
+  return verifySameElementType(*this, getSource(), getTarget(),
+                               "source and target");
+}
+
+LogicalResult PermuteOp::canonicalize(PermuteOp op, PatternRewriter &rewriter) {
+  if (!isIdentityPermutation(op.getPermutation()))
+    return failure();
+  return replaceByCopy(op, op.getSource(), op.getTarget(), rewriter);
+}
+
+LogicalResult BroadcastOp::verify() {
+  BufferType src = bufferType(getSource()), dst = bufferType(getTarget());
+  ArrayRef<int64_t> dims = getDimensions();
+  if (src.getRank() + static_cast<int64_t>(dims.size()) != dst.getRank())
+    return emitOpError() << "source rank " << src.getRank() << " plus "
+                         << dims.size() << " new dimensions != target rank "
+                         << dst.getRank();
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    if (d < 0 || d >= dst.getRank())
+      return emitOpError() << "new dimension " << d << " is out of range";
+    if (i > 0 && dims[i - 1] >= d)
+      return emitOpError("new dimensions must be strictly increasing");
+  }
+  int64_t srcDim = 0;
+  for (int64_t i = 0; i < dst.getRank(); ++i) {
+    if (llvm::is_contained(dims, i))
+      continue;
+    if (!compatible(dst.getDimSize(i), src.getDimSize(srcDim)))
+      return emitOpError() << "target dim " << i << " has size "
+                           << dimString(dst.getDimSize(i))
+                           << " but source dim " << srcDim << " has size "
+                           << dimString(src.getDimSize(srcDim));
+    ++srcDim;
+  }
+  return verifySameElementType(*this, getSource(), getTarget(),
+                               "source and target");
+}
+
+LogicalResult BroadcastOp::canonicalize(BroadcastOp op,
+                                        PatternRewriter &rewriter) {
+  if (!op.getDimensions().empty())
+    return failure();
+  return replaceByCopy(op, op.getSource(), op.getTarget(), rewriter);
+}
+
+LogicalResult SliceOp::verify() {
+  BufferType src = bufferType(getSource()), dst = bufferType(getTarget());
+  int64_t rank = src.getRank();
+  if (dst.getRank() != rank)
+    return emitOpError() << "source rank " << rank << " != target rank "
+                         << dst.getRank();
+  if (failed(verifyListOfOperandsOrIntegers(*this, "offset", rank,
+                                            getStaticOffsets(), getOffsets())))
+    return failure();
+  if (static_cast<int64_t>(getStrides().size()) != rank)
+    return emitOpError() << "expected " << rank << " strides, got "
+                         << getStrides().size();
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t offset = getStaticOffsets()[i], stride = getStrides()[i];
+    if (stride <= 0)
+      return emitOpError() << "stride of dim " << i << " must be positive";
+    if (!ShapedType::isDynamic(offset) && offset < 0)
+      return emitOpError() << "offset of dim " << i << " is negative";
+    int64_t size = dst.getDimSize(i), bound = src.getDimSize(i);
+    if (ShapedType::isDynamic(offset) || ShapedType::isDynamic(size) ||
+        ShapedType::isDynamic(bound) || size == 0)
+      continue;
+    int64_t last = offset + (size - 1) * stride;
+    if (last >= bound)
+      return emitOpError() << "dim " << i << " reads index " << last
+                           << " of a source of size " << bound;
+  }
+  return verifySameElementType(*this, getSource(), getTarget(),
+                               "source and target");
+}
+
+LogicalResult SliceOp::canonicalize(SliceOp op, PatternRewriter &rewriter) {
+  BufferType src = bufferType(op.getSource()), dst = bufferType(op.getTarget());
+  bool whole = src.hasStaticShape() && src.getShape() == dst.getShape() &&
+               llvm::all_of(op.getStaticOffsets(), [](int64_t o) { return o == 0; }) &&
+               llvm::all_of(op.getStrides(), [](int64_t s) { return s == 1; });
+  if (!whole)
+    return failure();
+  return replaceByCopy(op, op.getSource(), op.getTarget(), rewriter);
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  BufferType dst = bufferType(getTarget());
+  int64_t rank = dst.getRank(), dim = getDim();
+  if (dim < 0 || dim >= rank)
+    return emitOpError() << "dim " << dim << " is out of range for rank "
+                         << rank;
+  int64_t total = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    BufferType src = bufferType(input);
+    if (src.getRank() != rank)
+      return emitOpError() << "input #" << i << " has rank " << src.getRank()
+                           << ", target has rank " << rank;
+    if (failed(verifySameElementType(*this, input, getTarget(),
+                                     "input and target")))
+      return failure();
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim && !compatible(src.getDimSize(d), dst.getDimSize(d)))
+        return emitOpError() << "input #" << i << " dim " << d
+                             << " has size " << dimString(src.getDimSize(d))
+                             << ", target has "
+                             << dimString(dst.getDimSize(d));
+    if (ShapedType::isDynamic(total) || src.isDynamicDim(dim))
+      total = ShapedType::kDynamic;
+    else
+      total += src.getDimSize(dim);
+  }
+  if (!compatible(total, dst.getDimSize(dim)))
+    return emitOpError() << "inputs add up to " << total << " along dim "
+                         << dim << " but the target has "
+                         << dst.getDimSize(dim);
+  return success();
+}
+
+LogicalResult ConcatOp::canonicalize(ConcatOp op, PatternRewriter &rewriter) {
+  if (op.getInputs().size() != 1)
+    return failure();
+  return replaceByCopy(op, op.getInputs().front(), op.getTarget(), rewriter);
+}
+
+LogicalResult GatherOp::verify() {
+  BufferType table = bufferType(getTable()), indices = bufferType(getIndices()),
+             dst = bufferType(getTarget());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= table.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for a table "
+                         << "of rank " << table.getRank();
+  Type indexType = indices.getElementType();
+  if (!indexType.isSignlessInteger(32) && !indexType.isSignlessInteger(8))
+    return emitOpError() << "indices must be i32 or i8, got " << indexType;
+  SmallVector<int64_t> expected(table.getShape().take_front(axis));
+  llvm::append_range(expected, indices.getShape());
+  llvm::append_range(expected, table.getShape().drop_front(axis + 1));
+  if (failed(verifyCompatibleShape(expected, dst.getShape())))
+    return emitOpError() << "target shape must be table[:axis] ++ indices ++ "
+                            "table[axis+1:]";
+  return verifySameElementType(*this, getTable(), getTarget(),
+                               "table and target");
+}
+
+LogicalResult FillOp::verify() {
+  Type elementType = bufferType(getTarget()).getElementType();
+  if (getValue().getType() != elementType)
+    return emitOpError() << "value of type " << getValue().getType()
+                         << " does not match element type " << elementType;
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  auto valueType = cast<ShapedType>(getValue().getType());
+  BufferType type = bufferType(getResult());
+  if (!type.hasStaticShape())
+    return emitOpError("constant buffers need a static shape");
+  if (valueType.getShape() != type.getShape() ||
+      valueType.getElementType() != type.getElementType())
+    return emitOpError() << "value of type " << valueType
+                         << " does not match the buffer type";
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+#define GET_OP_CLASSES
+#include "Spyre/IR/SpyreOps.cpp.inc"

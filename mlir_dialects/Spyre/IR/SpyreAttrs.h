@@ -1,0 +1,15 @@
+//===- SpyreAttrs.h - Spyre attributes --------------------------*- C++ -*-===//
+
+#ifndef SPYRE_IR_SPYREATTRS_H
+#define SPYRE_IR_SPYREATTRS_H
+
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include "Spyre/IR/SpyreEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "Spyre/IR/SpyreAttrs.h.inc"
+
+#endif // SPYRE_IR_SPYREATTRS_H

@@ -1,0 +1,475 @@
+//===- SpyreOps.td - Spyre kernel-level ops ----------------*- tablegen -*-===//
+
+#ifndef SPYRE_OPS_TD
+#define SPYRE_OPS_TD
+
+include "Spyre/IR/SpyreTypes.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+// Buffer operands are constrained by predicate rather than by the TypeDef so
+// that the assembly format prints them in full (`!spyre.buffer<...>`), not in
+// the stripped form ODS uses for a known type class.
+def Spyre_Buffer : Type<CPred<"::llvm::isa<::mlir::spyre::BufferType>($_self)">,
+                        "Spyre buffer">;
+
+defvar Spyre_In = Arg<Spyre_Buffer, "read", [MemRead]>;
+defvar Spyre_Out = Arg<Spyre_Buffer, "written", [MemWrite]>;
+defvar Spyre_VariadicIn = Arg<Variadic<Spyre_Buffer>, "read", [MemRead]>;
+defvar Spyre_VariadicOut = Arg<Variadic<Spyre_Buffer>, "written", [MemWrite]>;
+
+//===----------------------------------------------------------------------===//
+// Kernels and the host side
+//===----------------------------------------------------------------------===//
+
+def Spyre_KernelOp : Spyre_Op<"kernel", [
+    AutomaticAllocationScope, FunctionOpInterface, IsolatedFromAbove
+  ]> {
+  let summary = "A kernel: one unit of work launched on the card";
+  let description = [{
+    A kernel takes buffers and `index` values (sizes of dynamic dimensions)
+    and returns nothing: it writes its results into argument buffers. Its body
+    is one block of kernel-level ops ending in `spyre.return`.
+
+    Example:
+    ```mlir
+    spyre.kernel @relu(%x: !spyre.buffer<?x64xf16>, %y: !spyre.buffer<?x64xf16>, %n: index) {
+      spyre.generic domain [%n, 64] {indexing_maps = [#id, #id],
+          iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+          ins(%x : !spyre.buffer<?x64xf16>) outs(%y : !spyre.buffer<?x64xf16>) {
+      ^bb0(%v: f16):
+        %zero = arith.constant 0.0 : f16
+        %r = arith.maximumf %v, %zero : f16
+        spyre.yield %r : f16
+      }
+      spyre.return
+    }
+    ```
+  }];
+  let arguments = (ins
+    SymbolNameAttr:$sym_name,
+    TypeAttrOf<FunctionType>:$function_type,
+    OptionalAttr<DictArrayAttr>:$arg_attrs,
+    OptionalAttr<DictArrayAttr>:$res_attrs
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+                                "::mlir::FunctionType":$type)>];
+  let extraClassDeclaration = [{
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+  }];
+}
+
+def Spyre_ReturnOp : Spyre_Op<"return", [
+    Pure, HasParent<"KernelOp">, ReturnLike, Terminator
+  ]> {
+  let summary = "Ends a kernel";
+  let assemblyFormat = "attr-dict";
+}
+
+def Spyre_LaunchOp : Spyre_Op<"launch", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>
+  ]> {
+  let summary = "Runs a kernel on the card (host side)";
+  let description = [{
+    Calls the `spyre.kernel` named by `callee` with buffers and index values.
+    The kernel may read and write every buffer operand.
+
+    Example:
+    ```mlir
+    spyre.launch @relu(%x, %y, %n) : (!spyre.buffer<?x64xf16>, !spyre.buffer<?x64xf16>, index)
+    ```
+  }];
+  let arguments = (ins
+    FlatSymbolRefAttr:$callee,
+    Arg<Variadic<AnyType>, "kernel operands", [MemRead, MemWrite]>:$operands
+  );
+  let assemblyFormat = [{
+    $callee `(` $operands `)` attr-dict `:` `(` type($operands) `)`
+  }];
+}
+
+def Spyre_AllocOp : Spyre_Op<"alloc"> {
+  let summary = "Allocates a buffer";
+  let description = [{
+    Allocates a buffer of the result type; one `index` operand per dynamic
+    dimension, in order. In a host function this is device memory for an
+    intermediate; inside a kernel it is a temporary of a fused kernel.
+
+    Example:
+    ```mlir
+    %t = spyre.alloc(%n) : !spyre.buffer<?x64xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Index>:$dynamic_sizes);
+  let results = (outs Res<Spyre_Buffer, "", [MemAlloc<DefaultResource>]>:$result);
+  let assemblyFormat = "`(` $dynamic_sizes `)` attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def Spyre_DimOp : Spyre_Op<"dim", [Pure]> {
+  let summary = "The size of one dimension of a buffer";
+  let description = [{
+    Folds to a constant when the dimension is static.
+
+    Example:
+    ```mlir
+    %n = spyre.dim %b[0] : !spyre.buffer<?x64xf16>
+    ```
+  }];
+  let arguments = (ins Spyre_Buffer:$source, I64Attr:$index);
+  let results = (outs Index:$result);
+  let assemblyFormat = "$source `[` $index `]` attr-dict `:` type($source)";
+  let builders = [OpBuilder<(ins "::mlir::Value":$source, "int64_t":$index), [{
+    build($_builder, $_state, $_builder.getIndexType(), source,
+          $_builder.getI64IntegerAttr(index));
+  }]>];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Spyre_DeallocOp : Spyre_Op<"dealloc"> {
+  let summary = "Frees a buffer made by `spyre.alloc`";
+  let arguments = (ins Arg<Spyre_Buffer, "", [MemFree]>:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` type($buffer)";
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix unit
+//===----------------------------------------------------------------------===//
+
+class Spyre_MatmulBase<string mnemonic, int rank> : Spyre_Op<mnemonic> {
+  let arguments = (ins
+    Spyre_In:$lhs, Spyre_In:$rhs,
+    Arg<Spyre_Buffer, "written (and read when accumulating)", [MemRead, MemWrite]>:$init,
+    UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs, UnitAttr:$accumulate
+  );
+  let assemblyFormat = [{
+    (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)?
+    (`accumulate` $accumulate^)?
+    `ins` `(` $lhs `,` $rhs `:` type($lhs) `,` type($rhs) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  code extraBaseClassDeclaration = [{
+    static constexpr int64_t kRank = }] # rank # [{;
+  }];
+  let extraClassDeclaration = extraBaseClassDeclaration;
+}
+
+def Spyre_MatmulOp : Spyre_MatmulBase<"matmul", 2> {
+  let summary = "Matrix multiplication on the matrix unit";
+  let description = [{
+    `init = op(lhs) x op(rhs)` (plus `init` with `accumulate`), where `op`
+    transposes its operand when `transpose_lhs` / `transpose_rhs` is set.
+    Products of 16-bit inputs are accumulated in f32; f32 inputs are
+    converted to the card's 16-bit format first.
+
+    Example:
+    ```mlir
+    spyre.matmul transpose_rhs ins(%a, %b : !spyre.buffer<128x64xf16>, !spyre.buffer<32x64xf16>)
+                 outs(%c : !spyre.buffer<128x32xf32>)
+    ```
+  }];
+}
+
+def Spyre_BatchMatmulOp : Spyre_MatmulBase<"batch_matmul", 3> {
+  let summary = "Batched matrix multiplication on the matrix unit";
+  let description = [{
+    `spyre.matmul` over the leading batch dimension, which all three operands
+    share.
+
+    Example:
+    ```mlir
+    spyre.batch_matmul ins(%a, %b : !spyre.buffer<8x128x64xf16>, !spyre.buffer<8x64x32xf16>)
+                       outs(%c : !spyre.buffer<8x128x32xf16>)
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise and reductions
+//===----------------------------------------------------------------------===//
+
+def Spyre_GenericOp : Spyre_Op<"generic", [
+    AttrSizedOperandSegments, SingleBlock
+  ]> {
+  let summary = "Elementwise or reduction loop nest over a box domain";
+  let description = [{
+    Iterates over the box `domain` (one size per loop, static or an `index`
+    operand). At every point it reads one element of each input at the index
+    given by that input's indexing map, runs the body on these elements and
+    yields one value per combiner. Each yielded value becomes one output
+    (three for `welford`) written at the index of that output's map.
+
+    Indexing maps take one dimension per loop and one symbol per `symbols`
+    operand; they may be any affine function (strides, offsets, `floordiv`,
+    `mod`, constants for broadcasting), as Inductor's index expressions are.
+    The body is a block of `arith`/`math` ops with one argument per input and
+    ends with `spyre.yield`; `spyre.index_expr` reads the loop position.
+
+    `combiners` defaults to `none` for every yielded value. Loops marked
+    `reduction` require every combiner to reduce, and the maps of reduced
+    outputs may not use reduction loops. Reductions start from the
+    combiner's identity; the initial content of outputs is never read.
+
+    Example (row sums of a 64x?xf16 buffer, into f32):
+    ```mlir
+    spyre.generic domain [64, %n] {
+        indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+        iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+        combiners = [#spyre.combiner<sum>]}
+        ins(%x : !spyre.buffer<64x?xf16>) outs(%s : !spyre.buffer<64xf32>) {
+    ^bb0(%v: f16):
+      %w = arith.extf %v : f16 to f32
+      spyre.yield %w : f32
+    }
+    ```
+  }];
+  let arguments = (ins
+    Variadic<Index>:$domain_sizes,
+    DenseI64ArrayAttr:$static_domain,
+    Variadic<Index>:$symbols,
+    Spyre_VariadicIn:$inputs,
+    Spyre_VariadicOut:$outputs,
+    AffineMapArrayAttr:$indexing_maps,
+    Spyre_IteratorTypeArrayAttr:$iterator_types,
+    OptionalAttr<Spyre_CombinerArrayAttr>:$combiners
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `domain` custom<DynamicIndexList>($domain_sizes, $static_domain)
+    (`symbols` `(` $symbols^ `)`)? attr-dict
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)` $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    int64_t getNumLoops() { return getStaticDomain().size(); }
+    /// The combiner of every yielded value, `none` where none is given.
+    ::llvm::SmallVector<::mlir::spyre::CombinerKind> getCombinerKinds();
+    /// The loops marked `reduction`.
+    ::llvm::SmallVector<unsigned> getReductionLoops();
+    ::mlir::AffineMap getInputMap(unsigned i) {
+      return ::llvm::cast<::mlir::AffineMapAttr>(getIndexingMaps()[i]).getValue();
+    }
+    ::mlir::AffineMap getOutputMap(unsigned i) {
+      return getInputMap(getInputs().size() + i);
+    }
+    /// How many outputs one yielded value with this combiner writes.
+    static unsigned getNumOutputsOf(::mlir::spyre::CombinerKind kind);
+  }];
+}
+
+def Spyre_YieldOp : Spyre_Op<"yield", [
+    Pure, HasParent<"GenericOp">, ReturnLike, Terminator
+  ]> {
+  let summary = "Yields the values of one point of a `spyre.generic`";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+def Spyre_IndexExprOp : Spyre_Op<"index_expr", [
+    Pure, HasParent<"GenericOp">
+  ]> {
+  let summary = "An affine function of the loop position, as an integer";
+  let description = [{
+    Inside a `spyre.generic` body: evaluates `map` (dimensions are the loops,
+    symbols the generic's `symbols`) at the current point. This is Inductor's
+    `ops.index_expr` (iota, causal masks, position ids).
+
+    Example:
+    ```mlir
+    %d = spyre.index_expr affine_map<(d0, d1) -> (d0 - d1)> : i32
+    ```
+  }];
+  let arguments = (ins AffineMapAttr:$map);
+  let results = (outs AnySignlessIntegerOrIndex:$result);
+  let assemblyFormat = "$map attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Spyre_CopyOp : Spyre_Op<"copy"> {
+  let summary = "Copies a buffer, changing its layout or memory space";
+  let description = [{
+    Both buffers have the same shape and element type; layouts and memory
+    spaces may differ, which makes this the op for relayout and for moving
+    data between device memory and LX.
+
+    Example:
+    ```mlir
+    spyre.copy ins(%a : !spyre.buffer<64x64xf16>)
+               outs(%b : !spyre.buffer<64x64xf16, #spyre.layout<[1, 0]>, lx>)
+    ```
+  }];
+  let arguments = (ins Spyre_In:$source, Spyre_Out:$target);
+  let assemblyFormat = [{
+    `ins` `(` $source `:` type($source) `)` `outs` `(` $target `:` type($target) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def Spyre_PermuteOp : Spyre_Op<"permute"> {
+  let summary = "Permutes the dimensions of a buffer";
+  let description = [{
+    `target[i0, ..., in] = source[j...]` where dimension `k` of the target is
+    dimension `permutation[k]` of the source.
+
+    Example:
+    ```mlir
+    spyre.permute ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<8x4xf16>)
+                  permutation = [1, 0]
+    ```
+  }];
+  let arguments = (ins Spyre_In:$source, Spyre_Out:$target,
+                       DenseI64ArrayAttr:$permutation);
+  let assemblyFormat = [{
+    `ins` `(` $source `:` type($source) `)` `outs` `(` $target `:` type($target) `)`
+    `permutation` `=` $permutation attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def Spyre_BroadcastOp : Spyre_Op<"broadcast"> {
+  let summary = "Broadcasts a buffer along new dimensions";
+  let description = [{
+    `dimensions` lists the target dimensions that the source does not have;
+    the other target dimensions equal the source's, in order.
+
+    Example:
+    ```mlir
+    spyre.broadcast ins(%b : !spyre.buffer<64xf16>) outs(%o : !spyre.buffer<16x64xf16>)
+                    dimensions = [0]
+    ```
+  }];
+  let arguments = (ins Spyre_In:$source, Spyre_Out:$target,
+                       DenseI64ArrayAttr:$dimensions);
+  let assemblyFormat = [{
+    `ins` `(` $source `:` type($source) `)` `outs` `(` $target `:` type($target) `)`
+    `dimensions` `=` $dimensions attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def Spyre_SliceOp : Spyre_Op<"slice"> {
+  let summary = "Copies a strided window of a buffer";
+  let description = [{
+    `target[i] = source[offsets + i * strides]`; the window's sizes are the
+    target's shape. Offsets may be `index` values; strides are positive
+    constants.
+
+    Example:
+    ```mlir
+    spyre.slice ins(%a : !spyre.buffer<16x64xf16>) outs(%b : !spyre.buffer<4x32xf16>)
+                offsets [%o, 0] strides [1, 2]
+    ```
+  }];
+  let arguments = (ins Spyre_In:$source, Spyre_Out:$target,
+                       Variadic<Index>:$offsets,
+                       DenseI64ArrayAttr:$static_offsets,
+                       DenseI64ArrayAttr:$strides);
+  let assemblyFormat = [{
+    `ins` `(` $source `:` type($source) `)` `outs` `(` $target `:` type($target) `)`
+    `offsets` custom<DynamicIndexList>($offsets, $static_offsets)
+    `strides` $strides attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def Spyre_ConcatOp : Spyre_Op<"concat"> {
+  let summary = "Concatenates buffers along one dimension";
+  let description = [{
+    Example:
+    ```mlir
+    spyre.concat ins(%a, %b : !spyre.buffer<4x8xf16>, !spyre.buffer<4x24xf16>)
+                 outs(%c : !spyre.buffer<4x32xf16>) dim = 1
+    ```
+  }];
+  let arguments = (ins Spyre_VariadicIn:$inputs, Spyre_Out:$target, I64Attr:$dim);
+  let assemblyFormat = [{
+    `ins` `(` $inputs `:` type($inputs) `)` `outs` `(` $target `:` type($target) `)`
+    `dim` `=` $dim attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
+}
+
+def Spyre_GatherOp : Spyre_Op<"gather"> {
+  let summary = "Gathers slices of a table by an integer index buffer (embedding)";
+  let description = [{
+    With `axis = a`, the target's shape is `table[:a] ++ indices ++
+    table[a+1:]` and
+    `target[p..., q..., r...] = table[p..., indices[q...], r...]`.
+    Indices are `i32` (or `i8`); an index outside `[0, table.shape[a])` is an
+    error reported at run time, never a read outside the table.
+
+    Example (embedding lookup):
+    ```mlir
+    spyre.gather ins(%table, %ids : !spyre.buffer<50257x768xf16>, !spyre.buffer<?x128xi32>)
+                 outs(%out : !spyre.buffer<?x128x768xf16>) axis = 0
+    ```
+  }];
+  let arguments = (ins Spyre_In:$table, Spyre_In:$indices, Spyre_Out:$target,
+                       I64Attr:$axis);
+  let assemblyFormat = [{
+    `ins` `(` $table `,` $indices `:` type($table) `,` type($indices) `)`
+    `outs` `(` $target `:` type($target) `)` `axis` `=` $axis attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Spyre_FillOp : Spyre_Op<"fill"> {
+  let summary = "Fills a buffer with one value";
+  let description = [{
+    Example:
+    ```mlir
+    spyre.fill 0.0 : f16 outs(%b : !spyre.buffer<?x64xf16>)
+    ```
+  }];
+  let arguments = (ins TypedAttrInterface:$value, Spyre_Out:$target);
+  let assemblyFormat = "$value `outs` `(` $target `:` type($target) `)` attr-dict";
+  let hasVerifier = 1;
+}
+
+def Spyre_ConstantOp : Spyre_Op<"constant", [ConstantLike, Pure]> {
+  let summary = "A read-only buffer of constant data";
+  let description = [{
+    The data goes into the program's constant section. The buffer must not be
+    written.
+
+    Example:
+    ```mlir
+    %c = spyre.constant dense<[1.0, 2.0]> : tensor<2xf16> -> !spyre.buffer<2xf16>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Spyre_Buffer:$result);
+  let assemblyFormat = "$value attr-dict `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+#endif // SPYRE_OPS_TD

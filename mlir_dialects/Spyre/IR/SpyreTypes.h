@@ -1,0 +1,13 @@
+//===- SpyreTypes.h - Spyre types -------------------------------*- C++ -*-===//
+
+#ifndef SPYRE_IR_SPYRETYPES_H
+#define SPYRE_IR_SPYRETYPES_H
+
+#include "Spyre/IR/SpyreAttrs.h"
+#include "mlir/IR/BuiltinTypeInterfaces.h"
+#include "mlir/IR/Types.h"
+
+#define GET_TYPEDEF_CLASSES
+#include "Spyre/IR/SpyreTypes.h.inc"
+
+#endif // SPYRE_IR_SPYRETYPES_H

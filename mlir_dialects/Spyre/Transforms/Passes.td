@@ -1,0 +1,45 @@
+//===- Passes.td - Spyre passes ----------------------------*- tablegen -*-===//
+
+#ifndef SPYRE_PASSES_TD
+#define SPYRE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SpyreGeneralize : Pass<"spyre-generalize", "::mlir::ModuleOp"> {
+  let summary = "Rewrite data-movement ops as `spyre.generic`";
+  let description = [{
+    Turns `spyre.copy`, `spyre.permute`, `spyre.broadcast`, `spyre.slice`,
+    `spyre.concat` and `spyre.fill` into `spyre.generic` ops with the
+    equivalent indexing maps, so that later passes (fusion, tiling) handle one
+    kind of elementwise op. `spyre.gather` reads through an index loaded at
+    run time, which an affine map cannot express: it stays, and the pass
+    reports it with a remark when `report-kept` is set.
+
+    Before:
+    ```mlir
+    spyre.permute ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<8x4xf16>)
+                  permutation = [1, 0]
+    ```
+    After:
+    ```mlir
+    spyre.generic domain [8, 4] {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>,
+                                                  affine_map<(d0, d1) -> (d0, d1)>],
+                                 iterator_types = [#spyre.iterator<parallel>,
+                                                   #spyre.iterator<parallel>]}
+        ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<8x4xf16>) {
+    ^bb0(%v: f16):
+      spyre.yield %v : f16
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::spyre::SpyreDialect"];
+  let options = [
+    Option<"copies", "copies", "bool", /*default=*/"true",
+           "Also generalize plain `spyre.copy` (a copy that changes memory "
+           "space is DMA and may be better kept)">,
+    Option<"reportKept", "report-kept", "bool", /*default=*/"false",
+           "Emit a remark on every data-movement op that stays as it is">
+  ];
+}
+
+#endif // SPYRE_PASSES_TD
