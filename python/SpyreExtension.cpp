@@ -1,0 +1,97 @@
+//===- SpyreExtension.cpp - Python classes of Spyre types and attrs -------===//
+
+#include "Spyre-c/Dialects.h"
+#include "mlir/Bindings/Python/Nanobind.h"
+#include "mlir/Bindings/Python/NanobindAdaptors.h"
+#include "mlir-c/BuiltinAttributes.h"
+
+#include <optional>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace mlir::python::nanobind_adaptors;
+
+/// Raises a Python error carrying MLIR's diagnostic when `get` failed.
+template <typename T>
+static T checked(T value, bool isNull, const char *what) {
+  if (isNull)
+    throw nb::value_error(
+        (std::string("invalid ") + what +
+         " (see the diagnostic printed above or attached to the context)")
+            .c_str());
+  return value;
+}
+
+NB_MODULE(_spyre, m) {
+  m.doc() = "Spyre dialect types and attributes.";
+
+  mlir_attribute_subclass(m, "LayoutAttr", spyreAttributeIsALayout,
+                          spyreLayoutAttrGetTypeID)
+      .def_classmethod(
+          "get",
+          [](nb::object cls, std::vector<int64_t> order, int64_t stick,
+             MlirLocation loc) {
+            MlirAttribute attr = spyreLayoutAttrGetChecked(
+                loc, order.size(), order.data(), stick);
+            return cls(checked(attr, mlirAttributeIsNull(attr), "layout"));
+          },
+          nb::arg("cls"), nb::arg("order"), nb::arg("stick") = 0,
+          nb::arg("loc").none() = nb::none(),
+          "A layout storing dimensions in `order`, in sticks of `stick` "
+          "elements when `stick` > 0.")
+      .def_property_readonly("order",
+                             [](MlirAttribute self) {
+                               std::vector<int64_t> order;
+                               for (intptr_t i = 0,
+                                             e = spyreLayoutAttrGetRank(self);
+                                    i < e; ++i)
+                                 order.push_back(spyreLayoutAttrGetOrder(self, i));
+                               return order;
+                             })
+      .def_property_readonly("stick", [](MlirAttribute self) {
+        return spyreLayoutAttrGetStick(self);
+      });
+
+  // Subclassing ShapedType gives buffers .shape, .rank, .element_type, ...
+  nb::object shapedType = nb::module_::import_(MAKE_MLIR_PYTHON_QUALNAME("ir"))
+                              .attr("ShapedType");
+  mlir_type_subclass(m, "BufferType", spyreTypeIsABuffer, shapedType,
+                     spyreBufferTypeGetTypeID)
+      .def_classmethod(
+          "get",
+          [](nb::object cls, std::vector<int64_t> shape, MlirType elementType,
+             std::optional<MlirAttribute> layout, const std::string &memorySpace,
+             MlirLocation loc) {
+            int space;
+            if (memorySpace == "dram")
+              space = SpyreMemorySpaceDram;
+            else if (memorySpace == "lx")
+              space = SpyreMemorySpaceLx;
+            else
+              throw nb::value_error(
+                  ("unknown memory space '" + memorySpace +
+                   "' (expected 'dram' or 'lx')")
+                      .c_str());
+            MlirType type = spyreBufferTypeGetChecked(
+                loc, shape.size(), shape.data(), elementType,
+                layout ? *layout : MlirAttribute{nullptr}, space);
+            return cls(checked(type, mlirTypeIsNull(type), "buffer type"));
+          },
+          nb::arg("cls"), nb::arg("shape"), nb::arg("element_type"),
+          nb::arg("layout").none() = nb::none(),
+          nb::arg("memory_space") = "dram",
+          nb::arg("loc").none() = nb::none(),
+          "A buffer type; use ShapedType.get_dynamic_size() for `?` dims.")
+      .def_property_readonly("layout",
+                             [](MlirType self) -> std::optional<MlirAttribute> {
+                               MlirAttribute a = spyreBufferTypeGetLayout(self);
+                               if (mlirAttributeIsNull(a))
+                                 return std::nullopt;
+                               return a;
+                             })
+      .def_property_readonly("memory_space", [](MlirType self) {
+        return spyreBufferTypeGetMemorySpace(self) == SpyreMemorySpaceLx
+                   ? "lx"
+                   : "dram";
+      });
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test: the lit/FileCheck IR tests, then pytest. Needs the package
+# installed (scripts/setup.sh). Exits non-zero if either suite fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${VIRTUAL_ENV:-}" ] && [ -f .venv/bin/activate ]; then
+  . .venv/bin/activate
+fi
+status=0
+echo "== lit: FileCheck IR tests =="
+lit -sv test || status=1
+echo "== pytest =="
+python -m pytest -q test/python || status=1
+exit $status
