@@ -206,7 +206,7 @@ def Spyre_BatchMatmulOp : Spyre_MatmulBase<"batch_matmul", 3> {
 //===----------------------------------------------------------------------===//
 
 def Spyre_GenericOp : Spyre_Op<"generic", [
-    AttrSizedOperandSegments, SingleBlock
+    AttrSizedOperandSegments, IsolatedFromAbove, SingleBlock
   ]> {
   let summary = "Elementwise or reduction loop nest over a box domain";
   let description = [{
@@ -220,7 +220,9 @@ def Spyre_GenericOp : Spyre_Op<"generic", [
     operand; they may be any affine function (strides, offsets, `floordiv`,
     `mod`, constants for broadcasting), as Inductor's index expressions are.
     The body is a block of `arith`/`math` ops with one argument per input and
-    ends with `spyre.yield`; `spyre.index_expr` reads the loop position.
+    ends with `spyre.yield`; `spyre.index_expr` reads the loop position. The
+    body is isolated from above: it computes from its arguments and constants
+    only, so that passes can move and clone it freely.
 
     `combiners` defaults to `none` for every yielded value. Loops marked
     `reduction` require every combiner to reduce, and the maps of reduced
@@ -259,6 +261,7 @@ def Spyre_GenericOp : Spyre_Op<"generic", [
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let hasCanonicalizeMethod = 1;
   let extraClassDeclaration = [{
     int64_t getNumLoops() { return getStaticDomain().size(); }
     /// The combiner of every yielded value, `none` where none is given.

@@ -2,11 +2,21 @@
 
 #include "Spyre/IR/SpyreDialect.h"
 #include "Spyre/IR/SpyreOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace mlir::spyre;
 
 #include "Spyre/IR/SpyreDialect.cpp.inc"
+
+/// Folded `spyre.dim` sizes become `arith.constant`s.
+Operation *SpyreDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                             Type type, Location loc) {
+  if (auto typed = dyn_cast<TypedAttr>(value);
+      typed && arith::ConstantOp::isBuildableWith(typed, type))
+    return arith::ConstantOp::create(builder, loc, type, typed);
+  return nullptr;
+}
 
 void SpyreDialect::initialize() {
   registerAttributes();

@@ -11,6 +11,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/AffineExprVisitor.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 using namespace mlir;
 using namespace mlir::spyre;
@@ -271,6 +273,24 @@ LogicalResult GenericOp::verifyRegions() {
                                    << stored;
     }
   }
+  return success();
+}
+
+/// Domain sizes that are constants become static, which later passes (tiling,
+/// bounds checks) can use.
+LogicalResult GenericOp::canonicalize(GenericOp op, PatternRewriter &rewriter) {
+  SmallVector<OpFoldResult> sizes = getMixedValues(
+      op.getStaticDomain(), op.getDomainSizes(), rewriter.getContext());
+  if (failed(foldDynamicIndexList(sizes, /*onlyNonNegative=*/true)))
+    return failure();
+  SmallVector<Value> dynamic;
+  SmallVector<int64_t> staticSizes;
+  dispatchIndexOpFoldResults(sizes, dynamic, staticSizes);
+  rewriter.modifyOpInPlace(op, [&] {
+    op.setStaticDomain(staticSizes);
+    op->setOperands(0, op.getDomainSizes().size(), dynamic);
+    op.getProperties().operandSegmentSizes[0] = dynamic.size();
+  });
   return success();
 }
 

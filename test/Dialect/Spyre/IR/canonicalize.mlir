@@ -1,0 +1,106 @@
+// RUN: spyre-opt %s -split-input-file -canonicalize | FileCheck %s
+
+// CHECK-LABEL: spyre.kernel @identity_permute
+// CHECK-NEXT: spyre.copy ins(%arg0 : !spyre.buffer<4x8xf16>) outs(%arg1 : !spyre.buffer<4x8xf16>)
+// CHECK-NEXT: spyre.return
+spyre.kernel @identity_permute(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<4x8xf16>) {
+  spyre.permute ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<4x8xf16>) permutation = [0, 1]
+  spyre.return
+}
+
+// -----
+
+// A real transpose stays.
+// CHECK-LABEL: spyre.kernel @transpose
+// CHECK-NEXT: spyre.permute
+spyre.kernel @transpose(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<8x4xf16>) {
+  spyre.permute ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<8x4xf16>) permutation = [1, 0]
+  spyre.return
+}
+
+// -----
+
+// CHECK-LABEL: spyre.kernel @empty_broadcast
+// CHECK-NEXT: spyre.copy
+spyre.kernel @empty_broadcast(%a: !spyre.buffer<8xf16>, %b: !spyre.buffer<8xf16>) {
+  spyre.broadcast ins(%a : !spyre.buffer<8xf16>) outs(%b : !spyre.buffer<8xf16>) dimensions = []
+  spyre.return
+}
+
+// -----
+
+// CHECK-LABEL: spyre.kernel @whole_slice
+// CHECK-NEXT: spyre.copy
+spyre.kernel @whole_slice(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<4x8xf16>) {
+  spyre.slice ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<4x8xf16>) offsets [0, 0] strides [1, 1]
+  spyre.return
+}
+
+// -----
+
+// CHECK-LABEL: spyre.kernel @partial_slice
+// CHECK-NEXT: spyre.slice
+spyre.kernel @partial_slice(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<4x4xf16>) {
+  spyre.slice ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<4x4xf16>) offsets [0, 4] strides [1, 1]
+  spyre.return
+}
+
+// -----
+
+// CHECK-LABEL: spyre.kernel @single_concat
+// CHECK-NEXT: spyre.copy ins(%arg0 : !spyre.buffer<4x8xf16>) outs(%arg1
+spyre.kernel @single_concat(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<4x8xf16>) {
+  spyre.concat ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<4x8xf16>) dim = 0
+  spyre.return
+}
+
+// -----
+
+// CHECK-LABEL: spyre.kernel @self_copy
+// CHECK-NEXT: spyre.return
+spyre.kernel @self_copy(%a: !spyre.buffer<4x8xf16>) {
+  spyre.copy ins(%a : !spyre.buffer<4x8xf16>) outs(%a : !spyre.buffer<4x8xf16>)
+  spyre.return
+}
+
+// -----
+
+// CHECK-LABEL: spyre.kernel @static_dim
+// CHECK-NOT: spyre.dim
+// CHECK: spyre.generic domain [4] {
+spyre.kernel @static_dim(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
+  %n = spyre.dim %a[0] : !spyre.buffer<4xf16>
+  spyre.generic domain [%n] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%a : !spyre.buffer<4xf16>) outs(%b : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dead_alloc
+// CHECK-NEXT: return
+func.func @dead_alloc(%n: index) {
+  %t = spyre.alloc(%n) : !spyre.buffer<?x64xf16>
+  spyre.dealloc %t : !spyre.buffer<?x64xf16>
+  return
+}
+
+// -----
+
+// An alloc that is used stays.
+// CHECK-LABEL: func.func @live_alloc
+// CHECK: spyre.alloc
+// CHECK: spyre.launch
+func.func @live_alloc() {
+  %t = spyre.alloc() : !spyre.buffer<64xf16>
+  spyre.launch @k(%t) : (!spyre.buffer<64xf16>)
+  spyre.dealloc %t : !spyre.buffer<64xf16>
+  return
+}
+spyre.kernel @k(%a: !spyre.buffer<64xf16>) {
+  spyre.return
+}

@@ -1,0 +1,468 @@
+// RUN: spyre-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{the card has no 64-bit integers: use i32}}
+spyre.kernel @i64(%a: !spyre.buffer<4xi64>) {
+  spyre.return
+}
+
+// -----
+
+// expected-error @+1 {{unsupported buffer element type 'f64'}}
+spyre.kernel @f64(%a: !spyre.buffer<4xf64>) {
+  spyre.return
+}
+
+// -----
+
+// expected-error @+1 {{layout has 1 dimensions but the buffer has rank 2}}
+spyre.kernel @layout_rank(%a: !spyre.buffer<4x4xf16, #spyre.layout<[0]>>) {
+  spyre.return
+}
+
+// -----
+
+// expected-error @+1 {{layout order [0, 0] is not a permutation of 0..2}}
+spyre.kernel @layout_perm(%a: !spyre.buffer<4x4xf16, #spyre.layout<[0, 0]>>) {
+  spyre.return
+}
+
+// -----
+
+// expected-error @+1 {{unknown memory space 'hbm'}}
+spyre.kernel @space(%a: !spyre.buffer<4xf16, hbm>) {
+  spyre.return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0 has type 'f32'; kernel arguments are buffers or index values}}
+spyre.kernel @scalar_arg(%a: f32) {
+  spyre.return
+}
+
+// -----
+
+// expected-error @+1 {{kernels return nothing}}
+spyre.kernel @returns(%a: index) -> index {
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @mm_k(%a: !spyre.buffer<16x64xf16>, %b: !spyre.buffer<32x8xf16>, %c: !spyre.buffer<16x8xf32>) {
+  // expected-error @+1 {{contraction sizes differ: lhs has K = 64, rhs has K = 32}}
+  spyre.matmul ins(%a, %b : !spyre.buffer<16x64xf16>, !spyre.buffer<32x8xf16>) outs(%c : !spyre.buffer<16x8xf32>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @mm_out(%a: !spyre.buffer<16x64xf16>, %b: !spyre.buffer<8x64xf16>, %c: !spyre.buffer<16x16xf32>) {
+  // expected-error @+1 {{init has shape 16x16 but the product is 16x8}}
+  spyre.matmul transpose_rhs ins(%a, %b : !spyre.buffer<16x64xf16>, !spyre.buffer<8x64xf16>) outs(%c : !spyre.buffer<16x16xf32>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @mm_rank(%a: !spyre.buffer<2x16x64xf16>, %b: !spyre.buffer<64x8xf16>, %c: !spyre.buffer<16x8xf32>) {
+  // expected-error @+1 {{lhs must have rank 2, got 3}}
+  spyre.matmul ins(%a, %b : !spyre.buffer<2x16x64xf16>, !spyre.buffer<64x8xf16>) outs(%c : !spyre.buffer<16x8xf32>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @mm_int(%a: !spyre.buffer<16x64xi8>, %b: !spyre.buffer<64x8xi8>, %c: !spyre.buffer<16x8xi32>) {
+  // expected-error @+1 {{lhs element type 'i8' is not f16, bf16 or f32}}
+  spyre.matmul ins(%a, %b : !spyre.buffer<16x64xi8>, !spyre.buffer<64x8xi8>) outs(%c : !spyre.buffer<16x8xi32>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @bmm_batch(%a: !spyre.buffer<2x16x64xf16>, %b: !spyre.buffer<3x64x8xf16>, %c: !spyre.buffer<2x16x8xf16>) {
+  // expected-error @+1 {{batch sizes differ: 2, 3, 2}}
+  spyre.batch_matmul ins(%a, %b : !spyre.buffer<2x16x64xf16>, !spyre.buffer<3x64x8xf16>) outs(%c : !spyre.buffer<2x16x8xf16>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @map_dims(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{indexing map of input #0 has 1 dimensions but the domain has 2 loops}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0) -> (d0, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<4x8xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @map_results(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{indexing map of output #0 has 1 results but the buffer has rank 2}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<4x8xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @map_symbols(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{indexing map of input #0 has 1 symbols but 0 are bound}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1)[s0] -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<4x8xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @map_bounds(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{indexing map of input #0 indexes dim 1 over [1, 8] but its size is 8}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1 + 1)>, affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<4x8xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @map_count(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{has 1 indexing maps for 2 operands}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<4x8xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @iterators(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{has 1 iterator types for 2 loops}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<4x8xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @store_in_reduction(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<4xf16>) {
+  // expected-error @+1 {{combiner #0 is 'none' but loop 1 is a reduction}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @reduced_map(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<8xf16>) {
+  // expected-error @+1 {{output #0 is reduced (sum) but its map uses reduction loop d1}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<8xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @argmax_type(%x: !spyre.buffer<4x8xf16>, %y: !spyre.buffer<4xf16>) {
+  // expected-error @+1 {{output #0 of a 'argmax' reduction cannot have element type 'f16'}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<argmax>]}
+      ins(%x : !spyre.buffer<4x8xf16>) outs(%y : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @welford_outputs(%x: !spyre.buffer<4x8xf32>, %m: !spyre.buffer<4xf32>) {
+  // expected-error @+1 {{combiners write 3 outputs but 1 are given}}
+  spyre.generic domain [4, 8] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<welford>]}
+      ins(%x : !spyre.buffer<4x8xf32>) outs(%m : !spyre.buffer<4xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @yield_type(%x: !spyre.buffer<4xf16>, %y: !spyre.buffer<4xf32>) {
+  spyre.generic domain [4] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4xf16>) outs(%y : !spyre.buffer<4xf32>) {
+  ^bb0(%v: f16):
+    // expected-error @+1 {{value #0 has type 'f16' but its output holds 'f32'}}
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @yield_count(%x: !spyre.buffer<4xf16>, %y: !spyre.buffer<4xf16>) {
+  spyre.generic domain [4] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4xf16>) outs(%y : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f16):
+    // expected-error @+1 {{yields 2 values but the generic has 1 combiners}}
+    spyre.yield %v, %v : f16, f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @body_args(%x: !spyre.buffer<4xf16>, %y: !spyre.buffer<4xf16>) {
+  // expected-error @+1 {{body argument #0 has type 'f32' but input #0 holds 'f16'}}
+  spyre.generic domain [4] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4xf16>) outs(%y : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f32):
+    %t = arith.truncf %v : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @body_op(%x: !spyre.buffer<4xf16>, %y: !spyre.buffer<4xf16>) {
+  spyre.generic domain [4] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4xf16>) outs(%y : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f16):
+    // expected-error @+1 {{is not allowed in a spyre.generic body}}
+    %c = spyre.constant dense<[1.0, 2.0]> : tensor<2xf16> -> !spyre.buffer<2xf16>
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @body_capture(%x: !spyre.buffer<4xf16>, %y: !spyre.buffer<4xf16>) {
+  %one = arith.constant 1.0 : f16
+  // expected-note @+1 {{required by region isolation constraints}}
+  spyre.generic domain [4] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4xf16>) outs(%y : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f16):
+    // expected-error @+1 {{using value defined outside the region}}
+    %r = arith.addf %v, %one : f16
+    spyre.yield %r : f16
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @domain_count(%x: !spyre.buffer<4xf16>, %y: !spyre.buffer<4xf16>, %n: index) {
+  // expected-error @+1 {{expected 1 dynamic domain values}}
+  "spyre.generic"(%x, %y) <{static_domain = array<i64: -9223372036854775808>, indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>], operandSegmentSizes = array<i32: 0, 0, 1, 1>}> ({
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }) : (!spyre.buffer<4xf16>, !spyre.buffer<4xf16>) -> ()
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @index_expr(%x: !spyre.buffer<4xi32>, %y: !spyre.buffer<4xi32>) {
+  spyre.generic domain [4] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4xi32>) outs(%y : !spyre.buffer<4xi32>) {
+  ^bb0(%v: i32):
+    // expected-error @+1 {{map takes (2 dims, 0 symbols) but the generic has 1 loops and 0 symbols}}
+    %i = spyre.index_expr affine_map<(d0, d1) -> (d0)> : i32
+    spyre.yield %i : i32
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @copy_shape(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<8x4xf16>) {
+  // expected-error @+1 {{source and target shapes differ}}
+  spyre.copy ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<8x4xf16>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @copy_type(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf32>) {
+  // expected-error @+1 {{source and target element types differ: 'f16' vs 'f32'}}
+  spyre.copy ins(%a : !spyre.buffer<4xf16>) outs(%b : !spyre.buffer<4xf32>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @permute_bad(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<8x4xf16>) {
+  // expected-error @+1 {{permutation is not a permutation of the dimensions}}
+  spyre.permute ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<8x4xf16>) permutation = [1, 1]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @permute_shape(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{target dim 0 has size 4 but source dim 1 has size 8}}
+  spyre.permute ins(%a : !spyre.buffer<4x8xf16>) outs(%b : !spyre.buffer<4x8xf16>) permutation = [1, 0]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @broadcast_rank(%a: !spyre.buffer<8xf16>, %b: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{source rank 1 plus 2 new dimensions != target rank 2}}
+  spyre.broadcast ins(%a : !spyre.buffer<8xf16>) outs(%b : !spyre.buffer<4x8xf16>) dimensions = [0, 1]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @slice_bounds(%a: !spyre.buffer<16xf16>, %b: !spyre.buffer<8xf16>) {
+  // expected-error @+1 {{dim 0 reads index 17 of a source of size 16}}
+  spyre.slice ins(%a : !spyre.buffer<16xf16>) outs(%b : !spyre.buffer<8xf16>) offsets [3] strides [2]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @slice_stride(%a: !spyre.buffer<16xf16>, %b: !spyre.buffer<8xf16>) {
+  // expected-error @+1 {{stride of dim 0 must be positive}}
+  spyre.slice ins(%a : !spyre.buffer<16xf16>) outs(%b : !spyre.buffer<8xf16>) offsets [0] strides [0]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @concat_sum(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<4x8xf16>, %c: !spyre.buffer<4x20xf16>) {
+  // expected-error @+1 {{inputs add up to 16 along dim 1 but the target has 20}}
+  spyre.concat ins(%a, %b : !spyre.buffer<4x8xf16>, !spyre.buffer<4x8xf16>) outs(%c : !spyre.buffer<4x20xf16>) dim = 1
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @concat_dim(%a: !spyre.buffer<4x8xf16>, %c: !spyre.buffer<4x8xf16>) {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  spyre.concat ins(%a : !spyre.buffer<4x8xf16>) outs(%c : !spyre.buffer<4x8xf16>) dim = 2
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @gather_shape(%t: !spyre.buffer<100x16xf16>, %i: !spyre.buffer<5xi32>, %o: !spyre.buffer<5x8xf16>) {
+  // expected-error @+1 {{target shape must be table[:axis] ++ indices ++ table[axis+1:]}}
+  spyre.gather ins(%t, %i : !spyre.buffer<100x16xf16>, !spyre.buffer<5xi32>) outs(%o : !spyre.buffer<5x8xf16>) axis = 0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @gather_index(%t: !spyre.buffer<100x16xf16>, %i: !spyre.buffer<5xf32>, %o: !spyre.buffer<5x16xf16>) {
+  // expected-error @+1 {{indices must be i32 or i8, got 'f32'}}
+  spyre.gather ins(%t, %i : !spyre.buffer<100x16xf16>, !spyre.buffer<5xf32>) outs(%o : !spyre.buffer<5x16xf16>) axis = 0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @fill_type(%a: !spyre.buffer<4xf16>) {
+  // expected-error @+1 {{value of type 'f32' does not match element type 'f16'}}
+  spyre.fill 1.0 : f32 outs(%a : !spyre.buffer<4xf16>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @constant_shape() {
+  // expected-error @+1 {{value of type 'tensor<3xf16>' does not match the buffer type}}
+  %c = spyre.constant dense<[1.0, 2.0, 3.0]> : tensor<3xf16> -> !spyre.buffer<2xf16>
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @alloc_sizes(%n: index) {
+  // expected-error @+1 {{type has 1 dynamic dimensions but 0 sizes are given}}
+  %a = spyre.alloc() : !spyre.buffer<?x4xf16>
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @dim_range(%a: !spyre.buffer<4xf16>) {
+  // expected-error @+1 {{dimension 1 is out of range for a buffer of rank 1}}
+  %d = spyre.dim %a[1] : !spyre.buffer<4xf16>
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @k(%a: !spyre.buffer<4xf16>) {
+  spyre.return
+}
+func.func @launch_types(%a: !spyre.buffer<4xf32>) {
+  // expected-error @+1 {{operand #0 has type '!spyre.buffer<4xf32>' but kernel 'k' expects '!spyre.buffer<4xf16>'}}
+  spyre.launch @k(%a) : (!spyre.buffer<4xf32>)
+  return
+}
+
+// -----
+
+func.func @launch_missing(%a: !spyre.buffer<4xf32>) {
+  // expected-error @+1 {{'nope' does not name a spyre.kernel}}
+  spyre.launch @nope(%a) : (!spyre.buffer<4xf32>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{body must end with 'spyre.return'}}
+spyre.kernel @no_return(%a: !spyre.buffer<4xf16>) {
+  spyre.fill 0.0 : f16 outs(%a : !spyre.buffer<4xf16>)
+}
+
+// -----
+
+// expected-error @+1 {{custom op 'spyre.frobnicate' is unknown}}
+spyre.frobnicate
