@@ -1,0 +1,28 @@
+import os
+import shutil
+
+import pytest
+
+import spyre_mlir
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+IR_TESTS = os.path.join(REPO, "test", "Dialect", "Spyre")
+
+
+@pytest.fixture(scope="session")
+def spyre_opt():
+    """The spyre-opt binary under test (SPYRE_TOOLS_DIR overrides the installed one)."""
+    tools = os.environ.get("SPYRE_TOOLS_DIR") or spyre_mlir.tools_dir()
+    path = os.path.join(tools, "spyre-opt")
+    assert os.path.exists(path), f"spyre-opt not found in {tools}"
+    return path
+
+
+@pytest.fixture(scope="session")
+def all_ops_source():
+    with open(os.path.join(IR_TESTS, "IR", "ops.mlir")) as f:
+        return f.read()
+
+
+def which(name):
+    return shutil.which(name)
