@@ -16,6 +16,8 @@ fi
 
 [ -z "${VIRTUAL_ENV:-}" ] && [ -f .venv/bin/activate ] && . .venv/bin/activate
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Relative paths in the cache key: clones in other directories share hits.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 start=$(date +%s)
 cmake -G Ninja -S . -B build/debian -DSPYRE_ENABLE_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm >/dev/null

@@ -39,6 +39,8 @@ rm -f build-requirements.txt
 # A stable build directory and no build isolation: ccache and ninja reuse
 # earlier work, so rebuilds are cheap.
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Relative paths in the cache key: clones in other directories share hits.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 echo "== building and installing spyre-mlir (build dir build/py)"
 start=$(date +%s)
 python -m pip install -q --no-build-isolation -Cbuild-dir=build/py ".[torch,test]"
