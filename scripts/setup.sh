@@ -17,6 +17,8 @@ command -v ccache >/dev/null || missing+=(ccache)
 python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
   || missing+=(python3-dev)
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
+[ -f /usr/include/toml++/toml.h ] || missing+=(libtomlplusplus-dev)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing system packages: ${missing[*]}"
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo

@@ -1,0 +1,82 @@
+//===- DLFloat16.h - the card's 16-bit floating-point format ---*- C++ -*-===//
+//
+// DLFloat16 as modelled here (docs/isa.md, "Numerics"): 1 sign bit, an
+// exponent and a fraction whose widths come from the architecture
+// description (6 and 9 on the card), IEEE-style bias, all-ones exponent for
+// infinity (fraction 0) and NaN (fraction != 0), no subnormals: results that
+// round below the smallest normal become a signed zero. Rounding from f32 is
+// to nearest, ties to even. python/spyre_mlir/dlfloat16.py is the numpy
+// reference the tests compare this against, bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPYRE_SIMULATOR_DLFLOAT16_H
+#define SPYRE_SIMULATOR_DLFLOAT16_H
+
+#include <cstdint>
+#include <cstring>
+
+namespace spyre {
+
+class DLFloat16 {
+public:
+  DLFloat16(int exponentBits, int fractionBits)
+      : fracBits(fractionBits), expMax((1u << exponentBits) - 1),
+        bias((1 << (exponentBits - 1)) - 1), shift(23 - fractionBits) {}
+
+  uint16_t fromFloat(float value) const {
+    uint32_t u;
+    std::memcpy(&u, &value, sizeof u);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t e8 = (u >> 23) & 0xffu;
+    uint32_t m23 = u & 0x7fffffu;
+    if (e8 == 0xffu) // inf or NaN
+      return sign | (expMax << fracBits) | (m23 ? 1u << (fracBits - 1) : 0u);
+    if (e8 == 0) // zero or f32 subnormal: far below our smallest normal
+      return sign;
+    uint32_t m = m23 >> shift;
+    uint32_t rem = m23 & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (m & 1u))) {
+      if (++m == (1u << fracBits)) {
+        m = 0;
+        ++e8;
+      }
+    }
+    int32_t e = static_cast<int32_t>(e8) - 127 + bias;
+    if (e >= static_cast<int32_t>(expMax))
+      return sign | (expMax << fracBits);
+    if (e <= 0)
+      return sign;
+    return sign | (static_cast<uint32_t>(e) << fracBits) | m;
+  }
+
+  float toFloat(uint16_t bits) const {
+    uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+    uint32_t e = (bits >> fracBits) & expMax;
+    uint32_t m = bits & ((1u << fracBits) - 1);
+    uint32_t u;
+    if (e == 0)
+      u = sign;
+    else if (e == expMax)
+      u = sign | 0x7f800000u | (m ? 0x400000u : 0u);
+    else
+      u = sign | ((e - bias + 127) << 23) | (m << shift);
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+  }
+
+  /// Rounds an f32 value to the nearest DLFloat16 value, as an f32.
+  float round(float value) const { return toFloat(fromFloat(value)); }
+
+private:
+  int fracBits;
+  uint32_t expMax;
+  int32_t bias;
+  int shift;
+};
+
+} // namespace spyre
+
+#endif // SPYRE_SIMULATOR_DLFLOAT16_H

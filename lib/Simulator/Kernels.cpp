@@ -1,0 +1,497 @@
+//===- Kernels.cpp - functional semantics of the instructions -------------===//
+//
+// The vector unit computes in f32 and rounds on store; when every operand is
+// an integer it computes exactly in int64 instead. The matrix unit rounds its
+// inputs to DLFloat16, multiplies and accumulates in f32 in ascending k, so
+// results do not depend on how the host vectorises the loop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Simulator/Kernels.h"
+#include "Simulator/Program.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace spyre {
+using namespace isa;
+
+uint8_t *Memory::at(const Operand &o, uint32_t core, int64_t lo, int64_t hi) const {
+  uint8_t *base;
+  uint64_t size;
+  if (o.buffer == kLx) {
+    base = const_cast<uint8_t *>(lx.at(core).data());
+    size = lx[core].size();
+  } else {
+    base = buffers.at(o.buffer);
+    size = bufferBytes.at(o.buffer);
+  }
+  __int128 begin = static_cast<__int128>(o.offset) + lo;
+  __int128 end = static_cast<__int128>(o.offset) + hi;
+  if (begin < 0 || end > static_cast<__int128>(size) || begin > end)
+    throw Error("access outside " + std::string(o.buffer == kLx ? "LX" : "a buffer"));
+  return base + static_cast<int64_t>(begin);
+}
+
+namespace {
+
+bool isInt(DType t) { return t == DType::i32 || t == DType::i8 || t == DType::u8; }
+
+float loadF(const uint8_t *p, DType t, const DLFloat16 &dl) {
+  switch (t) {
+  case DType::dl16: { uint16_t v; std::memcpy(&v, p, 2); return dl.toFloat(v); }
+  case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
+  case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return static_cast<float>(v); }
+  case DType::i8: return static_cast<float>(static_cast<int8_t>(*p));
+  default: return static_cast<float>(*p);
+  }
+}
+
+int64_t loadI(const uint8_t *p, DType t) {
+  switch (t) {
+  case DType::i32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+  case DType::i8: return static_cast<int8_t>(*p);
+  default: return *p;
+  }
+}
+
+/// Float to integer as C does (toward zero), saturating; NaN becomes 0.
+int64_t toInt(double v, int64_t lo, int64_t hi) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(lo)) return lo;
+  if (v >= static_cast<double>(hi)) return hi;
+  return static_cast<int64_t>(v);
+}
+
+void storeI(uint8_t *p, DType t, int64_t v) {
+  switch (t) {
+  case DType::i32: { int32_t w = static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX)); std::memcpy(p, &w, 4); return; }
+  case DType::i8: *p = static_cast<uint8_t>(static_cast<int8_t>(std::clamp<int64_t>(v, -128, 127))); return;
+  default: *p = static_cast<uint8_t>(std::clamp<int64_t>(v, 0, 255)); return;
+  }
+}
+
+void storeF(uint8_t *p, DType t, float v, const DLFloat16 &dl) {
+  switch (t) {
+  case DType::dl16: { uint16_t w = dl.fromFloat(v); std::memcpy(p, &w, 2); return; }
+  case DType::f32: std::memcpy(p, &v, 4); return;
+  case DType::u8: *p = v != 0.0f ? 1 : 0; return; // booleans
+  case DType::i32: storeI(p, t, toInt(v, INT32_MIN, INT32_MAX)); return;
+  default: storeI(p, t, toInt(v, -128, 127)); return;
+  }
+}
+
+/// A rows x cols view of an operand in LX.
+struct View {
+  uint8_t *base;
+  int64_t rowStride, colStride;
+  DType type;
+  uint8_t *at(int64_t r, int64_t c) const { return base + r * rowStride + c * colStride; }
+};
+
+View view(const Instr &in, int index, uint32_t core, Memory &mem, int64_t rows, int64_t cols) {
+  const Operand &o = in.ops[index];
+  auto type = static_cast<DType>(o.dtype);
+  int64_t lo = 0, hi = dtypeBytes(type);
+  for (auto [n, s] : {std::pair{rows, o.stride[0]}, std::pair{cols, o.stride[1]}})
+    (s < 0 ? lo : hi) += (n - 1) * s;
+  return View{mem.at(o, core, lo, hi) - lo, o.stride[0], o.stride[1], type};
+}
+
+float unaryF(UnaryFunc f, float x) {
+  switch (f) {
+  case UnaryFunc::copy: return x;
+  case UnaryFunc::neg: return -x;
+  case UnaryFunc::abs: return std::fabs(x);
+  case UnaryFunc::exp: return std::exp(x);
+  case UnaryFunc::log: return std::log(x);
+  case UnaryFunc::log1p: return std::log1p(x);
+  case UnaryFunc::expm1: return std::expm1(x);
+  case UnaryFunc::tanh: return std::tanh(x);
+  case UnaryFunc::sigmoid: return 1.0f / (1.0f + std::exp(-x));
+  case UnaryFunc::erf: return std::erf(x);
+  case UnaryFunc::sqrt: return std::sqrt(x);
+  case UnaryFunc::rsqrt: return 1.0f / std::sqrt(x);
+  case UnaryFunc::sin: return std::sin(x);
+  case UnaryFunc::cos: return std::cos(x);
+  case UnaryFunc::floor: return std::floor(x);
+  case UnaryFunc::ceil: return std::ceil(x);
+  case UnaryFunc::round: return std::nearbyint(x); // ties to even, as torch.round
+  case UnaryFunc::trunc: return std::trunc(x);
+  case UnaryFunc::sign: return std::isnan(x) ? x : static_cast<float>((x > 0) - (x < 0));
+  case UnaryFunc::reciprocal: return 1.0f / x;
+  case UnaryFunc::relu: return x > 0 ? x : (std::isnan(x) ? x : 0.0f);
+  case UnaryFunc::logical_not: return x == 0.0f ? 1.0f : 0.0f;
+  case UnaryFunc::isnan: return std::isnan(x) ? 1.0f : 0.0f;
+  case UnaryFunc::isinf: return std::isinf(x) ? 1.0f : 0.0f;
+  default: return x; // bitwise_not has no float form; validated away below
+  }
+}
+
+int64_t unaryI(UnaryFunc f, int64_t x) {
+  switch (f) {
+  case UnaryFunc::neg: return -x;
+  case UnaryFunc::abs: return x < 0 ? -x : x;
+  case UnaryFunc::sign: return (x > 0) - (x < 0);
+  case UnaryFunc::relu: return x > 0 ? x : 0;
+  case UnaryFunc::logical_not: return x == 0;
+  case UnaryFunc::bitwise_not: return ~x;
+  case UnaryFunc::isnan: case UnaryFunc::isinf: return 0;
+  default: return x; // copy, floor, ceil, round, trunc of an integer
+  }
+}
+
+bool isIntegerOnlyUnary(UnaryFunc f) { return f == UnaryFunc::bitwise_not; }
+
+float binaryF(BinaryFunc f, float a, float b) {
+  switch (f) {
+  case BinaryFunc::add: return a + b;
+  case BinaryFunc::sub: return a - b;
+  case BinaryFunc::mul: return a * b;
+  case BinaryFunc::div: case BinaryFunc::truediv_int: return a / b;
+  case BinaryFunc::max: return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b);
+  case BinaryFunc::min: return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b);
+  case BinaryFunc::pow: return std::pow(a, b);
+  case BinaryFunc::eq: return a == b;
+  case BinaryFunc::ne: return a != b;
+  case BinaryFunc::lt: return a < b;
+  case BinaryFunc::le: return a <= b;
+  case BinaryFunc::gt: return a > b;
+  case BinaryFunc::ge: return a >= b;
+  case BinaryFunc::logical_and: return (a != 0) && (b != 0);
+  case BinaryFunc::logical_or: return (a != 0) || (b != 0);
+  case BinaryFunc::logical_xor: return (a != 0) != (b != 0);
+  case BinaryFunc::fmod: return std::fmod(a, b);
+  case BinaryFunc::mod: { float r = std::fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+  case BinaryFunc::floordiv: return std::floor(a / b);
+  case BinaryFunc::atan2: return std::atan2(a, b);
+  default: return NAN; // bitwise ops and shifts need integers
+  }
+}
+
+int64_t binaryI(BinaryFunc f, int64_t a, int64_t b, const std::string &where) {
+  auto needNonZero = [&] { if (b == 0) throw Error(where + "integer division by zero"); };
+  switch (f) {
+  case BinaryFunc::add: return a + b;
+  case BinaryFunc::sub: return a - b;
+  case BinaryFunc::mul: return a * b;
+  case BinaryFunc::max: return std::max(a, b);
+  case BinaryFunc::min: return std::min(a, b);
+  case BinaryFunc::eq: return a == b;
+  case BinaryFunc::ne: return a != b;
+  case BinaryFunc::lt: return a < b;
+  case BinaryFunc::le: return a <= b;
+  case BinaryFunc::gt: return a > b;
+  case BinaryFunc::ge: return a >= b;
+  case BinaryFunc::logical_and: return a && b;
+  case BinaryFunc::logical_or: return a || b;
+  case BinaryFunc::logical_xor: return (a != 0) != (b != 0);
+  case BinaryFunc::bitwise_and: return a & b;
+  case BinaryFunc::bitwise_or: return a | b;
+  case BinaryFunc::bitwise_xor: return a ^ b;
+  case BinaryFunc::shl: return (b < 0 || b > 62) ? 0 : static_cast<int64_t>(static_cast<uint64_t>(a) << b);
+  case BinaryFunc::shr: return (b < 0 || b > 62) ? (a < 0 ? -1 : 0) : a >> b;
+  case BinaryFunc::fmod: needNonZero(); return a % b;
+  case BinaryFunc::mod: { needNonZero(); int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
+  case BinaryFunc::floordiv: { needNonZero(); int64_t q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+  case BinaryFunc::pow: { int64_t r = 1; for (int64_t i = 0; i < b && i < 64; ++i) r *= a; return b < 0 ? 0 : r; }
+  default: needNonZero(); return a / b; // div, truediv_int of integers
+  }
+}
+
+bool isIntegerOnlyBinary(BinaryFunc f) {
+  return f == BinaryFunc::bitwise_and || f == BinaryFunc::bitwise_or ||
+         f == BinaryFunc::bitwise_xor || f == BinaryFunc::shl || f == BinaryFunc::shr;
+}
+
+void execUnary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl, const std::string &where) {
+  int64_t rows = in.shape[0], cols = in.shape[1];
+  if (!rows || !cols) return;
+  View d = view(in, 0, core, mem, rows, cols), s = view(in, 1, core, mem, rows, cols);
+  auto f = static_cast<UnaryFunc>(in.func);
+  bool ints = isInt(d.type) && isInt(s.type);
+  if (isIntegerOnlyUnary(f) && !ints)
+    throw Error(where + "bitwise_not needs integer operands");
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      if (ints)
+        storeI(d.at(r, c), d.type, unaryI(f, loadI(s.at(r, c), s.type)));
+      else
+        storeF(d.at(r, c), d.type, unaryF(f, loadF(s.at(r, c), s.type, dl)), dl);
+    }
+}
+
+void execBinary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl, const std::string &where) {
+  int64_t rows = in.shape[0], cols = in.shape[1];
+  if (!rows || !cols) return;
+  bool imm = in.flags & kSrc1Imm;
+  View d = view(in, 0, core, mem, rows, cols), a = view(in, 1, core, mem, rows, cols);
+  View b = imm ? View{} : view(in, 2, core, mem, rows, cols);
+  auto f = static_cast<BinaryFunc>(in.func);
+  bool immInt = imm && in.imm[0] == std::trunc(in.imm[0]);
+  bool ints = isInt(d.type) && isInt(a.type) && (imm ? immInt : isInt(b.type));
+  // Comparisons and logical ops of integers write booleans from exact math.
+  if (isIntegerOnlyBinary(f) && !ints)
+    throw Error(where + "bitwise and shift operations need integer operands");
+  if (!isInt(d.type) && isInt(a.type) && (imm ? immInt : isInt(b.type)) &&
+      f >= BinaryFunc::eq && f <= BinaryFunc::logical_xor)
+    ints = true;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      if (ints) {
+        int64_t y = imm ? static_cast<int64_t>(in.imm[0]) : loadI(b.at(r, c), b.type);
+        int64_t v = binaryI(f, loadI(a.at(r, c), a.type), y, where);
+        if (isInt(d.type)) storeI(d.at(r, c), d.type, v);
+        else storeF(d.at(r, c), d.type, static_cast<float>(v), dl);
+      } else {
+        float y = imm ? static_cast<float>(in.imm[0]) : loadF(b.at(r, c), b.type, dl);
+        storeF(d.at(r, c), d.type, binaryF(f, loadF(a.at(r, c), a.type, dl), y), dl);
+      }
+    }
+}
+
+void execSelect(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
+  int64_t rows = in.shape[0], cols = in.shape[1];
+  if (!rows || !cols) return;
+  View d = view(in, 0, core, mem, rows, cols), c = view(in, 1, core, mem, rows, cols);
+  View a = view(in, 2, core, mem, rows, cols), b = view(in, 3, core, mem, rows, cols);
+  int64_t e = dtypeBytes(d.type);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < cols; ++k) {
+      const View &src = loadF(c.at(r, k), c.type, dl) != 0.0f ? a : b;
+      if (src.type == d.type)
+        std::memmove(d.at(r, k), src.at(r, k), e);
+      else if (isInt(src.type) && isInt(d.type))
+        storeI(d.at(r, k), d.type, loadI(src.at(r, k), src.type));
+      else
+        storeF(d.at(r, k), d.type, loadF(src.at(r, k), src.type, dl), dl);
+    }
+}
+
+void execFill(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
+  int64_t rows = in.shape[0], cols = in.shape[1];
+  if (!rows || !cols) return;
+  View d = view(in, 0, core, mem, rows, cols);
+  bool iota = static_cast<FillFunc>(in.func) == FillFunc::iota;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      double v = iota ? in.imm[0] + in.imm[1] * r + in.imm[2] * c : in.imm[0];
+      if (isInt(d.type)) storeI(d.at(r, c), d.type, toInt(v, INT64_MIN, INT64_MAX));
+      else storeF(d.at(r, c), d.type, static_cast<float>(v), dl);
+    }
+}
+
+void execReduce(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
+  int64_t rows = in.shape[0], cols = in.shape[1];
+  if (!rows) return;
+  auto kind = static_cast<ReduceFunc>(in.func);
+  bool acc = in.flags & kAccumulate;
+  View x = view(in, 1, core, mem, rows, std::max<int64_t>(cols, 1));
+  View out = view(in, 0, core, mem, rows, 1);
+  for (int64_t r = 0; r < rows; ++r) {
+    switch (kind) {
+    case ReduceFunc::sum: case ReduceFunc::prod: case ReduceFunc::max: case ReduceFunc::min: {
+      bool sum = kind == ReduceFunc::sum, prod = kind == ReduceFunc::prod;
+      float v = sum ? 0.0f : prod ? 1.0f : (kind == ReduceFunc::max ? -INFINITY : INFINITY);
+      if (acc) v = loadF(out.at(r, 0), out.type, dl);
+      for (int64_t c = 0; c < cols; ++c) {
+        float e = loadF(x.at(r, c), x.type, dl);
+        if (sum) v += e;
+        else if (prod) v *= e;
+        else if (std::isnan(e) || std::isnan(v)) v = NAN;
+        else v = kind == ReduceFunc::max ? std::max(v, e) : std::min(v, e);
+      }
+      storeF(out.at(r, 0), out.type, v, dl);
+      break;
+    }
+    case ReduceFunc::any: case ReduceFunc::all: {
+      bool any = kind == ReduceFunc::any;
+      bool v = acc ? loadF(out.at(r, 0), out.type, dl) != 0.0f : !any;
+      for (int64_t c = 0; c < cols; ++c) {
+        bool e = loadF(x.at(r, c), x.type, dl) != 0.0f;
+        v = any ? (v || e) : (v && e);
+      }
+      storeF(out.at(r, 0), out.type, v ? 1.0f : 0.0f, dl);
+      break;
+    }
+    case ReduceFunc::argmax: case ReduceFunc::argmin: {
+      // The first extreme wins; a NaN counts as the extreme, as in torch.
+      bool isMax = kind == ReduceFunc::argmax;
+      View best = acc ? view(in, 2, core, mem, rows, 1) : View{};
+      float bv = acc ? loadF(best.at(r, 0), best.type, dl) : NAN;
+      int64_t bi = acc ? loadI(out.at(r, 0), out.type) : -1;
+      for (int64_t c = 0; c < cols; ++c) {
+        float e = loadF(x.at(r, c), x.type, dl);
+        bool take = bi < 0 || (!std::isnan(bv) && (std::isnan(e) || (isMax ? e > bv : e < bv)));
+        if (take) { bv = e; bi = static_cast<int64_t>(in.imm[0]) + c; }
+      }
+      storeI(out.at(r, 0), DType::i32, bi < 0 ? 0 : bi);
+      if (acc) storeF(best.at(r, 0), best.type, bv, dl);
+      break;
+    }
+    case ReduceFunc::welford: {
+      View m2v = view(in, 2, core, mem, rows, 1), wv = view(in, 3, core, mem, rows, 1);
+      double mean = 0, m2 = 0, n = 0;
+      for (int64_t c = 0; c < cols; ++c) {
+        double e = loadF(x.at(r, c), x.type, dl);
+        n += 1;
+        double delta = e - mean;
+        mean += delta / n;
+        m2 += delta * (e - mean);
+      }
+      if (acc) { // Chan et al.: merge with the partial result already stored
+        double n0 = loadF(wv.at(r, 0), wv.type, dl);
+        double mean0 = loadF(out.at(r, 0), out.type, dl), m20 = loadF(m2v.at(r, 0), m2v.type, dl);
+        double total = n0 + n;
+        if (total > 0) {
+          double delta = mean - mean0;
+          mean = mean0 + delta * n / total;
+          m2 = m20 + m2 + delta * delta * n0 * n / total;
+        } else {
+          mean = mean0; m2 = m20;
+        }
+        n = total;
+      }
+      storeF(out.at(r, 0), out.type, static_cast<float>(mean), dl);
+      storeF(m2v.at(r, 0), m2v.type, static_cast<float>(m2), dl);
+      storeF(wv.at(r, 0), wv.type, static_cast<float>(n), dl);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
+/// C[m][n] += sum_k A[m][k] * B[k][n], k ascending. Vectorised across n,
+/// which keeps each element's summation order.
+__attribute__((target_clones("avx2", "default")))
+void gemm(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    float *__restrict crow = c + i * n;
+    for (int64_t p = 0; p < k; ++p) {
+      float av = a[i * k + p];
+      const float *__restrict brow = b + p * n;
+      for (int64_t j = 0; j < n; ++j)
+        crow[j] += av * brow[j];
+    }
+  }
+}
+
+void execMatmul(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
+  int64_t m = in.shape[0], k = in.shape[1], n = in.shape[2];
+  if (!m || !n) return;
+  bool ta = in.flags & kTransposeA, tb = in.flags & kTransposeB;
+  // Inputs reach the array as DLFloat16; f32 inputs are rounded on the way.
+  auto gather = [&](int index, int64_t rows, int64_t cols, bool transposed) {
+    std::vector<float> out(rows * cols);
+    if (!rows || !cols) return out;
+    const Operand &o = in.ops[index];
+    auto type = static_cast<DType>(o.dtype);
+    int64_t e = dtypeBytes(type);
+    int64_t storedRows = transposed ? cols : rows, storedCols = transposed ? rows : cols;
+    const uint8_t *base = mem.at(o, core, 0, (storedRows - 1) * o.stride[0] + storedCols * e);
+    for (int64_t r = 0; r < storedRows; ++r)
+      for (int64_t c = 0; c < storedCols; ++c) {
+        float v = loadF(base + r * o.stride[0] + c * e, type, dl);
+        if (type == DType::f32) v = dl.round(v);
+        (transposed ? out[c * cols + r] : out[r * cols + c]) = v;
+      }
+    return out;
+  };
+  std::vector<float> a = gather(1, m, k, ta), b = gather(2, k, n, tb);
+  const Operand &o = in.ops[0];
+  auto type = static_cast<DType>(o.dtype);
+  int64_t e = dtypeBytes(type);
+  uint8_t *base = mem.at(o, core, 0, (m - 1) * o.stride[0] + n * e);
+  std::vector<float> c(m * n, 0.0f);
+  if (in.flags & kAccumulate)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        c[i * n + j] = loadF(base + i * o.stride[0] + j * e, type, dl);
+  gemm(a.data(), b.data(), c.data(), m, k, n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      storeF(base + i * o.stride[0] + j * e, type, c[i * n + j], dl);
+}
+
+/// Strided byte copy of a DMA or ring transfer.
+void execCopy(const Instr &in, uint32_t srcCore, uint32_t dstCore, Memory &mem) {
+  int64_t row = in.shape[0], n0 = in.shape[1], n1 = in.shape[2], n2 = in.shape[3];
+  if (!row || !n0 || !n1 || !n2) return;
+  auto range = [&](const Operand &o) {
+    int64_t lo = 0, hi = row;
+    for (auto [n, s] : {std::pair{n0, o.stride[0]}, std::pair{n1, o.stride[1]}, std::pair{n2, o.stride[2]}})
+      (s < 0 ? lo : hi) += (n - 1) * s;
+    return std::pair{lo, hi};
+  };
+  auto [dlo, dhi] = range(in.ops[0]);
+  auto [slo, shi] = range(in.ops[1]);
+  uint8_t *dst = mem.at(in.ops[0], dstCore, dlo, dhi);
+  const uint8_t *src = mem.at(in.ops[1], srcCore, slo, shi);
+  const int64_t *ds = in.ops[0].stride, *ss = in.ops[1].stride;
+  for (int64_t i2 = 0; i2 < n2; ++i2)
+    for (int64_t i1 = 0; i1 < n1; ++i1)
+      for (int64_t i0 = 0; i0 < n0; ++i0)
+        std::memmove(dst + i0 * ds[0] + i1 * ds[1] + i2 * ds[2],
+                     src + i0 * ss[0] + i1 * ss[1] + i2 * ss[2], row);
+}
+
+void execGather(const Instr &in, uint32_t core, Memory &mem, const std::string &where) {
+  int64_t row = in.shape[0], n = in.shape[1], tableRows = in.shape[2];
+  if (!row || !n) return;
+  const uint8_t *idx = mem.at(in.ops[2], core, 0, n * 4);
+  for (int64_t j = 0; j < n; ++j) {
+    int32_t i;
+    std::memcpy(&i, idx + 4 * j, 4);
+    if (i < 0 || i >= tableRows)
+      throw Error(where + "gather index " + std::to_string(i) + " at position " +
+                  std::to_string(j) + " is outside [0, " + std::to_string(tableRows) + ")");
+    uint8_t *dst = mem.at(in.ops[0], core, j * in.ops[0].stride[0], j * in.ops[0].stride[0] + row);
+    const uint8_t *src = mem.at(in.ops[1], core, i * in.ops[1].stride[0], i * in.ops[1].stride[0] + row);
+    std::memmove(dst, src, row);
+  }
+}
+
+} // namespace
+
+bool isTranscendental(const Instr &in) {
+  if (static_cast<Opcode>(in.opcode) == Opcode::unary) {
+    switch (static_cast<UnaryFunc>(in.func)) {
+    case UnaryFunc::exp: case UnaryFunc::log: case UnaryFunc::log1p: case UnaryFunc::expm1:
+    case UnaryFunc::tanh: case UnaryFunc::sigmoid: case UnaryFunc::erf: case UnaryFunc::sqrt:
+    case UnaryFunc::rsqrt: case UnaryFunc::sin: case UnaryFunc::cos: case UnaryFunc::reciprocal:
+      return true;
+    default: return false;
+    }
+  }
+  if (static_cast<Opcode>(in.opcode) == Opcode::binary) {
+    auto f = static_cast<BinaryFunc>(in.func);
+    return f == BinaryFunc::pow || f == BinaryFunc::atan2 || f == BinaryFunc::div;
+  }
+  return false;
+}
+
+void execute(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl,
+             const std::string &where) {
+  try {
+    switch (static_cast<Opcode>(in.opcode)) {
+    case Opcode::dma: execCopy(in, core, core, mem); return;
+    case Opcode::ring: execCopy(in, core, in.ops[0].core, mem); return;
+    case Opcode::gather: execGather(in, core, mem, where); return;
+    case Opcode::matmul: execMatmul(in, core, mem, dl); return;
+    case Opcode::unary: execUnary(in, core, mem, dl, where); return;
+    case Opcode::binary: execBinary(in, core, mem, dl, where); return;
+    case Opcode::select: execSelect(in, core, mem, dl); return;
+    case Opcode::fill: execFill(in, core, mem, dl); return;
+    case Opcode::reduce: execReduce(in, core, mem, dl); return;
+    default: throw Error(where + "not an engine instruction");
+    }
+  } catch (const std::out_of_range &) {
+    throw Error(where + "operand refers to a missing buffer or core");
+  }
+}
+
+} // namespace spyre

@@ -1,0 +1,460 @@
+//===- Program.cpp - binary format and static validation ------------------===//
+
+#include "Simulator/Program.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+namespace spyre {
+using namespace isa;
+
+namespace {
+
+template <typename T> void append(std::vector<uint8_t> &out, const T &value) {
+  const auto *p = reinterpret_cast<const uint8_t *>(&value);
+  out.insert(out.end(), p, p + sizeof(T));
+}
+
+template <typename T> T readAt(const uint8_t *data, size_t size, uint64_t offset,
+                               const char *what) {
+  if (offset > size || size - offset < sizeof(T))
+    throw Error(std::string("corrupt program: ") + what + " lies outside the file");
+  T value;
+  std::memcpy(&value, data + offset, sizeof(T));
+  return value;
+}
+
+uint32_t crcOf(const uint8_t *data, size_t size) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  // zlib takes uInt lengths; feed large files in pieces.
+  while (size > 0) {
+    uInt chunk = static_cast<uInt>(std::min<size_t>(size, 1u << 30));
+    crc = crc32(crc, data, chunk);
+    data += chunk;
+    size -= chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+} // namespace
+
+std::vector<uint8_t> Program::serialize() const {
+  std::vector<uint8_t> strings, buffersSec, constants, code;
+  append<uint32_t>(buffersSec, buffers.size());
+  append<uint32_t>(buffersSec, 0);
+  for (const Buffer &b : buffers) {
+    BufferDesc d{};
+    d.name = strings.size();
+    strings.insert(strings.end(), b.name.begin(), b.name.end());
+    strings.push_back(0);
+    d.kind = static_cast<uint32_t>(b.kind);
+    d.dtype = static_cast<uint8_t>(b.dtype);
+    d.hostDType = static_cast<uint32_t>(b.hostDType);
+    d.rank = b.dims.size();
+    for (size_t i = 0; i < b.dims.size() && i < kMaxRank; ++i)
+      d.dims[i] = b.dims[i];
+    d.bytes = b.bytes;
+    d.constOffset = constants.size();
+    constants.insert(constants.end(), b.constant.begin(), b.constant.end());
+    append(buffersSec, d);
+  }
+  append<uint32_t>(code, streams.size());
+  append<uint32_t>(code, 0);
+  uint64_t instrOffset = 8 + streams.size() * sizeof(StreamDesc);
+  for (const Stream &s : streams) {
+    append(code, StreamDesc{s.core, static_cast<uint32_t>(s.instrs.size()), instrOffset});
+    instrOffset += s.instrs.size() * sizeof(Instr);
+  }
+  for (const Stream &s : streams)
+    for (const Instr &i : s.instrs)
+      append(code, i);
+
+  const std::vector<std::pair<SectionKind, const std::vector<uint8_t> *>> sections = {
+      {SectionKind::strings, &strings}, {SectionKind::buffers, &buffersSec},
+      {SectionKind::constants, &constants}, {SectionKind::code, &code}};
+  std::vector<uint8_t> out(sizeof(FileHeader));
+  uint64_t offset = sizeof(FileHeader) + sections.size() * sizeof(SectionEntry);
+  for (auto &[kind, bytes] : sections) {
+    append(out, SectionEntry{static_cast<uint32_t>(kind), 0, offset, bytes->size()});
+    offset += bytes->size();
+  }
+  for (auto &[kind, bytes] : sections)
+    out.insert(out.end(), bytes->begin(), bytes->end());
+
+  FileHeader h{};
+  std::memcpy(h.magic, kMagic, sizeof h.magic);
+  h.version = kFormatVersion;
+  h.headerBytes = sizeof(FileHeader);
+  h.fileBytes = out.size();
+  h.numSections = sections.size();
+  h.archFingerprint = archFingerprint;
+  h.numCores = numCores;
+  h.crc32 = crcOf(out.data() + sizeof(FileHeader), out.size() - sizeof(FileHeader));
+  std::memcpy(out.data(), &h, sizeof h);
+  return out;
+}
+
+Program Program::parse(const uint8_t *data, size_t size) {
+  auto h = readAt<FileHeader>(data, size, 0, "the header");
+  if (std::memcmp(h.magic, kMagic, sizeof h.magic) != 0)
+    throw Error("not a Spyre program (bad magic)");
+  if (h.version != kFormatVersion)
+    throw Error("unsupported program format version " + std::to_string(h.version) +
+                " (this simulator reads version " + std::to_string(kFormatVersion) + ")");
+  if (h.headerBytes != sizeof(FileHeader) || h.fileBytes != size)
+    throw Error("corrupt program: header says " + std::to_string(h.fileBytes) +
+                " bytes, the file has " + std::to_string(size));
+  if (crcOf(data + sizeof(FileHeader), size - sizeof(FileHeader)) != h.crc32)
+    throw Error("corrupt program: checksum mismatch");
+
+  Program p;
+  p.archFingerprint = h.archFingerprint;
+  p.numCores = h.numCores;
+  const uint8_t *sec[5] = {};
+  uint64_t secBytes[5] = {};
+  if (h.numSections > 16)
+    throw Error("corrupt program: too many sections");
+  for (uint32_t i = 0; i < h.numSections; ++i) {
+    auto e = readAt<SectionEntry>(data, size, sizeof(FileHeader) + i * sizeof(SectionEntry),
+                                  "the section table");
+    if (e.kind < 1 || e.kind > 4 || sec[e.kind])
+      throw Error("corrupt program: bad or repeated section kind " + std::to_string(e.kind));
+    if (e.offset > size || e.bytes > size - e.offset)
+      throw Error("corrupt program: a section lies outside the file");
+    sec[e.kind] = data + e.offset;
+    secBytes[e.kind] = e.bytes;
+  }
+  for (int k = 1; k <= 4; ++k)
+    if (!sec[k])
+      throw Error("corrupt program: missing section " + std::to_string(k));
+
+  auto strings = sec[static_cast<int>(SectionKind::strings)];
+  uint64_t stringBytes = secBytes[static_cast<int>(SectionKind::strings)];
+  auto bufs = sec[static_cast<int>(SectionKind::buffers)];
+  uint64_t bufBytes = secBytes[static_cast<int>(SectionKind::buffers)];
+  auto consts = sec[static_cast<int>(SectionKind::constants)];
+  uint64_t constBytes = secBytes[static_cast<int>(SectionKind::constants)];
+  uint32_t numBuffers = readAt<uint32_t>(bufs, bufBytes, 0, "the buffer count");
+  for (uint32_t i = 0; i < numBuffers; ++i) {
+    auto d = readAt<BufferDesc>(bufs, bufBytes, 8 + i * sizeof(BufferDesc), "a buffer");
+    Buffer b;
+    if (d.name >= stringBytes)
+      throw Error("corrupt program: buffer name outside the string table");
+    const char *name = reinterpret_cast<const char *>(strings + d.name);
+    b.name.assign(name, strnlen(name, stringBytes - d.name));
+    if (d.kind > static_cast<uint32_t>(BufferKind::constant) || d.dtype >= kNumDTypes ||
+        d.hostDType >= kNumHostDTypes || d.rank > kMaxRank)
+      throw Error("corrupt program: buffer '" + b.name + "' has an invalid kind, type or rank");
+    b.kind = static_cast<BufferKind>(d.kind);
+    b.dtype = static_cast<DType>(d.dtype);
+    b.hostDType = static_cast<HostDType>(d.hostDType);
+    b.dims.assign(d.dims, d.dims + d.rank);
+    b.bytes = d.bytes;
+    if (b.kind == BufferKind::constant) {
+      if (d.constOffset > constBytes || d.bytes > constBytes - d.constOffset)
+        throw Error("corrupt program: data of constant '" + b.name + "' outside the file");
+      b.constant.assign(consts + d.constOffset, consts + d.constOffset + d.bytes);
+    }
+    p.buffers.push_back(std::move(b));
+  }
+
+  auto code = sec[static_cast<int>(SectionKind::code)];
+  uint64_t codeBytes = secBytes[static_cast<int>(SectionKind::code)];
+  uint32_t numStreams = readAt<uint32_t>(code, codeBytes, 0, "the stream count");
+  if (numStreams > 4096)
+    throw Error("corrupt program: too many instruction streams");
+  for (uint32_t i = 0; i < numStreams; ++i) {
+    auto s = readAt<StreamDesc>(code, codeBytes, 8 + i * sizeof(StreamDesc), "a stream");
+    if (s.offset > codeBytes || s.numInstrs > (codeBytes - s.offset) / sizeof(Instr))
+      throw Error("corrupt program: the instructions of stream " + std::to_string(i) +
+                  " lie outside the code section");
+    Stream stream;
+    stream.core = s.core;
+    stream.instrs.resize(s.numInstrs);
+    if (s.numInstrs)
+      std::memcpy(stream.instrs.data(), code + s.offset, s.numInstrs * sizeof(Instr));
+    p.streams.push_back(std::move(stream));
+  }
+  return p;
+}
+
+//===----------------------------------------------------------------------===//
+// Validation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using i128 = __int128;
+
+std::string where(uint32_t core, size_t pc) {
+  return "core " + std::to_string(core) + ", instruction " + std::to_string(pc) + ": ";
+}
+
+/// Byte range [lo, hi) touched by a view of `counts[i]` steps of
+/// `strides[i]` bytes plus `tailBytes`, relative to the view's base.
+struct Range {
+  i128 lo = 0, hi = 0;
+};
+
+Range viewRange(std::initializer_list<std::pair<int64_t, int64_t>> countsStrides,
+                int64_t tailBytes) {
+  Range r;
+  for (auto [count, stride] : countsStrides) {
+    i128 reach = static_cast<i128>(count - 1) * stride;
+    if (reach < 0)
+      r.lo += reach;
+    else
+      r.hi += reach;
+  }
+  r.hi += tailBytes;
+  return r;
+}
+
+class Validator {
+public:
+  Validator(const Program &p, const Arch &arch) : p(p), arch(arch) {}
+
+  void run() {
+    if (p.numCores == 0 || p.numCores > static_cast<uint64_t>(arch.cores))
+      throw Error("program is for " + std::to_string(p.numCores) +
+                  " cores; the card has " + std::to_string(arch.cores));
+    for (const Buffer &b : p.buffers) {
+      i128 elems = 1;
+      for (int64_t d : b.dims) {
+        if (d < 0)
+          throw Error("buffer '" + b.name + "' has a negative dimension");
+        elems *= d;
+        if (elems > (static_cast<i128>(1) << 48))
+          throw Error("buffer '" + b.name + "' is too large");
+      }
+      if (elems * dtypeBytes(b.dtype) != static_cast<i128>(b.bytes))
+        throw Error("buffer '" + b.name + "' size does not match its shape");
+      if (b.bytes > static_cast<uint64_t>(arch.usableDeviceBytes))
+        throw Error("buffer '" + b.name + "' exceeds the card's device memory");
+    }
+    std::set<uint32_t> cores;
+    for (const Stream &s : p.streams) {
+      if (s.core >= p.numCores || !cores.insert(s.core).second)
+        throw Error("stream for core " + std::to_string(s.core) +
+                    " is out of range or repeated");
+      validateStream(s);
+    }
+  }
+
+private:
+  void validateStream(const Stream &s) {
+    std::vector<int64_t> trips; // innermost last
+    for (size_t pc = 0; pc < s.instrs.size(); ++pc) {
+      const Instr &in = s.instrs[pc];
+      std::string at = where(s.core, pc);
+      auto op = static_cast<Opcode>(in.opcode);
+      if (in.flags & ~kAllFlags)
+        throw Error(at + "unknown flags");
+      if ((in.waitSem != kNoSem && in.waitSem >= kNumSems) ||
+          (in.signalSem != kNoSem && in.signalSem >= kNumSems))
+        throw Error(at + "semaphore out of range");
+      for (int64_t v : in.shape)
+        if (v < 0 || v > (int64_t{1} << 32))
+          throw Error(at + "shape value out of range");
+      switch (op) {
+      case Opcode::nop: case Opcode::kernel: case Opcode::barrier:
+        break;
+      case Opcode::loop:
+        if (trips.size() == static_cast<size_t>(kMaxLoopDepth))
+          throw Error(at + "hardware loops nest deeper than " + std::to_string(kMaxLoopDepth));
+        trips.push_back(in.shape[0]);
+        break;
+      case Opcode::loop_end:
+        if (trips.empty())
+          throw Error(at + "loop_end without loop");
+        trips.pop_back();
+        break;
+      case Opcode::dma: case Opcode::ring:
+        checkDma(in, at, trips, s.core);
+        break;
+      case Opcode::gather:
+        checkGather(in, at, trips);
+        break;
+      case Opcode::matmul:
+        checkMatmul(in, at, trips);
+        break;
+      case Opcode::unary: case Opcode::binary: case Opcode::select:
+      case Opcode::fill: case Opcode::reduce:
+        checkVector(in, at, trips);
+        break;
+      default:
+        throw Error(at + "unknown opcode " + std::to_string(in.opcode));
+      }
+    }
+    if (!trips.empty())
+      throw Error("core " + std::to_string(s.core) + ": loop without loop_end");
+  }
+
+  /// Checks an operand's kind and that [lo, hi) around its address stays in
+  /// its memory for every iteration of the enclosing loops.
+  void checkOperand(const Instr &in, int index, Range extent, const std::string &at,
+                    const std::vector<int64_t> &trips, bool written, bool lxOnly = false) {
+    const Operand &o = in.ops[index];
+    std::string name = at + "operand " + std::to_string(index);
+    if (o.dtype >= kNumDTypes)
+      throw Error(name + " has an invalid element type");
+    if (lxOnly && o.buffer != kLx)
+      throw Error(name + " must be in LX");
+    i128 size;
+    if (o.buffer == kLx) {
+      size = arch.lxUsableBytes();
+    } else {
+      if (o.buffer >= p.buffers.size())
+        throw Error(name + " names buffer " + std::to_string(o.buffer) + " of " +
+                    std::to_string(p.buffers.size()));
+      const Buffer &b = p.buffers[o.buffer];
+      if (written && b.kind == BufferKind::constant)
+        throw Error(name + " writes constant buffer '" + b.name + "'");
+      size = b.bytes;
+    }
+    if (extent.hi <= extent.lo)
+      return; // nothing accessed
+    i128 lo = static_cast<i128>(o.offset) + extent.lo;
+    i128 hi = static_cast<i128>(o.offset) + extent.hi;
+    for (size_t l = 0; l < trips.size() && l < 3; ++l) {
+      int64_t trip = trips[trips.size() - 1 - l];
+      if (trip == 0)
+        return; // the loop never runs
+      i128 reach = static_cast<i128>(o.loopInc[l]) * (trip - 1);
+      (reach < 0 ? lo : hi) += reach;
+    }
+    if (lo < 0 || hi > size) {
+      std::ostringstream os;
+      os << name << " accesses bytes [" << static_cast<long long>(lo) << ", "
+         << static_cast<long long>(hi) << ") of "
+         << (o.buffer == kLx ? std::string("LX") : "buffer '" + p.buffers[o.buffer].name + "'")
+         << " of " << static_cast<long long>(size) << " bytes";
+      throw Error(os.str());
+    }
+  }
+
+  void checkDma(const Instr &in, const std::string &at, const std::vector<int64_t> &trips,
+                uint32_t core) {
+    int64_t row = in.shape[0];
+    for (int i : {0, 1}) {
+      const Operand &o = in.ops[i];
+      Range r = viewRange({{in.shape[1], o.stride[0]}, {in.shape[2], o.stride[1]},
+                           {in.shape[3], o.stride[2]}},
+                          row);
+      if (in.shape[1] == 0 || in.shape[2] == 0 || in.shape[3] == 0 || row == 0)
+        r = Range{};
+      bool ring = static_cast<Opcode>(in.opcode) == Opcode::ring;
+      checkOperand(in, i, r, at, trips, /*written=*/i == 0, /*lxOnly=*/ring);
+    }
+    if (static_cast<Opcode>(in.opcode) == Opcode::ring &&
+        (in.ops[0].core >= p.numCores || in.ops[0].core == core))
+      throw Error(at + "ring destination core " + std::to_string(in.ops[0].core) +
+                  " is invalid");
+  }
+
+  void checkGather(const Instr &in, const std::string &at, const std::vector<int64_t> &trips) {
+    int64_t row = in.shape[0], n = in.shape[1], tableRows = in.shape[2];
+    bool empty = row == 0 || n == 0;
+    checkOperand(in, 0, empty ? Range{} : viewRange({{n, in.ops[0].stride[0]}}, row), at, trips,
+                 true);
+    checkOperand(in, 1, empty || tableRows == 0 ? Range{}
+                                                : viewRange({{tableRows, in.ops[1].stride[0]}}, row),
+                 at, trips, false);
+    if (static_cast<DType>(in.ops[2].dtype) != DType::i32)
+      throw Error(at + "gather indices must be i32");
+    checkOperand(in, 2, empty ? Range{} : Range{0, static_cast<i128>(n) * 4}, at, trips, false,
+                 /*lxOnly=*/true);
+  }
+
+  void checkMatmul(const Instr &in, const std::string &at, const std::vector<int64_t> &trips) {
+    int64_t m = in.shape[0], k = in.shape[1], n = in.shape[2];
+    auto matrix = [&](int index, int64_t rows, int64_t cols, bool written) {
+      const Operand &o = in.ops[index];
+      int64_t e = o.dtype < kNumDTypes ? dtypeBytes(static_cast<DType>(o.dtype)) : 1;
+      bool empty = rows == 0 || cols == 0;
+      checkOperand(in, index, empty ? Range{} : viewRange({{rows, o.stride[0]}, {cols, e}}, e), at,
+                   trips, written, /*lxOnly=*/true);
+    };
+    for (int i = 0; i < 3; ++i)
+      if (in.ops[i].stride[0] < 0)
+        throw Error(at + "matmul row strides must not be negative");
+    bool ta = in.flags & kTransposeA, tb = in.flags & kTransposeB;
+    matrix(1, ta ? k : m, ta ? m : k, false);
+    matrix(2, tb ? n : k, tb ? k : n, false);
+    matrix(0, m, n, true);
+    for (int i : {1, 2}) {
+      auto t = static_cast<DType>(in.ops[i].dtype);
+      if (t != DType::dl16 && t != DType::f32)
+        throw Error(at + "matmul inputs must be dl16 or f32");
+    }
+    auto t = static_cast<DType>(in.ops[0].dtype);
+    if (t != DType::dl16 && t != DType::f32)
+      throw Error(at + "matmul output must be dl16 or f32");
+  }
+
+  void checkVector(const Instr &in, const std::string &at, const std::vector<int64_t> &trips) {
+    auto op = static_cast<Opcode>(in.opcode);
+    int64_t rows = in.shape[0], cols = in.shape[1];
+    auto view = [&](int index, int64_t r, int64_t c, bool written) {
+      const Operand &o = in.ops[index];
+      int64_t e = o.dtype < kNumDTypes ? dtypeBytes(static_cast<DType>(o.dtype)) : 1;
+      bool empty = r == 0 || c == 0;
+      checkOperand(in, index, empty ? Range{} : viewRange({{r, o.stride[0]}, {c, o.stride[1]}}, e),
+                   at, trips, written, /*lxOnly=*/true);
+    };
+    unsigned limit = 0;
+    switch (op) {
+    case Opcode::unary:
+      limit = static_cast<unsigned>(UnaryFunc::count_);
+      view(0, rows, cols, true);
+      view(1, rows, cols, false);
+      break;
+    case Opcode::binary:
+      limit = static_cast<unsigned>(BinaryFunc::count_);
+      view(0, rows, cols, true);
+      view(1, rows, cols, false);
+      if (!(in.flags & kSrc1Imm))
+        view(2, rows, cols, false);
+      break;
+    case Opcode::select:
+      limit = 1;
+      for (int i = 0; i < 4; ++i)
+        view(i, rows, cols, i == 0);
+      break;
+    case Opcode::fill:
+      limit = static_cast<unsigned>(FillFunc::count_);
+      view(0, rows, cols, true);
+      break;
+    default: { // reduce: one value per row
+      limit = static_cast<unsigned>(ReduceFunc::count_);
+      auto kind = static_cast<ReduceFunc>(in.func);
+      view(1, rows, cols, false);
+      view(0, rows, 1, true);
+      if (kind == ReduceFunc::welford) {
+        view(2, rows, 1, true);
+        view(3, rows, 1, true);
+      } else if ((kind == ReduceFunc::argmax || kind == ReduceFunc::argmin)) {
+        if (static_cast<DType>(in.ops[0].dtype) != DType::i32)
+          throw Error(at + "argmax/argmin write i32 positions");
+        if (in.flags & kAccumulate)
+          view(2, rows, 1, true); // running extreme values
+      }
+    }
+    }
+    if (in.func >= limit)
+      throw Error(at + "unknown function " + std::to_string(in.func) + " for this opcode");
+  }
+
+  const Program &p;
+  const Arch &arch;
+};
+
+} // namespace
+
+void Program::validate(const Arch &arch) const { Validator(*this, arch).run(); }
+
+} // namespace spyre

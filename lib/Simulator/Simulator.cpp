@@ -1,0 +1,548 @@
+//===- Simulator.cpp - when things happen on the card ---------------------===//
+//
+// A discrete-event simulation. Each core's sequencer expands hardware loops
+// and issues instructions in order into per-engine queues (issue itself
+// takes no time; a full queue stalls it). An engine starts the instruction
+// at the head of its queue once its semaphore condition holds, and applies
+// the instruction's effect when it completes, so results follow the
+// program's synchronisation exactly. DMA transfers share the card's
+// device-memory bandwidth fairly among those in flight, each capped by its
+// core's port; ring transfers run at the link rate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Simulator/Simulator.h"
+#include "Simulator/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <sstream>
+
+namespace spyre {
+using namespace isa;
+
+void Counters::add(const Counters &o) {
+  for (int e = 0; e < kNumEngines; ++e) {
+    engines[e].busyCycles += o.engines[e].busyCycles;
+    engines[e].stallCycles += o.engines[e].stallCycles;
+    engines[e].instructions += o.engines[e].instructions;
+  }
+  deviceReadBytes += o.deviceReadBytes;
+  deviceWriteBytes += o.deviceWriteBytes;
+  ringBytes += o.ringBytes;
+  lxReadBytes += o.lxReadBytes;
+  lxWriteBytes += o.lxWriteBytes;
+  macs += o.macs;
+  vectorOps += o.vectorOps;
+}
+
+namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
+
+Engine engineOf(Opcode op) {
+  switch (op) {
+  case Opcode::dma: case Opcode::ring: case Opcode::gather: return Engine::dma;
+  case Opcode::matmul: return Engine::pt;
+  case Opcode::unary: case Opcode::binary: case Opcode::select: case Opcode::fill:
+  case Opcode::reduce: return Engine::sfu;
+  default: return Engine::control;
+  }
+}
+
+const char *nameOf(const Instr &in) {
+  switch (static_cast<Opcode>(in.opcode)) {
+  case Opcode::dma: return "dma";
+  case Opcode::ring: return "ring";
+  case Opcode::gather: return "gather";
+  case Opcode::matmul: return "matmul";
+  case Opcode::unary: return "unary";
+  case Opcode::binary: return "binary";
+  case Opcode::select: return "select";
+  case Opcode::fill: return "fill";
+  case Opcode::reduce: return "reduce";
+  default: return "?";
+  }
+}
+
+/// An issued instruction with its loop increments applied.
+struct Issued {
+  Instr in;
+  size_t pc;
+  int64_t kernel;
+};
+
+struct EngineState {
+  std::deque<Issued> queue;
+  bool busy = false;
+  Issued cur{};
+  double start = 0, end = 0;      // PT, SFU; DMA: end is unknown until done
+  double latencyEnd = 0;          // DMA: the transfer starts flowing here
+  double remaining = 0;           // DMA: bytes still to move
+  double fixedRate = 0;           // DMA: > 0 unless it shares device bandwidth
+};
+
+struct LoopFrame {
+  size_t begin;
+  int64_t trip, iv;
+};
+
+struct CoreState {
+  const Stream *stream = nullptr;
+  std::vector<size_t> loopEnd; // for each `loop`, the index of its loop_end
+  size_t pc = 0;
+  std::vector<LoopFrame> loops;
+  EngineState engines[kNumEngines];
+  int64_t sems[kNumSems] = {};
+  bool streamDone = false, atBarrier = false, finished = false;
+  double blockedUntil = 0, finishCycle = 0;
+  int64_t kernel = -1;
+
+  bool idle() const {
+    for (const EngineState &e : engines)
+      if (e.busy || !e.queue.empty())
+        return false;
+    return true;
+  }
+};
+
+} // namespace
+
+struct Simulator::Impl {
+  explicit Impl(const Arch &arch)
+      : arch(arch), dl(static_cast<int>(arch.dlfloat16ExponentBits),
+                       static_cast<int>(arch.dlfloat16FractionBits)) {}
+
+  const Arch &arch;
+  DLFloat16 dl;
+  Program program;
+  bool loaded = false;
+  std::vector<void *> bound;
+  std::vector<std::vector<uint8_t>> owned; // scratch and constant buffers
+
+  // Per run.
+  std::vector<CoreState> cores;
+  Memory mem;
+  double now = 0;
+  RunStats stats;
+  std::ostringstream trace;
+  bool tracing = false;
+  bool firstEvent = true;
+  std::map<int64_t, double> kernelStart; // first start of each kernel marker
+
+  std::string where(uint32_t core, size_t pc) const {
+    return "core " + std::to_string(core) + ", instruction " + std::to_string(pc) + ": ";
+  }
+
+  void prepare() {
+    mem = Memory{};
+    owned.assign(program.buffers.size(), {});
+    for (size_t i = 0; i < program.buffers.size(); ++i) {
+      const Buffer &b = program.buffers[i];
+      uint8_t *ptr = static_cast<uint8_t *>(bound[i]);
+      if (!ptr) {
+        if (b.kind == BufferKind::input || b.kind == BufferKind::inout ||
+            b.kind == BufferKind::output)
+          throw Error("buffer '" + b.name + "' is not bound to memory");
+        owned[i] = b.kind == BufferKind::constant ? b.constant
+                                                   : std::vector<uint8_t>(b.bytes, 0);
+        ptr = owned[i].data();
+      }
+      mem.buffers.push_back(ptr);
+      mem.bufferBytes.push_back(b.bytes);
+    }
+    mem.lx.assign(program.numCores, std::vector<uint8_t>(arch.lxUsableBytes(), 0));
+    cores.assign(program.numCores, CoreState{});
+    for (const Stream &s : program.streams) {
+      CoreState &c = cores[s.core];
+      c.stream = &s;
+      c.loopEnd.assign(s.instrs.size(), 0);
+      std::vector<size_t> open;
+      for (size_t pc = 0; pc < s.instrs.size(); ++pc) {
+        auto op = static_cast<Opcode>(s.instrs[pc].opcode);
+        if (op == Opcode::loop) open.push_back(pc);
+        else if (op == Opcode::loop_end) { c.loopEnd[open.back()] = pc; open.pop_back(); }
+      }
+    }
+    for (CoreState &c : cores)
+      if (!c.stream) { c.streamDone = c.finished = true; }
+    now = 0;
+    stats = RunStats{};
+    stats.cores.assign(program.numCores, Counters{});
+    stats.coreCycles.assign(program.numCores, 0);
+    trace.str("");
+    firstEvent = true;
+    kernelStart.clear();
+  }
+
+  Issued resolve(const CoreState &c, const Instr &in, size_t pc) const {
+    Issued out{in, pc, c.kernel};
+    for (size_t l = 0; l < c.loops.size(); ++l) {
+      const LoopFrame &f = c.loops[c.loops.size() - 1 - l];
+      for (Operand &o : out.in.ops)
+        o.offset += o.loopInc[l] * f.iv;
+      out.in.waitCount += in.waitInc[l] * f.iv;
+    }
+    return out;
+  }
+
+  /// Advances a core's sequencer as far as it can go at the current time.
+  /// Returns whether anything changed.
+  bool issue(uint32_t id) {
+    CoreState &c = cores[id];
+    bool progressed = false;
+    while (!c.streamDone && !c.atBarrier && now >= c.blockedUntil) {
+      const std::vector<Instr> &instrs = c.stream->instrs;
+      if (c.pc == instrs.size()) {
+        c.streamDone = true;
+        progressed = true;
+        break;
+      }
+      const Instr &in = instrs[c.pc];
+      auto op = static_cast<Opcode>(in.opcode);
+      switch (op) {
+      case Opcode::nop:
+        ++c.pc;
+        break;
+      case Opcode::kernel:
+        c.kernel = in.shape[0];
+        ++c.pc;
+        break;
+      case Opcode::loop:
+        if (in.shape[0] == 0) {
+          c.pc = c.loopEnd[c.pc] + 1;
+        } else {
+          c.loops.push_back({c.pc + 1, in.shape[0], 0});
+          ++c.pc;
+        }
+        break;
+      case Opcode::loop_end: {
+        LoopFrame &f = c.loops.back();
+        if (++f.iv < f.trip) {
+          c.pc = f.begin;
+        } else {
+          c.loops.pop_back();
+          ++c.pc;
+        }
+        break;
+      }
+      case Opcode::barrier:
+        if (!c.idle())
+          return progressed; // drain first
+        c.atBarrier = true;
+        ++c.pc;
+        break;
+      default: {
+        EngineState &e = c.engines[static_cast<int>(engineOf(op))];
+        if (static_cast<int64_t>(e.queue.size()) >= arch.engineQueueDepth)
+          return progressed;
+        e.queue.push_back(resolve(c, in, c.pc));
+        ++c.pc;
+        break;
+      }
+      }
+      progressed = true;
+    }
+    return progressed;
+  }
+
+  bool ready(const CoreState &c, const Issued &i) const {
+    return i.in.waitSem == kNoSem || c.sems[i.in.waitSem] >= i.in.waitCount;
+  }
+
+  /// Bytes a DMA moves through device memory: every row is padded to whole
+  /// sticks, plus one more stick where the row is not stick aligned.
+  int64_t dmaChargedBytes(const Instr &in, const Operand &device) const {
+    int64_t row = in.shape[0], rows = in.shape[1] * in.shape[2] * in.shape[3];
+    if (static_cast<Opcode>(in.opcode) == Opcode::gather)
+      rows = in.shape[1];
+    int64_t stick = arch.stickBytes;
+    int64_t sticks = (row + stick - 1) / stick;
+    bool aligned = device.offset % stick == 0 &&
+                   (rows <= 1 || (device.stride[0] % stick == 0 && device.stride[1] % stick == 0 &&
+                                  device.stride[2] % stick == 0));
+    return rows * (sticks + (aligned ? 0 : 1)) * stick;
+  }
+
+  void start(uint32_t id, int engine) {
+    CoreState &c = cores[id];
+    EngineState &e = c.engines[engine];
+    e.cur = e.queue.front();
+    e.queue.pop_front();
+    e.busy = true;
+    e.start = now;
+    const Instr &in = e.cur.in;
+    Counters k;
+    k.engines[engine].instructions++;
+    switch (static_cast<Opcode>(in.opcode)) {
+    case Opcode::matmul: {
+      int64_t macs = in.shape[0] * in.shape[1] * in.shape[2];
+      e.end = now + std::ceil(static_cast<double>(macs) / arch.macsPerCycle()) + arch.ptStartupCycles;
+      k.macs += macs;
+      break;
+    }
+    case Opcode::dma: case Opcode::gather: case Opcode::ring: {
+      auto op = static_cast<Opcode>(in.opcode);
+      bool dstDev = in.ops[0].buffer != kLx;
+      bool srcDev = op != Opcode::ring && in.ops[1].buffer != kLx;
+      int64_t payload = in.shape[0] * (op == Opcode::gather ? in.shape[1]
+                                                             : in.shape[1] * in.shape[2] * in.shape[3]);
+      if (op == Opcode::ring) {
+        int64_t d = std::abs(static_cast<int64_t>(in.ops[0].core) - id);
+        int64_t hops = std::min<int64_t>(d, program.numCores - d);
+        e.latencyEnd = now + hops * arch.ringHopLatencyCycles;
+        e.remaining = payload;
+        e.fixedRate = arch.ringBytesPerCycle;
+        k.ringBytes += payload;
+      } else if (dstDev || srcDev) {
+        int64_t charged = dmaChargedBytes(in, dstDev ? in.ops[0] : in.ops[1]);
+        e.latencyEnd = now + arch.dmaLatencyCycles;
+        e.remaining = charged;
+        e.fixedRate = 0;
+        (dstDev ? k.deviceWriteBytes : k.deviceReadBytes) += charged;
+        if (dstDev && srcDev) k.deviceReadBytes += charged;
+      } else { // LX to LX on one core
+        e.latencyEnd = now;
+        e.remaining = payload;
+        e.fixedRate = arch.dmaPortBytesPerCycle;
+      }
+      if (!dstDev) k.lxWriteBytes += payload;
+      if (!srcDev) k.lxReadBytes += payload;
+      break;
+    }
+    default: { // vector unit
+      int64_t elems = in.shape[0] * std::max<int64_t>(in.shape[1], 1);
+      double rate = arch.sfuElementsPerCycle();
+      for (const Operand &o : in.ops)
+        if (static_cast<DType>(o.dtype) == DType::f32 && o.buffer == kLx) {
+          rate /= arch.sfuFp32RateDivisor;
+          break;
+        }
+      if (isTranscendental(in))
+        rate /= arch.sfuTranscendentalDivisor;
+      e.end = now + std::ceil(elems / rate) + arch.sfuStartupCycles;
+      k.vectorOps += elems;
+    }
+    }
+    stats.cores[id].add(k);
+    if (e.cur.kernel >= 0) {
+      stats.kernels[e.cur.kernel].add(k);
+      kernelStart.emplace(e.cur.kernel, now); // keeps the first start
+    }
+  }
+
+  /// Rate of a DMA transfer in flight, in bytes per cycle.
+  double rateOf(const EngineState &e, int sharing) const {
+    if (e.fixedRate > 0)
+      return e.fixedRate;
+    return std::min<double>(arch.dmaPortBytesPerCycle,
+                            arch.deviceBytesPerCycle() / std::max(sharing, 1));
+  }
+
+  int deviceTransfers() const {
+    int n = 0;
+    for (const CoreState &c : cores) {
+      const EngineState &e = c.engines[static_cast<int>(Engine::dma)];
+      if (e.busy && e.fixedRate == 0 && now >= e.latencyEnd)
+        ++n;
+    }
+    return n;
+  }
+
+  double nextEvent() const {
+    double next = kNever;
+    int sharing = deviceTransfers();
+    for (const CoreState &c : cores) {
+      if (!c.streamDone && !c.atBarrier && c.blockedUntil > now)
+        next = std::min(next, c.blockedUntil);
+      for (int i = 0; i < kNumEngines; ++i) {
+        const EngineState &e = c.engines[i];
+        if (!e.busy)
+          continue;
+        if (static_cast<Engine>(i) != Engine::dma)
+          next = std::min(next, e.end);
+        else if (now < e.latencyEnd)
+          next = std::min(next, e.latencyEnd);
+        else
+          next = std::min(next, now + e.remaining / rateOf(e, sharing));
+      }
+    }
+    return next;
+  }
+
+  void advance(double to) {
+    double dt = to - now;
+    int sharing = deviceTransfers();
+    for (uint32_t id = 0; id < cores.size(); ++id) {
+      CoreState &c = cores[id];
+      for (int i = 0; i < kNumEngines; ++i) {
+        EngineState &e = c.engines[i];
+        if (e.busy) {
+          stats.cores[id].engines[i].busyCycles += dt;
+          if (static_cast<Engine>(i) == Engine::dma && now >= e.latencyEnd)
+            e.remaining = std::max(0.0, e.remaining - rateOf(e, sharing) * dt);
+        } else if (!e.queue.empty()) {
+          stats.cores[id].engines[i].stallCycles += dt;
+        }
+      }
+    }
+    now = to;
+  }
+
+  bool done(const EngineState &e, int engine) const {
+    if (static_cast<Engine>(engine) != Engine::dma)
+      return e.end <= now;
+    return now >= e.latencyEnd && e.remaining <= 1e-6;
+  }
+
+  void complete(uint32_t id, int engine) {
+    CoreState &c = cores[id];
+    EngineState &e = c.engines[engine];
+    const Instr &in = e.cur.in;
+    execute(in, id, mem, dl, where(id, e.cur.pc));
+    if (in.signalSem != kNoSem) {
+      bool remote = (in.flags & kSignalRemote) && static_cast<Opcode>(in.opcode) == Opcode::ring;
+      cores[remote ? in.ops[0].core : id].sems[in.signalSem] += 1;
+    }
+    e.busy = false;
+    if (e.cur.kernel >= 0)
+      stats.kernelCycles[e.cur.kernel] = now - kernelStart[e.cur.kernel];
+    if (tracing) {
+      static const char *engines[] = {"control", "dma", "pt", "sfu"};
+      double us = 1e6 / arch.clockHz;
+      trace << (firstEvent ? "" : ",\n") << R"({"name":")" << nameOf(in) << R"(","cat":")"
+            << engines[engine] << R"(","ph":"X","ts":)" << e.start * us << R"(,"dur":)"
+            << (now - e.start) * us << R"(,"pid":)" << id << R"(,"tid":)" << engine
+            << R"(,"args":{"pc":)" << e.cur.pc << R"(,"kernel":)" << e.cur.kernel << "}}";
+      firstEvent = false;
+    }
+  }
+
+  std::string deadlockReport() const {
+    std::ostringstream os;
+    os << "deadlock at cycle " << now << ":";
+    for (uint32_t id = 0; id < cores.size(); ++id) {
+      const CoreState &c = cores[id];
+      if (c.finished)
+        continue;
+      os << "\n  core " << id << ":";
+      if (c.atBarrier)
+        os << " waits at a barrier";
+      for (int i = 1; i < kNumEngines; ++i) {
+        const EngineState &e = c.engines[i];
+        if (!e.busy && !e.queue.empty()) {
+          const Instr &in = e.queue.front().in;
+          os << " instruction " << e.queue.front().pc << " waits for semaphore "
+             << int(in.waitSem) << " >= " << in.waitCount << " (it is "
+             << c.sems[in.waitSem] << ")";
+        }
+      }
+    }
+    return os.str();
+  }
+
+  void releaseBarrier() {
+    bool anyWaiting = false, allWaiting = true;
+    for (const CoreState &c : cores) {
+      anyWaiting |= c.atBarrier;
+      if (!c.atBarrier && !(c.streamDone && c.idle()))
+        allWaiting = false;
+    }
+    if (!anyWaiting || !allWaiting)
+      return;
+    for (const CoreState &c : cores)
+      if (!c.atBarrier)
+        throw Error("barrier mismatch: a core finished while others wait at a barrier");
+    // The release travels half way round the ring.
+    double release = now + arch.ringHopLatencyCycles * (program.numCores / 2);
+    for (CoreState &c : cores) {
+      c.atBarrier = false;
+      c.blockedUntil = release;
+    }
+  }
+
+  RunStats run(bool withTrace) {
+    tracing = withTrace;
+    prepare();
+    while (true) {
+      bool changed = true;
+      while (changed) {
+        changed = false;
+        for (uint32_t id = 0; id < cores.size(); ++id)
+          changed |= issue(id);
+        releaseBarrier();
+        for (uint32_t id = 0; id < cores.size(); ++id)
+          for (int i = 1; i < kNumEngines; ++i) {
+            EngineState &e = cores[id].engines[i];
+            if (!e.busy && !e.queue.empty() && ready(cores[id], e.queue.front())) {
+              start(id, i);
+              changed = true;
+            }
+          }
+        for (uint32_t id = 0; id < cores.size(); ++id) {
+          CoreState &c = cores[id];
+          if (!c.finished && c.streamDone && c.idle()) {
+            c.finished = true;
+            stats.coreCycles[id] = now;
+          }
+        }
+      }
+      if (std::all_of(cores.begin(), cores.end(), [](const CoreState &c) { return c.finished; }))
+        break;
+      double next = nextEvent();
+      if (next == kNever)
+        throw Error(deadlockReport());
+      advance(next);
+      for (uint32_t id = 0; id < cores.size(); ++id)
+        for (int i = 1; i < kNumEngines; ++i)
+          if (cores[id].engines[i].busy && done(cores[id].engines[i], i))
+            complete(id, i);
+    }
+    stats.cycles = 0;
+    for (double t : stats.coreCycles)
+      stats.cycles = std::max(stats.cycles, t);
+    if (tracing)
+      stats.traceJson = "{\"traceEvents\":[\n" + trace.str() + "\n],\"displayTimeUnit\":\"ns\"}\n";
+    return std::move(stats);
+  }
+};
+
+Simulator::Simulator(Arch arch) : arch_(std::move(arch)), impl_(std::make_unique<Impl>(arch_)) {}
+Simulator::~Simulator() = default;
+
+void Simulator::load(Program program) {
+  if (program.archFingerprint != arch_.fingerprint())
+    throw Error("program was built for another architecture description");
+  program.validate(arch_);
+  impl_->program = std::move(program);
+  impl_->bound.assign(impl_->program.buffers.size(), nullptr);
+  impl_->loaded = true;
+}
+
+const Program &Simulator::program() const { return impl_->program; }
+
+void Simulator::bind(uint32_t index, void *data, size_t bytes) {
+  if (!impl_->loaded)
+    throw Error("no program loaded");
+  if (index >= impl_->program.buffers.size())
+    throw Error("no buffer " + std::to_string(index));
+  const Buffer &b = impl_->program.buffers[index];
+  if (b.kind == BufferKind::constant)
+    throw Error("constant buffer '" + b.name + "' cannot be bound");
+  if (bytes != b.bytes)
+    throw Error("buffer '" + b.name + "' needs " + std::to_string(b.bytes) + " bytes, got " +
+                std::to_string(bytes));
+  impl_->bound[index] = data;
+}
+
+RunStats Simulator::run(bool trace) {
+  if (!impl_->loaded)
+    throw Error("no program loaded");
+  return impl_->run(trace);
+}
+
+DLFloat16 Simulator::dl16() const { return impl_->dl; }
+
+} // namespace spyre
