@@ -1,0 +1,343 @@
+//===- SimulatorModule.cpp - pybind11 bindings of the simulator -----------===//
+//
+// spyre_mlir._simulator: the architecture description, the program builder,
+// binaries and the simulator. Arrays bind without copies through the buffer
+// protocol; runs release the GIL. python/spyre_mlir/simulator.py adds the
+// numpy-level conveniences.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Simulator/ProgramBuilder.h"
+#include "Simulator/Simulator.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using namespace spyre;
+using namespace spyre::isa;
+
+namespace {
+
+/// Python exception types; set in the module init.
+PyObject *programError = nullptr;
+PyObject *simulationError = nullptr;
+
+template <typename F> auto asProgramError(F &&f) {
+  try {
+    return f();
+  } catch (const Error &e) {
+    PyErr_SetString(programError, e.what());
+    throw py::error_already_set();
+  }
+}
+
+py::dict countersDict(const Counters &c) {
+  static const char *engines[] = {"control", "dma", "pt", "sfu"};
+  py::dict d, eng;
+  for (int i = 1; i < kNumEngines; ++i) {
+    py::dict e;
+    e["busy_cycles"] = c.engines[i].busyCycles;
+    e["stall_cycles"] = c.engines[i].stallCycles;
+    e["instructions"] = c.engines[i].instructions;
+    eng[engines[i]] = e;
+  }
+  d["engines"] = eng;
+  d["device_read_bytes"] = c.deviceReadBytes;
+  d["device_write_bytes"] = c.deviceWriteBytes;
+  d["ring_bytes"] = c.ringBytes;
+  d["lx_read_bytes"] = c.lxReadBytes;
+  d["lx_write_bytes"] = c.lxWriteBytes;
+  d["macs"] = c.macs;
+  d["vector_ops"] = c.vectorOps;
+  return d;
+}
+
+/// The simulator plus the Python objects whose memory it uses.
+struct PySimulator {
+  explicit PySimulator(const Arch &arch) : sim(arch) {}
+  Simulator sim;
+  std::vector<py::object> keepAlive;
+};
+
+} // namespace
+
+PYBIND11_MODULE(_simulator, m) {
+  m.doc() = "Functional and timing simulator of the Spyre card";
+  programError = PyErr_NewException("spyre_mlir._simulator.ProgramError", PyExc_ValueError, nullptr);
+  simulationError = PyErr_NewException("spyre_mlir._simulator.SimulationError", PyExc_RuntimeError, nullptr);
+  m.attr("ProgramError") = py::handle(programError);
+  m.attr("SimulationError") = py::handle(simulationError);
+  m.attr("LX") = kLx;
+  m.attr("NUM_SEMAPHORES") = kNumSems;
+  m.attr("FORMAT_VERSION") = kFormatVersion;
+
+  py::enum_<DType>(m, "DType")
+      .value("dl16", DType::dl16).value("f32", DType::f32).value("i32", DType::i32)
+      .value("i8", DType::i8).value("u8", DType::u8);
+  py::enum_<BufferKind>(m, "BufferKind")
+      .value("input", BufferKind::input).value("output", BufferKind::output)
+      .value("inout", BufferKind::inout).value("scratch", BufferKind::scratch)
+      .value("constant", BufferKind::constant);
+  py::enum_<HostDType>(m, "HostDType")
+      .value("f16", HostDType::f16).value("bf16", HostDType::bf16).value("f32", HostDType::f32)
+      .value("i32", HostDType::i32).value("i64", HostDType::i64).value("i8", HostDType::i8)
+      .value("bool", HostDType::boolean);
+  {
+    py::enum_<UnaryFunc> e(m, "UnaryFunc");
+    const char *names[] = {"copy", "neg", "abs", "exp", "log", "log1p", "expm1", "tanh",
+                           "sigmoid", "erf", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil",
+                           "round", "trunc", "sign", "reciprocal", "relu", "logical_not",
+                           "bitwise_not", "isnan", "isinf"};
+    static_assert(std::size(names) == static_cast<size_t>(UnaryFunc::count_));
+    for (size_t i = 0; i < std::size(names); ++i)
+      e.value(names[i], static_cast<UnaryFunc>(i));
+  }
+  {
+    py::enum_<BinaryFunc> e(m, "BinaryFunc");
+    const char *names[] = {"add", "sub", "mul", "div", "max", "min", "pow", "eq", "ne", "lt",
+                           "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+                           "bitwise_and", "bitwise_or", "bitwise_xor", "shl", "shr", "fmod",
+                           "mod", "floordiv", "atan2", "truediv_int"};
+    static_assert(std::size(names) == static_cast<size_t>(BinaryFunc::count_));
+    for (size_t i = 0; i < std::size(names); ++i)
+      e.value(names[i], static_cast<BinaryFunc>(i));
+  }
+  {
+    py::enum_<ReduceFunc> e(m, "ReduceFunc");
+    const char *names[] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "welford"};
+    static_assert(std::size(names) == static_cast<size_t>(ReduceFunc::count_));
+    for (size_t i = 0; i < std::size(names); ++i)
+      e.value(names[i], static_cast<ReduceFunc>(i));
+  }
+
+  py::class_<Arch>(m, "Arch")
+      .def_static("load", [](const std::string &path) {
+        std::string error;
+        std::optional<Arch> a = Arch::load(path, error);
+        if (!a) throw py::value_error(error);
+        return *a;
+      }, py::arg("path"))
+      .def_static("parse", [](const std::string &text) {
+        std::string error;
+        std::optional<Arch> a = Arch::parse(text, "<string>", error);
+        if (!a) throw py::value_error(error);
+        return *a;
+      }, py::arg("text"))
+      .def_readonly("name", &Arch::name)
+      .def_readonly("cores", &Arch::cores)
+      .def_readonly("clock_hz", &Arch::clockHz)
+      .def_readonly("lx_bytes", &Arch::lxBytes)
+      .def_readonly("lx_reserved_bytes", &Arch::lxReservedBytes)
+      .def_readonly("stick_bytes", &Arch::stickBytes)
+      .def_readonly("bandwidth_bytes_per_s", &Arch::bandwidthBytesPerS)
+      .def_readonly("dma_port_bytes_per_cycle", &Arch::dmaPortBytesPerCycle)
+      .def_readonly("dma_latency_cycles", &Arch::dmaLatencyCycles)
+      .def_readonly("ring_bytes_per_cycle", &Arch::ringBytesPerCycle)
+      .def_readonly("ring_hop_latency_cycles", &Arch::ringHopLatencyCycles)
+      .def_readonly("pt_startup_cycles", &Arch::ptStartupCycles)
+      .def_readonly("sfu_startup_cycles", &Arch::sfuStartupCycles)
+      .def_readonly("sfu_fp32_rate_divisor", &Arch::sfuFp32RateDivisor)
+      .def_readonly("sfu_transcendental_divisor", &Arch::sfuTranscendentalDivisor)
+      .def_readonly("engine_queue_depth", &Arch::engineQueueDepth)
+      .def_readonly("dlfloat16_exponent_bits", &Arch::dlfloat16ExponentBits)
+      .def_readonly("dlfloat16_fraction_bits", &Arch::dlfloat16FractionBits)
+      .def_property_readonly("macs_per_cycle", &Arch::macsPerCycle)
+      .def_property_readonly("sfu_elements_per_cycle", &Arch::sfuElementsPerCycle)
+      .def_property_readonly("device_bytes_per_cycle", &Arch::deviceBytesPerCycle)
+      .def_property_readonly("lx_usable_bytes", &Arch::lxUsableBytes)
+      .def_property_readonly("peak_flops", &Arch::peakFlops)
+      .def_property_readonly("fingerprint", &Arch::fingerprint);
+
+  py::class_<OperandSpec>(m, "Operand")
+      .def(py::init([](uint32_t buffer, DType dtype, int64_t offset,
+                       std::array<int64_t, 3> strides, std::array<int64_t, 3> loopInc,
+                       uint16_t core) {
+             return OperandSpec{buffer, dtype, offset, strides, loopInc, core};
+           }),
+           py::arg("buffer") = kLx, py::arg("dtype") = DType::dl16, py::arg("offset") = 0,
+           py::arg("strides") = std::array<int64_t, 3>{0, 0, 0},
+           py::arg("loop_inc") = std::array<int64_t, 3>{0, 0, 0}, py::arg("core") = 0)
+      .def_readwrite("buffer", &OperandSpec::buffer)
+      .def_readwrite("dtype", &OperandSpec::dtype)
+      .def_readwrite("offset", &OperandSpec::offset)
+      .def_readwrite("strides", &OperandSpec::strides)
+      .def_readwrite("loop_inc", &OperandSpec::loopInc)
+      .def_readwrite("core", &OperandSpec::core);
+
+  py::class_<Sync>(m, "Sync")
+      .def(py::init([](std::optional<uint8_t> waitSem, int64_t waitCount,
+                       std::array<int64_t, 3> waitInc, std::optional<uint8_t> signalSem) {
+             return Sync{waitSem, waitCount, waitInc, signalSem};
+           }),
+           py::arg("wait_sem") = py::none(), py::arg("wait_count") = 0,
+           py::arg("wait_inc") = std::array<int64_t, 3>{0, 0, 0},
+           py::arg("signal_sem") = py::none());
+
+  py::class_<Program>(m, "Program")
+      .def_static("parse", [](py::bytes data) {
+        std::string_view view = data;
+        return asProgramError([&] {
+          return Program::parse(reinterpret_cast<const uint8_t *>(view.data()), view.size());
+        });
+      }, py::arg("data"), "Parses a binary; raises ProgramError if it is malformed.")
+      .def("serialize", [](const Program &p) {
+        std::vector<uint8_t> bytes = p.serialize();
+        return py::bytes(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+      })
+      .def("validate", [](const Program &p, const Arch &arch) {
+        asProgramError([&] { p.validate(arch); return 0; });
+      }, py::arg("arch"))
+      .def_readonly("num_cores", &Program::numCores)
+      .def_property_readonly("buffers", [](const Program &p) {
+        py::list out;
+        for (const Buffer &b : p.buffers) {
+          py::dict d;
+          d["name"] = b.name;
+          d["kind"] = b.kind;
+          d["dtype"] = b.dtype;
+          d["host_dtype"] = b.hostDType;
+          d["shape"] = b.dims;
+          d["bytes"] = b.bytes;
+          out.append(d);
+        }
+        return out;
+      })
+      .def_property_readonly("instruction_counts", [](const Program &p) {
+        std::map<uint32_t, size_t> counts;
+        for (const Stream &s : p.streams)
+          counts[s.core] = s.instrs.size();
+        return counts;
+      });
+
+  py::class_<StreamBuilder>(m, "StreamBuilder")
+      .def("loop", &StreamBuilder::loop, py::arg("trips"))
+      .def("end_loop", &StreamBuilder::endLoop)
+      .def("barrier", &StreamBuilder::barrier)
+      .def("kernel", &StreamBuilder::kernel, py::arg("id"))
+      .def("nop", &StreamBuilder::nop)
+      .def("dma", &StreamBuilder::dma, py::arg("dst"), py::arg("src"), py::arg("row_bytes"),
+           py::arg("counts") = std::array<int64_t, 3>{1, 1, 1}, py::arg("sync") = Sync{})
+      .def("ring", &StreamBuilder::ring, py::arg("dst"), py::arg("src"), py::arg("row_bytes"),
+           py::arg("counts") = std::array<int64_t, 3>{1, 1, 1}, py::arg("signal_remote") = true,
+           py::arg("sync") = Sync{})
+      .def("gather", &StreamBuilder::gather, py::arg("dst"), py::arg("table"), py::arg("indices"),
+           py::arg("row_bytes"), py::arg("count"), py::arg("table_rows"), py::arg("sync") = Sync{})
+      .def("matmul", &StreamBuilder::matmul, py::arg("c"), py::arg("a"), py::arg("b"),
+           py::arg("m"), py::arg("k"), py::arg("n"), py::arg("transpose_a") = false,
+           py::arg("transpose_b") = false, py::arg("accumulate") = false, py::arg("sync") = Sync{})
+      .def("unary", &StreamBuilder::unary, py::arg("func"), py::arg("dst"), py::arg("src"),
+           py::arg("rows"), py::arg("cols"), py::arg("sync") = Sync{})
+      .def("binary", &StreamBuilder::binary, py::arg("func"), py::arg("dst"), py::arg("a"),
+           py::arg("b"), py::arg("rows"), py::arg("cols"), py::arg("sync") = Sync{})
+      .def("binary_imm", &StreamBuilder::binaryImm, py::arg("func"), py::arg("dst"), py::arg("a"),
+           py::arg("b"), py::arg("rows"), py::arg("cols"), py::arg("sync") = Sync{})
+      .def("select", &StreamBuilder::select, py::arg("dst"), py::arg("cond"), py::arg("a"),
+           py::arg("b"), py::arg("rows"), py::arg("cols"), py::arg("sync") = Sync{})
+      .def("fill", &StreamBuilder::fill, py::arg("dst"), py::arg("value"), py::arg("rows"),
+           py::arg("cols"), py::arg("sync") = Sync{})
+      .def("iota", &StreamBuilder::iota, py::arg("dst"), py::arg("start"), py::arg("row_step"),
+           py::arg("col_step"), py::arg("rows"), py::arg("cols"), py::arg("sync") = Sync{})
+      .def("reduce", &StreamBuilder::reduce, py::arg("func"), py::arg("dst"), py::arg("src"),
+           py::arg("rows"), py::arg("cols"), py::arg("accumulate") = false,
+           py::arg("aux1") = OperandSpec{}, py::arg("aux2") = OperandSpec{},
+           py::arg("index_offset") = 0.0, py::arg("sync") = Sync{})
+      .def("raw", [](StreamBuilder &s, py::bytes record) {
+        std::string_view view = record;
+        if (view.size() != sizeof(Instr))
+          throw py::value_error("an instruction record has " + std::to_string(sizeof(Instr)) + " bytes");
+        Instr in;
+        std::memcpy(&in, view.data(), sizeof in);
+        return s.raw(in);
+      }, py::arg("record"), "Appends raw instruction bytes (for tests of malformed programs).");
+  m.attr("INSTRUCTION_BYTES") = sizeof(Instr);
+
+  py::class_<ProgramBuilder>(m, "ProgramBuilder")
+      .def(py::init<const Arch &, uint32_t>(), py::arg("arch"), py::arg("num_cores"))
+      .def("add_buffer", [](ProgramBuilder &b, const std::string &name, BufferKind kind,
+                            DType dtype, HostDType host, const std::vector<int64_t> &dims,
+                            py::bytes constant) {
+             std::string_view view = constant;
+             return b.addBuffer(name, kind, dtype, host, dims,
+                                std::vector<uint8_t>(view.begin(), view.end()));
+           },
+           py::arg("name"), py::arg("kind"), py::arg("dtype"), py::arg("host_dtype"),
+           py::arg("shape"), py::arg("constant") = py::bytes())
+      .def("core", &ProgramBuilder::core, py::arg("core"), py::keep_alive<0, 1>())
+      .def("finish", &ProgramBuilder::finish);
+
+  py::class_<PySimulator>(m, "Simulator")
+      .def(py::init<const Arch &>(), py::arg("arch"))
+      .def("load", [](PySimulator &s, Program p) {
+        asProgramError([&] { s.sim.load(std::move(p)); return 0; });
+        s.keepAlive.assign(s.sim.program().buffers.size(), py::none());
+      }, py::arg("program"))
+      .def("bind", [](PySimulator &s, uint32_t index, py::buffer array) {
+        py::buffer_info info = array.request(/*writable=*/true);
+        int64_t expected = info.itemsize;
+        for (py::ssize_t i = info.ndim - 1; i >= 0; --i) {
+          if (info.shape[i] > 1 && info.strides[i] != expected)
+            throw py::value_error("bind needs a C-contiguous array");
+          expected *= info.shape[i];
+        }
+        asProgramError([&] {
+          s.sim.bind(index, info.ptr, static_cast<size_t>(info.size * info.itemsize));
+          return 0;
+        });
+        s.keepAlive.at(index) = array;
+      }, py::arg("index"), py::arg("array"),
+         "Binds a writable C-contiguous array to buffer `index` without copying.")
+      .def("run", [](PySimulator &s, bool trace) {
+        RunStats stats;
+        {
+          py::gil_scoped_release release;
+          try {
+            stats = s.sim.run(trace);
+          } catch (const Error &e) {
+            py::gil_scoped_acquire acquire;
+            PyErr_SetString(simulationError, e.what());
+            throw py::error_already_set();
+          }
+        }
+        py::dict out;
+        out["cycles"] = stats.cycles;
+        out["core_cycles"] = stats.coreCycles;
+        py::list cores;
+        for (const Counters &c : stats.cores)
+          cores.append(countersDict(c));
+        out["cores"] = cores;
+        py::dict kernels;
+        for (auto &[id, c] : stats.kernels) {
+          py::dict d = countersDict(c);
+          d["cycles"] = stats.kernelCycles[id];
+          kernels[py::int_(id)] = d;
+        }
+        out["kernels"] = kernels;
+        if (trace)
+          out["trace"] = stats.traceJson;
+        return out;
+      }, py::arg("trace") = false, "Runs the program; releases the GIL while simulating.")
+      .def_property_readonly("program", [](PySimulator &s) { return s.sim.program(); });
+
+  m.def("dl16_from_f32", [](py::array_t<float, py::array::c_style | py::array::forcecast> x,
+                            const Arch &arch) {
+    DLFloat16 dl(arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits);
+    py::array_t<uint16_t> out(x.request().shape);
+    const float *src = x.data();
+    uint16_t *dst = out.mutable_data();
+    for (py::ssize_t i = 0; i < x.size(); ++i)
+      dst[i] = dl.fromFloat(src[i]);
+    return out;
+  }, py::arg("values"), py::arg("arch"), "f32 values to DLFloat16 bit patterns (uint16).");
+  m.def("dl16_to_f32", [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> x,
+                          const Arch &arch) {
+    DLFloat16 dl(arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits);
+    py::array_t<float> out(x.request().shape);
+    const uint16_t *src = x.data();
+    float *dst = out.mutable_data();
+    for (py::ssize_t i = 0; i < x.size(); ++i)
+      dst[i] = dl.toFloat(src[i]);
+    return out;
+  }, py::arg("bits"), py::arg("arch"), "DLFloat16 bit patterns (uint16) to f32 values.");
+}
