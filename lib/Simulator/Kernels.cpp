@@ -65,11 +65,12 @@ int64_t toInt(double v, int64_t lo, int64_t hi) {
   return static_cast<int64_t>(v);
 }
 
+/// Integer results wrap around like the card's (and torch's) integer
+/// arithmetic; conversions from float saturate first (toInt).
 void storeI(uint8_t *p, DType t, int64_t v) {
   switch (t) {
-  case DType::i32: { int32_t w = static_cast<int32_t>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX)); std::memcpy(p, &w, 4); return; }
-  case DType::i8: *p = static_cast<uint8_t>(static_cast<int8_t>(std::clamp<int64_t>(v, -128, 127))); return;
-  default: *p = static_cast<uint8_t>(std::clamp<int64_t>(v, 0, 255)); return;
+  case DType::i32: { auto w = static_cast<int32_t>(static_cast<uint32_t>(v)); std::memcpy(p, &w, 4); return; }
+  default: *p = static_cast<uint8_t>(v); return;
   }
 }
 

@@ -1,5 +1,9 @@
-"""Console entry points for the native tools installed with the package."""
+"""Console entry points: spyre-opt (the native MLIR driver) and spyre-run."""
 
+from __future__ import annotations
+
+import argparse
+import json
 import os
 import sys
 
@@ -13,3 +17,67 @@ def _exec(name: str) -> None:
 
 def spyre_opt() -> None:
     _exec("spyre-opt")
+
+
+def _report(stats: dict, arch) -> str:
+    cycles = stats["cycles"]
+    lines = [f"simulated: {cycles:.0f} cycles = {cycles / arch.clock_hz * 1e6:.3f} us "
+             f"at {arch.clock_hz / 1e9:g} GHz",
+             "core   cycles      dma%   pt%    sfu%   dev-read   dev-write  MACs          vector-ops"]
+    for core, (c, done) in enumerate(zip(stats["cores"], stats["core_cycles"])):
+        if not any(e["instructions"] for e in c["engines"].values()):
+            continue
+        util = [100 * c["engines"][e]["busy_cycles"] / cycles if cycles else 0.0
+                for e in ("dma", "pt", "sfu")]
+        lines.append(f"{core:<6} {done:<11.0f} {util[0]:<6.1f} {util[1]:<6.1f} {util[2]:<6.1f} "
+                     f"{c['device_read_bytes']:<10} {c['device_write_bytes']:<10} "
+                     f"{c['macs']:<13} {c['vector_ops']}")
+    return "\n".join(lines)
+
+
+def spyre_run(argv: list[str] | None = None) -> int:
+    """Runs a program binary on the simulator with .npy inputs."""
+    import numpy as np
+
+    from . import simulator as sim
+
+    parser = argparse.ArgumentParser(prog="spyre-run", description=spyre_run.__doc__)
+    parser.add_argument("program", help="program binary (.spyre)")
+    parser.add_argument("-i", "--input", action="append", default=[], metavar="NAME=FILE.npy",
+                        help="an input buffer's data; repeat for each input")
+    parser.add_argument("-o", "--output-dir", default=".",
+                        help="where NAME.npy is written for each output (default: .)")
+    parser.add_argument("--arch", help="architecture description (default: the installed card)")
+    parser.add_argument("--trace", metavar="FILE.json",
+                        help="write a Chrome trace-event file (opens in Perfetto)")
+    parser.add_argument("--json", action="store_true", help="print the counters as JSON")
+    args = parser.parse_args(argv)
+    try:
+        arch = sim.Arch.load(args.arch) if args.arch else sim.default_arch()
+        with open(args.program, "rb") as f:
+            program = sim.Program.parse(f.read())
+        inputs = {}
+        for item in args.input:
+            name, sep, path = item.partition("=")
+            if not sep:
+                parser.error(f"--input takes NAME=FILE.npy, got {item!r}")
+            inputs[name] = np.load(path, allow_pickle=False)
+        result = sim.run(program, inputs, arch=arch, trace=bool(args.trace))
+    except (OSError, ValueError, RuntimeError) as e:
+        print(f"spyre-run: error: {e}", file=sys.stderr)
+        return 1
+    os.makedirs(args.output_dir, exist_ok=True)
+    for name, value in result.outputs.items():
+        np.save(os.path.join(args.output_dir, f"{name}.npy"), value)
+    if args.trace:
+        with open(args.trace, "w") as f:
+            f.write(result.stats.pop("trace"))
+    if args.json:
+        print(json.dumps(result.stats, indent=1, default=str))
+    else:
+        print(_report(result.stats, arch))
+    return 0
+
+
+def spyre_run_main() -> None:
+    sys.exit(spyre_run())

@@ -1,0 +1,150 @@
+"""The Spyre card simulator from Python.
+
+    from spyre_mlir import simulator as sim
+    arch = sim.default_arch()
+    b = sim.ProgramBuilder(arch, num_cores=1)
+    ...                                   # buffers and instructions
+    program = b.finish()
+    out = sim.run(program, {"x": x}, arch=arch)   # numpy in, numpy out
+
+``run`` converts host arrays to the device element types (f16 and bf16
+become DLFloat16, int64 is narrowed to int32) and back. Arrays already in the
+device type (f32, int32, int8, bool, and uint16 holding DLFloat16 bits) are
+bound without a copy through ``Simulator.bind``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+import numpy as np
+
+from . import _simulator
+from ._simulator import (  # noqa: F401
+    INSTRUCTION_BYTES,
+    LX,
+    NUM_SEMAPHORES,
+    Arch,
+    BinaryFunc,
+    BufferKind,
+    DType,
+    HostDType,
+    Operand,
+    Program,
+    ProgramBuilder,
+    ProgramError,
+    ReduceFunc,
+    SimulationError,
+    Simulator,
+    StreamBuilder,
+    Sync,
+    UnaryFunc,
+)
+from .dlfloat16 import DLFloat16
+
+ARCH_FILE = os.path.join(os.path.dirname(__file__), "arch", "spyre_card.toml")
+
+_DEVICE_NUMPY = {DType.f32: np.float32, DType.i32: np.int32, DType.i8: np.int8,
+                 DType.u8: np.uint8, DType.dl16: np.uint16}
+_HOST_NUMPY = {HostDType.f16: np.float16, HostDType.f32: np.float32, HostDType.i32: np.int32,
+               HostDType.i64: np.int64, HostDType.i8: np.int8, HostDType.bool: np.bool_}
+
+
+def arch_path() -> str:
+    """$SPYRE_ARCH if set, else the description installed with the package."""
+    return os.environ.get("SPYRE_ARCH") or ARCH_FILE
+
+
+_default_arch: Arch | None = None
+
+
+def default_arch() -> Arch:
+    global _default_arch
+    if _default_arch is None:
+        _default_arch = Arch.load(arch_path())
+    return _default_arch
+
+
+def dtype_bytes(dtype: DType) -> int:
+    return np.dtype(_DEVICE_NUMPY[dtype]).itemsize
+
+
+def to_device(array, dtype: DType, arch: Arch | None = None) -> np.ndarray:
+    """A C-contiguous array holding `array` in the device element type."""
+    arch = arch or default_arch()
+    a = np.asarray(array)
+    if a.dtype.name == "bfloat16" or str(a.dtype) == "bfloat16":
+        a = a.astype(np.float32)
+    if dtype == DType.dl16:
+        return np.ascontiguousarray(_simulator.dl16_from_f32(a.astype(np.float32), arch))
+    if dtype == DType.i32 and a.dtype == np.int64:
+        if a.size and (a.max() > np.iinfo(np.int32).max or a.min() < np.iinfo(np.int32).min):
+            raise ValueError("int64 values do not fit the card's int32")
+    return np.ascontiguousarray(a.astype(_DEVICE_NUMPY[dtype], copy=False))
+
+
+def from_device(array: np.ndarray, dtype: DType, arch: Arch | None = None) -> np.ndarray:
+    """Device-typed data as host values (DLFloat16 becomes f32)."""
+    if dtype == DType.dl16:
+        return _simulator.dl16_to_f32(array, arch or default_arch())
+    return array
+
+
+@dataclass
+class Result:
+    outputs: dict[str, np.ndarray]
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def cycles(self) -> float:
+        return self.stats["cycles"]
+
+
+def run(program: Program | bytes, inputs: Mapping[str, object], arch: Arch | None = None,
+        trace: bool = False) -> Result:
+    """Runs a program: inputs by buffer name (numpy arrays or anything
+    np.asarray takes, torch tensors included); returns the outputs (and
+    inout buffers) by name, in their host types, with the run's counters."""
+    arch = arch or default_arch()
+    if isinstance(program, (bytes, bytearray)):
+        program = Program.parse(bytes(program))
+    simulator = Simulator(arch)
+    simulator.load(program)
+    device: dict[str, np.ndarray] = {}
+    names = set()
+    for index, buf in enumerate(program.buffers):
+        name, kind = buf["name"], buf["kind"]
+        names.add(name)
+        if kind in (BufferKind.scratch, BufferKind.constant):
+            continue
+        shape = tuple(buf["shape"])
+        if kind == BufferKind.output:
+            data = np.zeros(shape, dtype=_DEVICE_NUMPY[buf["dtype"]])
+        else:
+            if name not in inputs:
+                raise ValueError(f"input '{name}' is missing")
+            data = to_device(inputs[name], buf["dtype"], arch)
+            if data.shape != shape:
+                raise ValueError(f"input '{name}' has shape {data.shape}, expected {shape}")
+        device[name] = data
+        simulator.bind(index, data)
+    unknown = set(inputs) - names
+    if unknown:
+        raise ValueError(f"no buffers named {sorted(unknown)}")
+    stats = simulator.run(trace)
+    outputs = {}
+    for buf in program.buffers:
+        if buf["kind"] in (BufferKind.output, BufferKind.inout):
+            value = from_device(device[buf["name"]], buf["dtype"], arch)
+            host = _HOST_NUMPY.get(buf["host_dtype"])
+            if host is not None and buf["dtype"] != DType.dl16:
+                value = value.astype(host, copy=False)
+            outputs[buf["name"]] = value
+    return Result(outputs, stats)
+
+
+def dl16() -> DLFloat16:
+    """The numpy reference of the default architecture's DLFloat16."""
+    return DLFloat16.for_arch(default_arch())
