@@ -187,8 +187,8 @@ PYBIND11_MODULE(_simulator, m) {
         return py::bytes(reinterpret_cast<const char *>(bytes.data()), bytes.size());
       })
       .def("validate", [](const Program &p, const Arch &arch) {
-        asProgramError([&] { p.validate(arch); return 0; });
-      }, py::arg("arch"))
+        return asProgramError([&] { return p.validate(arch); });
+      }, py::arg("arch"), "Raises ProgramError if invalid; returns the LX bytes each core reaches.")
       .def_readonly("num_cores", &Program::numCores)
       .def_property_readonly("buffers", [](const Program &p) {
         py::list out;

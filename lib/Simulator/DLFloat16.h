@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 namespace spyre {
 
@@ -22,7 +23,12 @@ class DLFloat16 {
 public:
   DLFloat16(int exponentBits, int fractionBits)
       : fracBits(fractionBits), expMax((1u << exponentBits) - 1),
-        bias((1 << (exponentBits - 1)) - 1), shift(23 - fractionBits) {}
+        bias((1 << (exponentBits - 1)) - 1), shift(23 - fractionBits),
+        table(new float[1 << 16]) {
+    // Decoding is a pure function of 16 bits: tabulate it once.
+    for (uint32_t bits = 0; bits < (1u << 16); ++bits)
+      table[bits] = decode(static_cast<uint16_t>(bits));
+  }
 
   uint16_t fromFloat(float value) const {
     uint32_t u;
@@ -51,7 +57,13 @@ public:
     return sign | (static_cast<uint32_t>(e) << fracBits) | m;
   }
 
-  float toFloat(uint16_t bits) const {
+  float toFloat(uint16_t bits) const { return table[bits]; }
+
+  /// Rounds an f32 value to the nearest DLFloat16 value, as an f32.
+  float round(float value) const { return toFloat(fromFloat(value)); }
+
+private:
+  float decode(uint16_t bits) const {
     uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
     uint32_t e = (bits >> fracBits) & expMax;
     uint32_t m = bits & ((1u << fracBits) - 1);
@@ -67,14 +79,11 @@ public:
     return f;
   }
 
-  /// Rounds an f32 value to the nearest DLFloat16 value, as an f32.
-  float round(float value) const { return toFloat(fromFloat(value)); }
-
-private:
   int fracBits;
   uint32_t expMax;
   int32_t bias;
   int shift;
+  std::shared_ptr<float[]> table;
 };
 
 } // namespace spyre

@@ -2,13 +2,14 @@
 //
 // The vector unit computes in f32 and rounds on store; when every operand is
 // an integer it computes exactly in int64 instead. The matrix unit rounds its
-// inputs to DLFloat16, multiplies and accumulates in f32 in ascending k, so
-// results do not depend on how the host vectorises the loop.
+// inputs to DLFloat16, multiplies and accumulates in f32.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Simulator/Kernels.h"
 #include "Simulator/Program.h"
+
+#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
@@ -366,56 +367,79 @@ void execReduce(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl
   }
 }
 
-/// C[m][n] += sum_k A[m][k] * B[k][n], k ascending. Vectorised across n,
-/// which keeps each element's summation order.
-__attribute__((target_clones("avx2", "default")))
-void gemm(const float *a, const float *b, float *c, int64_t m, int64_t k, int64_t n) {
-  for (int64_t i = 0; i < m; ++i) {
-    float *__restrict crow = c + i * n;
-    for (int64_t p = 0; p < k; ++p) {
-      float av = a[i * k + p];
-      const float *__restrict brow = b + p * n;
-      for (int64_t j = 0; j < n; ++j)
-        crow[j] += av * brow[j];
+/// Loads a stored rows x cols matrix (row stride in bytes, elements
+/// contiguous) as the DLFloat16 values the matrix unit sees, in f32, into
+/// `out` (a per-thread buffer reused across instructions, so that large
+/// matmuls do not pay for fresh pages every time).
+void loadMatrix(const Operand &o, uint32_t core, Memory &mem, const DLFloat16 &dl, int64_t rows,
+                int64_t cols, std::vector<float> &out) {
+  if (static_cast<int64_t>(out.size()) < rows * cols)
+    out.resize(rows * cols);
+  if (!rows || !cols)
+    return;
+  auto type = static_cast<DType>(o.dtype);
+  int64_t e = dtypeBytes(type);
+  const uint8_t *base = mem.at(o, core, 0, (rows - 1) * o.stride[0] + cols * e);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t *row = base + r * o.stride[0];
+    float *dst = out.data() + r * cols;
+    if (type == DType::dl16) {
+      for (int64_t c = 0; c < cols; ++c) {
+        uint16_t v;
+        std::memcpy(&v, row + 2 * c, 2);
+        dst[c] = dl.toFloat(v);
+      }
+    } else { // f32 inputs are rounded to DLFloat16 on their way to the array
+      for (int64_t c = 0; c < cols; ++c) {
+        float v;
+        std::memcpy(&v, row + 4 * c, 4);
+        dst[c] = dl.round(v);
+      }
     }
   }
 }
 
+/// The products are exact in f32 (two 10-bit significands) and accumulate
+/// in f32; OpenBLAS does the accumulation. It splits work by output blocks,
+/// so every element is summed by one thread in a fixed order: results are
+/// the same from run to run.
 void execMatmul(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
   int64_t m = in.shape[0], k = in.shape[1], n = in.shape[2];
   if (!m || !n) return;
   bool ta = in.flags & kTransposeA, tb = in.flags & kTransposeB;
-  // Inputs reach the array as DLFloat16; f32 inputs are rounded on the way.
-  auto gather = [&](int index, int64_t rows, int64_t cols, bool transposed) {
-    std::vector<float> out(rows * cols);
-    if (!rows || !cols) return out;
-    const Operand &o = in.ops[index];
-    auto type = static_cast<DType>(o.dtype);
-    int64_t e = dtypeBytes(type);
-    int64_t storedRows = transposed ? cols : rows, storedCols = transposed ? rows : cols;
-    const uint8_t *base = mem.at(o, core, 0, (storedRows - 1) * o.stride[0] + storedCols * e);
-    for (int64_t r = 0; r < storedRows; ++r)
-      for (int64_t c = 0; c < storedCols; ++c) {
-        float v = loadF(base + r * o.stride[0] + c * e, type, dl);
-        if (type == DType::f32) v = dl.round(v);
-        (transposed ? out[c * cols + r] : out[r * cols + c]) = v;
-      }
-    return out;
-  };
-  std::vector<float> a = gather(1, m, k, ta), b = gather(2, k, n, tb);
+  thread_local std::vector<float> a, b, c;
+  loadMatrix(in.ops[1], core, mem, dl, ta ? k : m, ta ? m : k, a);
+  loadMatrix(in.ops[2], core, mem, dl, tb ? n : k, tb ? k : n, b);
   const Operand &o = in.ops[0];
   auto type = static_cast<DType>(o.dtype);
   int64_t e = dtypeBytes(type);
   uint8_t *base = mem.at(o, core, 0, (m - 1) * o.stride[0] + n * e);
-  std::vector<float> c(m * n, 0.0f);
-  if (in.flags & kAccumulate)
+  if (static_cast<int64_t>(c.size()) < m * n)
+    c.resize(m * n);
+  bool accumulate = in.flags & kAccumulate;
+  if (accumulate)
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)
         c[i * n + j] = loadF(base + i * o.stride[0] + j * e, type, dl);
-  gemm(a.data(), b.data(), c.data(), m, k, n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      storeF(base + i * o.stride[0] + j * e, type, c[i * n + j], dl);
+  if (k == 0 && !accumulate)
+    std::fill_n(c.begin(), m * n, 0.0f);
+  if (k > 0)
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
+                a.data(), static_cast<blasint>(ta ? m : k), b.data(),
+                static_cast<blasint>(tb ? k : n), accumulate ? 1.0f : 0.0f, c.data(),
+                static_cast<blasint>(n));
+  for (int64_t i = 0; i < m; ++i) {
+    uint8_t *row = base + i * o.stride[0];
+    if (type == DType::f32) {
+      std::memcpy(row, c.data() + i * n, n * 4);
+      continue;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      uint16_t v = dl.fromFloat(c[i * n + j]);
+      std::memcpy(row + 2 * j, &v, 2);
+    }
+  }
 }
 
 /// Strided byte copy of a DMA or ring transfer.

@@ -216,9 +216,10 @@ Range viewRange(std::initializer_list<std::pair<int64_t, int64_t>> countsStrides
 
 class Validator {
 public:
-  Validator(const Program &p, const Arch &arch) : p(p), arch(arch) {}
+  Validator(const Program &p, const Arch &arch)
+      : p(p), arch(arch), lxHighWater(p.numCores, 0) {}
 
-  void run() {
+  std::vector<int64_t> run() {
     if (p.numCores == 0 || p.numCores > static_cast<uint64_t>(arch.cores))
       throw Error("program is for " + std::to_string(p.numCores) +
                   " cores; the card has " + std::to_string(arch.cores));
@@ -243,10 +244,12 @@ public:
                     " is out of range or repeated");
       validateStream(s);
     }
+    return lxHighWater;
   }
 
 private:
   void validateStream(const Stream &s) {
+    current = s.core;
     std::vector<int64_t> trips; // innermost last
     for (size_t pc = 0; pc < s.instrs.size(); ++pc) {
       const Instr &in = s.instrs[pc];
@@ -326,6 +329,11 @@ private:
         return; // the loop never runs
       i128 reach = static_cast<i128>(o.loopInc[l]) * (trip - 1);
       (reach < 0 ? lo : hi) += reach;
+    }
+    if (o.buffer == kLx && lo >= 0 && hi <= size) {
+      uint32_t core = static_cast<Opcode>(in.opcode) == Opcode::ring && index == 0 ? o.core : current;
+      if (core < lxHighWater.size())
+        lxHighWater[core] = std::max<int64_t>(lxHighWater[core], static_cast<int64_t>(hi));
     }
     if (lo < 0 || hi > size) {
       std::ostringstream os;
@@ -451,10 +459,14 @@ private:
 
   const Program &p;
   const Arch &arch;
+  std::vector<int64_t> lxHighWater;
+  uint32_t current = 0;
 };
 
 } // namespace
 
-void Program::validate(const Arch &arch) const { Validator(*this, arch).run(); }
+std::vector<int64_t> Program::validate(const Arch &arch) const {
+  return Validator(*this, arch).run();
+}
 
 } // namespace spyre

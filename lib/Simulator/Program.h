@@ -46,8 +46,8 @@ struct Program {
   /// Checks the program against the card: structure, operand kinds and,
   /// over every iteration of every hardware loop, that each access stays
   /// inside its buffer or the usable LX. Throws Error naming the core and
-  /// instruction.
-  void validate(const Arch &arch) const;
+  /// instruction. Returns how many bytes of LX each core's data can reach.
+  std::vector<int64_t> validate(const Arch &arch) const;
 };
 
 } // namespace spyre

@@ -14,6 +14,8 @@
 #include "Simulator/Simulator.h"
 #include "Simulator/Kernels.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -118,6 +120,7 @@ struct Simulator::Impl {
   const Arch &arch;
   DLFloat16 dl;
   Program program;
+  std::vector<int64_t> lxHighWater;
   bool loaded = false;
   std::vector<void *> bound;
   std::vector<std::vector<uint8_t>> owned; // scratch and constant buffers
@@ -153,7 +156,11 @@ struct Simulator::Impl {
       mem.buffers.push_back(ptr);
       mem.bufferBytes.push_back(b.bytes);
     }
-    mem.lx.assign(program.numCores, std::vector<uint8_t>(arch.lxUsableBytes(), 0));
+    // LX starts zeroed on every run. Only the bytes the program can reach
+    // (validation proved it touches no others) are backed by host memory.
+    mem.lx.resize(program.numCores);
+    for (uint32_t core = 0; core < program.numCores; ++core)
+      mem.lx[core].assign(lxHighWater[core], 0);
     cores.assign(program.numCores, CoreState{});
     for (const Stream &s : program.streams) {
       CoreState &c = cores[s.core];
@@ -397,11 +404,40 @@ struct Simulator::Impl {
     return now >= e.latencyEnd && e.remaining <= 1e-6;
   }
 
-  void complete(uint32_t id, int engine) {
+  /// Applies the effects of the instructions that complete now, then
+  /// signals. PT and SFU instructions touch only their own core's LX, so
+  /// they run in parallel on the host; data movement, which may touch memory
+  /// shared by cores, runs after them in (core, engine) order.
+  void completeAll(const std::vector<std::pair<uint32_t, int>> &done) {
+    std::vector<std::pair<uint32_t, int>> compute, movement;
+    for (auto [id, engine] : done)
+      (static_cast<Engine>(engine) == Engine::dma ? movement : compute).push_back({id, engine});
+    std::vector<std::string> errors(compute.size());
+#pragma omp parallel for schedule(dynamic) if (compute.size() > 1)
+    for (size_t i = 0; i < compute.size(); ++i) {
+      auto [id, engine] = compute[i];
+      const Issued &cur = cores[id].engines[engine].cur;
+      try {
+        execute(cur.in, id, mem, dl, where(id, cur.pc));
+      } catch (const std::exception &e) {
+        errors[i] = e.what();
+      }
+    }
+    for (const std::string &error : errors)
+      if (!error.empty())
+        throw Error(error); // the first in (core, engine) order: deterministic
+    for (auto [id, engine] : movement) {
+      const Issued &cur = cores[id].engines[engine].cur;
+      execute(cur.in, id, mem, dl, where(id, cur.pc));
+    }
+    for (auto [id, engine] : done)
+      finish(id, engine);
+  }
+
+  void finish(uint32_t id, int engine) {
     CoreState &c = cores[id];
     EngineState &e = c.engines[engine];
     const Instr &in = e.cur.in;
-    execute(in, id, mem, dl, where(id, e.cur.pc));
     if (in.signalSem != kNoSem) {
       bool remote = (in.flags & kSignalRemote) && static_cast<Opcode>(in.opcode) == Opcode::ring;
       cores[remote ? in.ops[0].core : id].sems[in.signalSem] += 1;
@@ -495,10 +531,12 @@ struct Simulator::Impl {
       if (next == kNever)
         throw Error(deadlockReport());
       advance(next);
+      std::vector<std::pair<uint32_t, int>> finished;
       for (uint32_t id = 0; id < cores.size(); ++id)
         for (int i = 1; i < kNumEngines; ++i)
           if (cores[id].engines[i].busy && done(cores[id].engines[i], i))
-            complete(id, i);
+            finished.push_back({id, i});
+      completeAll(finished);
     }
     stats.cycles = 0;
     for (double t : stats.coreCycles)
@@ -509,13 +547,17 @@ struct Simulator::Impl {
   }
 };
 
-Simulator::Simulator(Arch arch) : arch_(std::move(arch)), impl_(std::make_unique<Impl>(arch_)) {}
+Simulator::Simulator(Arch arch) : arch_(std::move(arch)), impl_(std::make_unique<Impl>(arch_)) {
+  // Cores' matmuls already run in parallel (OpenMP); nested BLAS threads
+  // would only compete with them.
+  openblas_set_num_threads(1);
+}
 Simulator::~Simulator() = default;
 
 void Simulator::load(Program program) {
   if (program.archFingerprint != arch_.fingerprint())
     throw Error("program was built for another architecture description");
-  program.validate(arch_);
+  impl_->lxHighWater = program.validate(arch_);
   impl_->program = std::move(program);
   impl_->bound.assign(impl_->program.buffers.size(), nullptr);
   impl_->loaded = true;

@@ -21,8 +21,28 @@ from typing import Mapping
 
 import numpy as np
 
-from . import _simulator
-from ._simulator import (  # noqa: F401
+
+def _pick_openblas_kernels() -> None:
+    """Debian's OpenBLAS 0.3.21 does not recognise some recent x86 CPUs and
+    falls back to its slowest (Prescott) kernels; name the right family
+    before the library loads, unless the user already did."""
+    if "OPENBLAS_CORETYPE" in os.environ:
+        return
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return
+    if "avx512f" in flags:
+        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif "avx2" in flags and "fma" in flags:
+        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
+
+
+_pick_openblas_kernels()
+
+from . import _simulator  # noqa: E402
+from ._simulator import (  # noqa: F401,E402
     INSTRUCTION_BYTES,
     LX,
     NUM_SEMAPHORES,
@@ -42,7 +62,7 @@ from ._simulator import (  # noqa: F401
     Sync,
     UnaryFunc,
 )
-from .dlfloat16 import DLFloat16
+from .dlfloat16 import DLFloat16  # noqa: E402
 
 ARCH_FILE = os.path.join(os.path.dirname(__file__), "arch", "spyre_card.toml")
 
@@ -71,12 +91,25 @@ def dtype_bytes(dtype: DType) -> int:
     return np.dtype(_DEVICE_NUMPY[dtype]).itemsize
 
 
+_fp16_tables: dict[int, np.ndarray] = {}
+
+
+def _fp16_to_dl16_table(arch: Arch) -> np.ndarray:
+    """DLFloat16 bits of every IEEE fp16 value: converting f16 data is then
+    one table lookup per element."""
+    key = arch.fingerprint
+    if key not in _fp16_tables:
+        halves = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
+        _fp16_tables[key] = _simulator.dl16_from_f32(halves, arch)
+    return _fp16_tables[key]
+
+
 def to_device(array, dtype: DType, arch: Arch | None = None) -> np.ndarray:
     """A C-contiguous array holding `array` in the device element type."""
     arch = arch or default_arch()
     a = np.asarray(array)
-    if a.dtype.name == "bfloat16" or str(a.dtype) == "bfloat16":
-        a = a.astype(np.float32)
+    if dtype == DType.dl16 and a.dtype == np.float16:
+        return _fp16_to_dl16_table(arch)[np.ascontiguousarray(a).view(np.uint16)]
     if dtype == DType.dl16:
         return np.ascontiguousarray(_simulator.dl16_from_f32(a.astype(np.float32), arch))
     if dtype == DType.i32 and a.dtype == np.int64:
