@@ -56,7 +56,7 @@ py::dict countersDict(const Counters &c) {
 
 /// The simulator plus the Python objects whose memory it uses.
 struct PySimulator {
-  explicit PySimulator(const Arch &arch) : sim(arch) {}
+  PySimulator(const Arch &arch, uint64_t maxHostBytes) : sim(arch, maxHostBytes) {}
   Simulator sim;
   std::vector<py::object> keepAlive;
 };
@@ -268,7 +268,8 @@ PYBIND11_MODULE(_simulator, m) {
       .def("finish", &ProgramBuilder::finish);
 
   py::class_<PySimulator>(m, "Simulator")
-      .def(py::init<const Arch &>(), py::arg("arch"))
+      .def(py::init<const Arch &, uint64_t>(), py::arg("arch"),
+           py::arg("max_host_bytes") = Simulator::kDefaultMaxHostBytes)
       .def("load", [](PySimulator &s, Program p) {
         asProgramError([&] { s.sim.load(std::move(p)); return 0; });
         s.keepAlive.assign(s.sim.program().buffers.size(), py::none());

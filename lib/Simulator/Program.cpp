@@ -251,9 +251,15 @@ private:
   void validateStream(const Stream &s) {
     current = s.core;
     std::vector<int64_t> trips; // innermost last
+    i128 dynamic = 0, repeat = 1;   // instructions executed; iterations of the current nest
     for (size_t pc = 0; pc < s.instrs.size(); ++pc) {
       const Instr &in = s.instrs[pc];
       std::string at = where(s.core, pc);
+      dynamic += repeat;
+      if (dynamic > kMaxDynamicInstructions)
+        throw Error(at + "the program executes more than " +
+                    std::to_string(kMaxDynamicInstructions) + " instructions on this core");
+      checkWork(in, at);
       auto op = static_cast<Opcode>(in.opcode);
       if (in.flags & ~kAllFlags)
         throw Error(at + "unknown flags");
@@ -270,11 +276,13 @@ private:
         if (trips.size() == static_cast<size_t>(kMaxLoopDepth))
           throw Error(at + "hardware loops nest deeper than " + std::to_string(kMaxLoopDepth));
         trips.push_back(in.shape[0]);
+        repeat = product(trips);
         break;
       case Opcode::loop_end:
         if (trips.empty())
           throw Error(at + "loop_end without loop");
         trips.pop_back();
+        repeat = product(trips);
         break;
       case Opcode::dma: case Opcode::ring:
         checkDma(in, at, trips, s.core);
@@ -295,6 +303,45 @@ private:
     }
     if (!trips.empty())
       throw Error("core " + std::to_string(s.core) + ": loop without loop_end");
+  }
+
+  static i128 product(const std::vector<int64_t> &trips) {
+    i128 p = 1;
+    for (int64_t t : trips)
+      p *= t;
+    return p;
+  }
+
+  /// Rejects single instructions whose work exceeds the simulator limits.
+  void checkWork(const Instr &in, const std::string &at) {
+    const int64_t *sh = in.shape;
+    auto limit = [&](i128 work, int64_t max, const char *what) {
+      if (work > max)
+        throw Error(at + what + " exceed the simulator limit of " + std::to_string(max));
+    };
+    switch (static_cast<Opcode>(in.opcode)) {
+    case Opcode::dma: case Opcode::ring: {
+      i128 rows = static_cast<i128>(sh[1]) * sh[2] * sh[3];
+      limit(rows, kMaxRowsPerTransfer, "the rows of this transfer");
+      limit(rows * sh[0], kMaxBytesPerTransfer, "the bytes of this transfer");
+      break;
+    }
+    case Opcode::gather:
+      limit(sh[1], kMaxRowsPerTransfer, "the rows of this transfer");
+      limit(static_cast<i128>(sh[1]) * sh[0], kMaxBytesPerTransfer, "the bytes of this transfer");
+      break;
+    case Opcode::matmul:
+      limit(static_cast<i128>(sh[0]) * sh[1] * sh[2], kMaxMacsPerMatmul, "the MACs of this matmul");
+      limit(static_cast<i128>(sh[0]) * sh[2], kMaxElementsPerVectorOp, "the outputs of this matmul");
+      break;
+    case Opcode::unary: case Opcode::binary: case Opcode::select: case Opcode::fill:
+    case Opcode::reduce:
+      limit(static_cast<i128>(sh[0]) * std::max<int64_t>(sh[1], 1), kMaxElementsPerVectorOp,
+            "the elements of this vector operation");
+      break;
+    default:
+      break;
+    }
   }
 
   /// Checks an operand's kind and that [lo, hi) around its address stays in

@@ -547,7 +547,8 @@ struct Simulator::Impl {
   }
 };
 
-Simulator::Simulator(Arch arch) : arch_(std::move(arch)), impl_(std::make_unique<Impl>(arch_)) {
+Simulator::Simulator(Arch arch, uint64_t maxHostBytes)
+    : arch_(std::move(arch)), maxHostBytes_(maxHostBytes), impl_(std::make_unique<Impl>(arch_)) {
   // Cores' matmuls already run in parallel (OpenMP); nested BLAS threads
   // would only compete with them.
   openblas_set_num_threads(1);
@@ -558,6 +559,14 @@ void Simulator::load(Program program) {
   if (program.archFingerprint != arch_.fingerprint())
     throw Error("program was built for another architecture description");
   impl_->lxHighWater = program.validate(arch_);
+  uint64_t own = 0;
+  for (const Buffer &b : program.buffers)
+    if (b.kind == BufferKind::scratch || b.kind == BufferKind::constant)
+      own += b.bytes;
+  if (own > maxHostBytes_)
+    throw Error("the program's scratch and constant buffers need " + std::to_string(own) +
+                " bytes; the simulator may use " + std::to_string(maxHostBytes_) +
+                " (raise max_host_bytes)");
   impl_->program = std::move(program);
   impl_->bound.assign(impl_->program.buffers.size(), nullptr);
   impl_->loaded = true;

@@ -48,7 +48,10 @@ struct RunStats {
 
 class Simulator {
 public:
-  explicit Simulator(Arch arch);
+  /// `maxHostBytes` bounds the host memory a program's scratch and constant
+  /// buffers may take (device memory the simulator has to provide itself).
+  explicit Simulator(Arch arch, uint64_t maxHostBytes = kDefaultMaxHostBytes);
+  static constexpr uint64_t kDefaultMaxHostBytes = uint64_t{4} << 30;
   ~Simulator();
 
   const Arch &arch() const { return arch_; }
@@ -72,6 +75,7 @@ public:
 private:
   struct Impl;
   Arch arch_;
+  uint64_t maxHostBytes_;
   std::unique_ptr<Impl> impl_;
 };
 
