@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the simulator's tests against a build of the simulator module with
+# AddressSanitizer and UndefinedBehaviorSanitizer. The simulator builds alone
+# (SPYRE_BUILD_COMPILER=OFF): it depends on no MLIR. Needs the package
+# installed (scripts/setup.sh) for the pure-Python parts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -z "${VIRTUAL_ENV:-}" ] && [ -f .venv/bin/activate ] && . .venv/bin/activate
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+
+flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+cmake -G Ninja -S . -B build/sanitize -DSPYRE_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
+ninja -C build/sanitize -j2 _simulator
+
+# A copy of the installed package with the sanitized module in it.
+installed=$(python -c "import os, spyre_mlir; print(os.path.dirname(spyre_mlir.__file__))")
+pkg=build/sanitize/pkg
+rm -rf "$pkg" && mkdir -p "$pkg/spyre_mlir"
+cp "$installed"/*.py "$pkg/spyre_mlir/"
+cp -r "$installed/arch" "$pkg/spyre_mlir/"
+cp build/sanitize/python/_simulator*.so "$pkg/spyre_mlir/"
+
+export LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)"
+# Python itself leaks by design at exit; leaks are not what this checks.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+PYTHONPATH="$PWD/$pkg" python -m pytest -q -p no:cacheprovider \
+  test/python/test_dlfloat16.py test/python/test_simulator_*.py
