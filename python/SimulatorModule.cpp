@@ -331,6 +331,41 @@ PYBIND11_MODULE(_simulator, m) {
       dst[i] = dl.fromFloat(src[i]);
     return out;
   }, py::arg("values"), py::arg("arch"), "f32 values to DLFloat16 bit patterns (uint16).");
+  m.def("dl16_from_f16", [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> x,
+                            const Arch &arch) {
+    // IEEE half bits -> DLFloat16 bits: a pure function of 16 bits, tabulated.
+    DLFloat16 dl(arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits);
+    std::vector<uint16_t> table(1 << 16);
+    for (uint32_t h = 0; h < (1u << 16); ++h) {
+      // Widen IEEE binary16 to binary32 exactly (subnormals included).
+      uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+      if (e == 0x1f)
+        u = sign | 0x7f800000u | (m << 13);
+      else if (e != 0)
+        u = sign | ((e + 112) << 23) | (m << 13);
+      else if (m == 0)
+        u = sign;
+      else { // subnormal: normalise
+        int shift = 0;
+        while (!(m & 0x400u)) { m <<= 1; ++shift; }
+        u = sign | ((113 - shift) << 23) | ((m & 0x3ffu) << 13);
+      }
+      float f;
+      std::memcpy(&f, &u, 4);
+      table[h] = dl.fromFloat(f);
+    }
+    py::array_t<uint16_t> out(x.request().shape);
+    const uint16_t *src = x.data();
+    uint16_t *dst = out.mutable_data();
+    py::ssize_t n = x.size();
+    {
+      py::gil_scoped_release release;
+      for (py::ssize_t i = 0; i < n; ++i)
+        dst[i] = table[src[i]];
+    }
+    return out;
+  }, py::arg("half_bits"), py::arg("arch"),
+     "IEEE fp16 bit patterns (uint16) to DLFloat16 bit patterns (uint16).");
   m.def("dl16_to_f32", [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> x,
                           const Arch &arch) {
     DLFloat16 dl(arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits);

@@ -367,6 +367,11 @@ void execReduce(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl
   }
 }
 
+__attribute__((target_clones("avx2", "default")))
+void decodeRow(const DLFloat16 &dl, const uint8_t *row, float *dst, int64_t n) {
+  dl.toFloat(row, dst, n);
+}
+
 /// Loads a stored rows x cols matrix (row stride in bytes, elements
 /// contiguous) as the DLFloat16 values the matrix unit sees, in f32, into
 /// `out` (a per-thread buffer reused across instructions, so that large
@@ -384,11 +389,7 @@ void loadMatrix(const Operand &o, uint32_t core, Memory &mem, const DLFloat16 &d
     const uint8_t *row = base + r * o.stride[0];
     float *dst = out.data() + r * cols;
     if (type == DType::dl16) {
-      for (int64_t c = 0; c < cols; ++c) {
-        uint16_t v;
-        std::memcpy(&v, row + 2 * c, 2);
-        dst[c] = dl.toFloat(v);
-      }
+      decodeRow(dl, row, dst, cols);
     } else { // f32 inputs are rounded to DLFloat16 on their way to the array
       for (int64_t c = 0; c < cols; ++c) {
         float v;

@@ -91,25 +91,12 @@ def dtype_bytes(dtype: DType) -> int:
     return np.dtype(_DEVICE_NUMPY[dtype]).itemsize
 
 
-_fp16_tables: dict[int, np.ndarray] = {}
-
-
-def _fp16_to_dl16_table(arch: Arch) -> np.ndarray:
-    """DLFloat16 bits of every IEEE fp16 value: converting f16 data is then
-    one table lookup per element."""
-    key = arch.fingerprint
-    if key not in _fp16_tables:
-        halves = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
-        _fp16_tables[key] = _simulator.dl16_from_f32(halves, arch)
-    return _fp16_tables[key]
-
-
 def to_device(array, dtype: DType, arch: Arch | None = None) -> np.ndarray:
     """A C-contiguous array holding `array` in the device element type."""
     arch = arch or default_arch()
     a = np.asarray(array)
     if dtype == DType.dl16 and a.dtype == np.float16:
-        return _fp16_to_dl16_table(arch)[np.ascontiguousarray(a).view(np.uint16)]
+        return _simulator.dl16_from_f16(np.ascontiguousarray(a).view(np.uint16), arch)
     if dtype == DType.dl16:
         return np.ascontiguousarray(_simulator.dl16_from_f32(a.astype(np.float32), arch))
     if dtype == DType.i32 and a.dtype == np.int64:

@@ -70,3 +70,10 @@ def test_ieee_fp16_loses_one_fraction_bit():
     rounded = REF.round(h)
     assert np.count_nonzero(rounded != h) == 512
     assert np.max(np.abs(rounded - h) / h) <= 2.0 ** -10
+
+
+def test_fp16_conversion_matches_going_through_f32():
+    halves = np.arange(1 << 16, dtype=np.uint16)
+    direct = _simulator.dl16_from_f16(halves, ARCH)
+    via_f32 = REF.from_f32(halves.view(np.float16).astype(np.float32))
+    np.testing.assert_array_equal(direct, via_f32)
