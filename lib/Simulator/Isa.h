@@ -57,13 +57,14 @@ enum class Opcode : uint8_t {
 enum class UnaryFunc : uint8_t {
   copy, neg, abs, exp, log, log1p, expm1, tanh, sigmoid, erf, sqrt, rsqrt,
   sin, cos, floor, ceil, round, trunc, sign, reciprocal, relu, logical_not,
-  bitwise_not, isnan, isinf,
+  bitwise_not, isnan, isinf, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
+  log2, log10, exp2, erfc, lgamma, signbit,
   count_
 };
 enum class BinaryFunc : uint8_t {
   add, sub, mul, div, max, min, pow, eq, ne, lt, le, gt, ge,
   logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor,
-  shl, shr, fmod, mod, floordiv, atan2, truediv_int,
+  shl, shr, fmod, mod, floordiv, atan2, truediv_int, hypot, copysign, nextafter,
   count_
 };
 enum class FillFunc : uint8_t {

@@ -128,6 +128,21 @@ float unaryF(UnaryFunc f, float x) {
   case UnaryFunc::logical_not: return x == 0.0f ? 1.0f : 0.0f;
   case UnaryFunc::isnan: return std::isnan(x) ? 1.0f : 0.0f;
   case UnaryFunc::isinf: return std::isinf(x) ? 1.0f : 0.0f;
+  case UnaryFunc::tan: return std::tan(x);
+  case UnaryFunc::asin: return std::asin(x);
+  case UnaryFunc::acos: return std::acos(x);
+  case UnaryFunc::atan: return std::atan(x);
+  case UnaryFunc::sinh: return std::sinh(x);
+  case UnaryFunc::cosh: return std::cosh(x);
+  case UnaryFunc::asinh: return std::asinh(x);
+  case UnaryFunc::acosh: return std::acosh(x);
+  case UnaryFunc::atanh: return std::atanh(x);
+  case UnaryFunc::log2: return std::log2(x);
+  case UnaryFunc::log10: return std::log10(x);
+  case UnaryFunc::exp2: return std::exp2(x);
+  case UnaryFunc::erfc: return std::erfc(x);
+  case UnaryFunc::lgamma: return std::lgamma(x);
+  case UnaryFunc::signbit: return std::signbit(x) ? 1.0f : 0.0f;
   default: return x; // bitwise_not has no float form; validated away below
   }
 }
@@ -140,6 +155,7 @@ int64_t unaryI(UnaryFunc f, int64_t x) {
   case UnaryFunc::relu: return x > 0 ? x : 0;
   case UnaryFunc::logical_not: return x == 0;
   case UnaryFunc::bitwise_not: return ~x;
+  case UnaryFunc::signbit: return x < 0;
   case UnaryFunc::isnan: case UnaryFunc::isinf: return 0;
   default: return x; // copy, floor, ceil, round, trunc of an integer
   }
@@ -169,6 +185,9 @@ float binaryF(BinaryFunc f, float a, float b) {
   case BinaryFunc::mod: { float r = std::fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
   case BinaryFunc::floordiv: return std::floor(a / b);
   case BinaryFunc::atan2: return std::atan2(a, b);
+  case BinaryFunc::hypot: return std::hypot(a, b);
+  case BinaryFunc::copysign: return std::copysign(a, b);
+  case BinaryFunc::nextafter: return std::nextafter(a, b);
   default: return NAN; // bitwise ops and shifts need integers
   }
 }
@@ -489,13 +508,18 @@ bool isTranscendental(const Instr &in) {
     case UnaryFunc::exp: case UnaryFunc::log: case UnaryFunc::log1p: case UnaryFunc::expm1:
     case UnaryFunc::tanh: case UnaryFunc::sigmoid: case UnaryFunc::erf: case UnaryFunc::sqrt:
     case UnaryFunc::rsqrt: case UnaryFunc::sin: case UnaryFunc::cos: case UnaryFunc::reciprocal:
+    case UnaryFunc::tan: case UnaryFunc::asin: case UnaryFunc::acos: case UnaryFunc::atan:
+    case UnaryFunc::sinh: case UnaryFunc::cosh: case UnaryFunc::asinh: case UnaryFunc::acosh:
+    case UnaryFunc::atanh: case UnaryFunc::log2: case UnaryFunc::log10: case UnaryFunc::exp2:
+    case UnaryFunc::erfc: case UnaryFunc::lgamma:
       return true;
     default: return false;
     }
   }
   if (static_cast<Opcode>(in.opcode) == Opcode::binary) {
     auto f = static_cast<BinaryFunc>(in.func);
-    return f == BinaryFunc::pow || f == BinaryFunc::atan2 || f == BinaryFunc::div;
+    return f == BinaryFunc::pow || f == BinaryFunc::atan2 || f == BinaryFunc::div ||
+           f == BinaryFunc::hypot;
   }
   return false;
 }

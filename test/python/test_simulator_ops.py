@@ -24,8 +24,15 @@ UNARY = {
     "logical_not": lambda x: (x == 0).astype(np.float32),
     "isnan": lambda x: np.isnan(x).astype(np.float32),
     "isinf": lambda x: np.isinf(x).astype(np.float32),
+    "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh,
+    "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+    "log2": np.log2, "log10": np.log10, "exp2": np.exp2,
+    "erfc": np.vectorize(math.erfc, otypes=[np.float32]),
+    "lgamma": np.vectorize(math.lgamma, otypes=[np.float32]),
+    "signbit": lambda x: np.signbit(x).astype(np.float32),
 }
-POSITIVE = {"log", "sqrt", "rsqrt", "log1p"}
+POSITIVE = {"log", "sqrt", "rsqrt", "log1p", "log2", "log10", "lgamma"}
+UNIT = {"asin", "acos", "atanh"}  # defined on (-1, 1)
 
 
 def _data(shape, positive=False, dtype=DType.f32):
@@ -43,6 +50,12 @@ def test_unary(name, dtype):
     p.output("y", dtype, (8, 40))
     p.c.unary(getattr(UnaryFunc, name), p.view("y"), p.view("x"), 8, 40, sync=p.ready())
     x = _data((8, 40), name in POSITIVE, dtype)
+    if name in UNIT:
+        x = np.tanh(x) * np.float32(0.99)
+    if name == "acosh":
+        x = np.abs(x) + 1
+    if dtype == DType.dl16:
+        x = R.round(x)
     host = x if dtype == DType.f32 else x.astype(np.float16)
     y = p.finish({"x": host}).outputs["y"]
     expected = UNARY[name](x).astype(np.float32)
@@ -60,6 +73,7 @@ BINARY = {
     "gt": np.greater, "ge": np.greater_equal, "fmod": np.fmod, "mod": np.mod,
     "floordiv": lambda a, b: np.floor(a / b), "atan2": np.arctan2,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "hypot": np.hypot, "copysign": np.copysign, "nextafter": np.nextafter,
 }
 
 
