@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace spyre {
 using namespace isa;
@@ -163,15 +164,9 @@ int64_t unaryI(UnaryFunc f, int64_t x) {
 
 bool isIntegerOnlyUnary(UnaryFunc f) { return f == UnaryFunc::bitwise_not; }
 
-float binaryF(BinaryFunc f, float a, float b) {
+/// Comparisons and logical operations, the same for floats and integers.
+template <typename T> std::optional<T> compareOrLogical(BinaryFunc f, T a, T b) {
   switch (f) {
-  case BinaryFunc::add: return a + b;
-  case BinaryFunc::sub: return a - b;
-  case BinaryFunc::mul: return a * b;
-  case BinaryFunc::div: case BinaryFunc::truediv_int: return a / b;
-  case BinaryFunc::max: return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b);
-  case BinaryFunc::min: return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b);
-  case BinaryFunc::pow: return std::pow(a, b);
   case BinaryFunc::eq: return a == b;
   case BinaryFunc::ne: return a != b;
   case BinaryFunc::lt: return a < b;
@@ -181,6 +176,21 @@ float binaryF(BinaryFunc f, float a, float b) {
   case BinaryFunc::logical_and: return (a != 0) && (b != 0);
   case BinaryFunc::logical_or: return (a != 0) || (b != 0);
   case BinaryFunc::logical_xor: return (a != 0) != (b != 0);
+  default: return std::nullopt;
+  }
+}
+
+float binaryF(BinaryFunc f, float a, float b) {
+  if (std::optional<float> r = compareOrLogical(f, a, b))
+    return *r;
+  switch (f) {
+  case BinaryFunc::add: return a + b;
+  case BinaryFunc::sub: return a - b;
+  case BinaryFunc::mul: return a * b;
+  case BinaryFunc::div: case BinaryFunc::truediv_int: return a / b;
+  case BinaryFunc::max: return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b);
+  case BinaryFunc::min: return (std::isnan(a) || std::isnan(b)) ? NAN : std::min(a, b);
+  case BinaryFunc::pow: return std::pow(a, b);
   case BinaryFunc::fmod: return std::fmod(a, b);
   case BinaryFunc::mod: { float r = std::fmod(a, b); return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
   case BinaryFunc::floordiv: return std::floor(a / b);
@@ -193,6 +203,8 @@ float binaryF(BinaryFunc f, float a, float b) {
 }
 
 int64_t binaryI(BinaryFunc f, int64_t a, int64_t b, const std::string &where) {
+  if (std::optional<int64_t> r = compareOrLogical(f, a, b))
+    return *r;
   auto needNonZero = [&] { if (b == 0) throw Error(where + "integer division by zero"); };
   switch (f) {
   case BinaryFunc::add: return a + b;
@@ -200,15 +212,6 @@ int64_t binaryI(BinaryFunc f, int64_t a, int64_t b, const std::string &where) {
   case BinaryFunc::mul: return a * b;
   case BinaryFunc::max: return std::max(a, b);
   case BinaryFunc::min: return std::min(a, b);
-  case BinaryFunc::eq: return a == b;
-  case BinaryFunc::ne: return a != b;
-  case BinaryFunc::lt: return a < b;
-  case BinaryFunc::le: return a <= b;
-  case BinaryFunc::gt: return a > b;
-  case BinaryFunc::ge: return a >= b;
-  case BinaryFunc::logical_and: return a && b;
-  case BinaryFunc::logical_or: return a || b;
-  case BinaryFunc::logical_xor: return (a != 0) != (b != 0);
   case BinaryFunc::bitwise_and: return a & b;
   case BinaryFunc::bitwise_or: return a | b;
   case BinaryFunc::bitwise_xor: return a ^ b;
