@@ -86,33 +86,18 @@ PYBIND11_MODULE(_simulator, m) {
       .value("bool", HostDType::boolean);
   {
     py::enum_<UnaryFunc> e(m, "UnaryFunc");
-    const char *names[] = {"copy", "neg", "abs", "exp", "log", "log1p", "expm1", "tanh",
-                           "sigmoid", "erf", "sqrt", "rsqrt", "sin", "cos", "floor", "ceil",
-                           "round", "trunc", "sign", "reciprocal", "relu", "logical_not",
-                           "bitwise_not", "isnan", "isinf", "tan", "asin", "acos", "atan", "sinh",
-                           "cosh", "asinh", "acosh", "atanh", "log2", "log10", "exp2", "erfc",
-                           "lgamma", "signbit"};
-    static_assert(std::size(names) == static_cast<size_t>(UnaryFunc::count_));
-    for (size_t i = 0; i < std::size(names); ++i)
-      e.value(names[i], static_cast<UnaryFunc>(i));
+    for (size_t i = 0; i < kUnaryFuncNames.size(); ++i)
+      e.value(kUnaryFuncNames[i], static_cast<UnaryFunc>(i));
   }
   {
     py::enum_<BinaryFunc> e(m, "BinaryFunc");
-    const char *names[] = {"add", "sub", "mul", "div", "max", "min", "pow", "eq", "ne", "lt",
-                           "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-                           "bitwise_and", "bitwise_or", "bitwise_xor", "shl", "shr", "fmod",
-                           "mod", "floordiv", "atan2", "truediv_int", "hypot", "copysign",
-                           "nextafter"};
-    static_assert(std::size(names) == static_cast<size_t>(BinaryFunc::count_));
-    for (size_t i = 0; i < std::size(names); ++i)
-      e.value(names[i], static_cast<BinaryFunc>(i));
+    for (size_t i = 0; i < kBinaryFuncNames.size(); ++i)
+      e.value(kBinaryFuncNames[i], static_cast<BinaryFunc>(i));
   }
   {
     py::enum_<ReduceFunc> e(m, "ReduceFunc");
-    const char *names[] = {"sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "welford"};
-    static_assert(std::size(names) == static_cast<size_t>(ReduceFunc::count_));
-    for (size_t i = 0; i < std::size(names); ++i)
-      e.value(names[i], static_cast<ReduceFunc>(i));
+    for (size_t i = 0; i < kReduceFuncNames.size(); ++i)
+      e.value(kReduceFuncNames[i], static_cast<ReduceFunc>(i));
   }
 
   py::class_<Arch>(m, "Arch")

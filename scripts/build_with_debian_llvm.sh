@@ -21,6 +21,6 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 start=$(date +%s)
 cmake -G Ninja -S . -B build/debian -DSPYRE_ENABLE_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm >/dev/null
-ninja -C build/debian -j2 spyre-opt
+ninja -C build/debian -j2 spyre-opt spyre-translate
 echo "== Debian LLVM build took $(( $(date +%s) - start )) s"
 SPYRE_TOOLS_DIR="$PWD/build/debian/bin" lit -s test

@@ -10,7 +10,10 @@
 #ifndef SPYRE_SIMULATOR_ISA_H
 #define SPYRE_SIMULATOR_ISA_H
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <type_traits>
 
 namespace spyre::isa {
@@ -21,6 +24,7 @@ inline constexpr uint32_t kFormatVersion = 1;
 /// Element types in device memory and LX. 16-bit floats are DLFloat16.
 enum class DType : uint8_t { dl16 = 0, f32 = 1, i32 = 2, i8 = 3, u8 = 4 };
 inline constexpr uint8_t kNumDTypes = 5;
+inline constexpr size_t kNumDTypesValue = kNumDTypes;
 inline int64_t dtypeBytes(DType t) {
   switch (t) {
   case DType::dl16: return 2;
@@ -76,6 +80,41 @@ enum class ReduceFunc : uint8_t {
   sum, prod, max, min, argmax, argmin, any, all, welford,
   count_
 };
+
+/// Names of the functions, in enum order: the one spelling used by the
+/// Python API, the hardware-level IR and the docs.
+inline constexpr std::array<const char *, static_cast<size_t>(UnaryFunc::count_)> kUnaryFuncNames = {
+    "copy", "neg", "abs", "exp", "log", "log1p", "expm1", "tanh", "sigmoid", "erf", "sqrt",
+    "rsqrt", "sin", "cos", "floor", "ceil", "round", "trunc", "sign", "reciprocal", "relu",
+    "logical_not", "bitwise_not", "isnan", "isinf", "tan", "asin", "acos", "atan", "sinh",
+    "cosh", "asinh", "acosh", "atanh", "log2", "log10", "exp2", "erfc", "lgamma", "signbit"};
+inline constexpr std::array<const char *, static_cast<size_t>(BinaryFunc::count_)> kBinaryFuncNames = {
+    "add", "sub", "mul", "div", "max", "min", "pow", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "shl", "shr", "fmod", "mod", "floordiv", "atan2", "truediv_int", "hypot", "copysign",
+    "nextafter"};
+inline constexpr std::array<const char *, static_cast<size_t>(ReduceFunc::count_)> kReduceFuncNames = {
+    "sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "welford"};
+inline constexpr std::array<const char *, kNumDTypesValue> kDTypeNames = {"dl16", "f32", "i32", "i8", "u8"};
+
+template <size_t N> constexpr bool allNamed(const std::array<const char *, N> &names) {
+  for (const char *name : names)
+    if (name == nullptr)
+      return false;
+  return true;
+}
+static_assert(allNamed(kUnaryFuncNames) && allNamed(kBinaryFuncNames) &&
+              allNamed(kReduceFuncNames) && allNamed(kDTypeNames),
+              "every function needs a name");
+
+/// Index of `name` in `names`, or -1.
+template <size_t N>
+int indexOfName(const std::array<const char *, N> &names, std::string_view name) {
+  for (size_t i = 0; i < N; ++i)
+    if (name == names[i])
+      return static_cast<int>(i);
+  return -1;
+}
 
 /// Instruction flags.
 enum Flags : uint16_t {

@@ -516,4 +516,13 @@ std::vector<int64_t> Program::validate(const Arch &arch) const {
   return Validator(*this, arch).run();
 }
 
+std::string Program::check(const Arch &arch) const noexcept {
+  try {
+    validate(arch);
+    return {};
+  } catch (const std::exception &e) {
+    return e.what();
+  }
+}
+
 } // namespace spyre

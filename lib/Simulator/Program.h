@@ -48,6 +48,9 @@ struct Program {
   /// inside its buffer or the usable LX. Throws Error naming the core and
   /// instruction. Returns how many bytes of LX each core's data can reach.
   std::vector<int64_t> validate(const Arch &arch) const;
+  /// validate() for callers built without exceptions (the MLIR side):
+  /// returns the error message, or an empty string if the program is valid.
+  std::string check(const Arch &arch) const noexcept;
 };
 
 } // namespace spyre

@@ -1,4 +1,4 @@
-"""Console entry points: spyre-opt (the native MLIR driver) and spyre-run."""
+"""Console entry points: spyre-opt and spyre-translate (native MLIR drivers) and spyre-run."""
 
 from __future__ import annotations
 
@@ -17,6 +17,10 @@ def _exec(name: str) -> None:
 
 def spyre_opt() -> None:
     _exec("spyre-opt")
+
+
+def spyre_translate() -> None:
+    _exec("spyre-translate")
 
 
 def _report(stats: dict, arch) -> str:

@@ -19,6 +19,13 @@ def spyre_opt():
 
 
 @pytest.fixture(scope="session")
+def spyre_translate(spyre_opt):
+    path = os.path.join(os.path.dirname(spyre_opt), "spyre-translate")
+    assert os.path.exists(path), f"spyre-translate not found beside {spyre_opt}"
+    return path
+
+
+@pytest.fixture(scope="session")
 def all_ops_source():
     with open(os.path.join(IR_TESTS, "IR", "ops.mlir")) as f:
         return f.read()

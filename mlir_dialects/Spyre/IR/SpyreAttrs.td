@@ -78,4 +78,41 @@ def Spyre_LayoutAttr : Spyre_Attr<"Layout", "layout"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Hardware level
+//===----------------------------------------------------------------------===//
+
+def Spyre_RefAttr : Spyre_Attr<"Ref", "ref"> {
+  let summary = "A memory operand of a hardware-level instruction";
+  let description = [{
+    Where an instruction reads or writes: `lx` (the core's scratchpad) or a
+    device buffer named by its `spyre.hw.buffer` symbol; the element type on
+    the device (`dl16`, `f32`, `i32`, `i8`, `u8`); a byte offset; up to three
+    byte strides (their meaning depends on the instruction, docs/isa.md); the
+    bytes added per iteration of the enclosing hardware loops, innermost
+    first; and, for `spyre.hw.ring`, the destination core. Zero fields are
+    omitted when printed.
+
+    Examples:
+    ```mlir
+    #spyre.ref<lx, dl16>
+    #spyre.ref<@a, dl16, offset = 4096, strides = [2048, 0, 0]>
+    #spyre.ref<lx, f32, strides = [512, 4, 0], inc = [512, 0, 0]>
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::FlatSymbolRefAttr":$buffer, // null for LX
+    "uint8_t":$dtype,                    // isa::DType
+    "int64_t":$offset,
+    ArrayRefParameter<"int64_t">:$strides,
+    ArrayRefParameter<"int64_t">:$inc,
+    "int64_t":$core
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isLx() const { return !getBuffer(); }
+  }];
+}
+
 #endif // SPYRE_ATTRS_TD

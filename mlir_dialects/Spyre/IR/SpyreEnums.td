@@ -35,4 +35,15 @@ def Spyre_CombinerKind : I32EnumAttr<"CombinerKind",
   let genSpecializedAttr = 0;
 }
 
+// The order is the binary format's (docs/binary-format.md, BufferDesc.kind).
+def Spyre_HwBufferKind : I32EnumAttr<"HwBufferKind", "role of a device buffer", [
+    I32EnumAttrCase<"input", 0>,
+    I32EnumAttrCase<"output", 1>,
+    I32EnumAttrCase<"inout", 2>,
+    I32EnumAttrCase<"scratch", 3>,
+    I32EnumAttrCase<"constant", 4>
+  ]> {
+  let cppNamespace = "::mlir::spyre";
+}
+
 #endif // SPYRE_ENUMS_TD

@@ -475,4 +475,6 @@ def Spyre_ConstantOp : Spyre_Op<"constant", [ConstantLike, Pure]> {
   let hasFolder = 1;
 }
 
+include "Spyre/IR/SpyreHwOps.td"
+
 #endif // SPYRE_OPS_TD
