@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <variant>
 #include <vector>
 
 #define TOML_EXCEPTIONS 0
@@ -14,52 +15,41 @@
 namespace spyre {
 namespace {
 
-/// Reads required keys and collects the first error.
-class Reader {
-public:
-  Reader(const toml::table &root, std::string_view source)
-      : root(root), source(source) {}
+/// Every numeric parameter: its TOML key, where it goes, and whether it
+/// must be positive. One list serves parsing and the fingerprint.
+struct Field {
+  const char *key;
+  std::variant<int64_t Arch::*, double Arch::*> member;
+  bool positive = true;
+};
 
-  template <typename T> void get(const char *path, T &out, bool positive = true) {
-    if (!error.empty())
-      return;
-    toml::node_view<const toml::node> node = root.at_path(path);
-    std::optional<T> value;
-    if constexpr (std::is_floating_point_v<T>)
-      value = node.value<double>();
-    else
-      value = node.value<int64_t>();
-    if (!value) {
-      fail(path, node ? "has the wrong type" : "is missing");
-      return;
-    }
-    if (positive && *value <= 0) {
-      fail(path, "must be positive");
-      return;
-    }
-    out = *value;
-  }
-
-  void getString(const char *path, std::string &out) {
-    if (!error.empty())
-      return;
-    std::optional<std::string> value = root.at_path(path).value<std::string>();
-    if (!value)
-      return fail(path, "is missing or not a string");
-    out = *value;
-  }
-
-  void fail(std::string_view path, std::string_view what) {
-    if (error.empty())
-      error = std::string(source) + ": key '" + std::string(path) + "' " +
-              std::string(what);
-  }
-
-  std::string error;
-
-private:
-  const toml::table &root;
-  std::string_view source;
+const Field kFields[] = {
+    {"card.cores", &Arch::cores},
+    {"card.clock_hz", &Arch::clockHz},
+    {"core.corelets", &Arch::corelets},
+    {"core.pt_rows", &Arch::ptRows},
+    {"core.pt_cols", &Arch::ptCols},
+    {"core.pt_lanes", &Arch::ptLanes},
+    {"core.pt_startup_cycles", &Arch::ptStartupCycles, false},
+    {"core.int8_rate_multiplier", &Arch::int8RateMultiplier},
+    {"core.sfu_lanes", &Arch::sfuLanes},
+    {"core.sfu_fp32_rate_divisor", &Arch::sfuFp32RateDivisor},
+    {"core.sfu_transcendental_divisor", &Arch::sfuTranscendentalDivisor},
+    {"core.sfu_startup_cycles", &Arch::sfuStartupCycles, false},
+    {"core.engine_queue_depth", &Arch::engineQueueDepth},
+    {"lx.bytes", &Arch::lxBytes},
+    {"lx.reserved_bytes", &Arch::lxReservedBytes, false},
+    {"memory.stick_bytes", &Arch::stickBytes},
+    {"memory.device_bytes", &Arch::deviceBytes},
+    {"memory.usable_device_bytes", &Arch::usableDeviceBytes},
+    {"memory.bandwidth_bytes_per_s", &Arch::bandwidthBytesPerS},
+    {"memory.dma_port_bytes_per_cycle", &Arch::dmaPortBytesPerCycle},
+    {"memory.dma_latency_cycles", &Arch::dmaLatencyCycles, false},
+    {"memory.per_core_span_bytes", &Arch::perCoreSpanBytes},
+    {"ring.bytes_per_cycle", &Arch::ringBytesPerCycle},
+    {"ring.hop_latency_cycles", &Arch::ringHopLatencyCycles, false},
+    {"numerics.dlfloat16_exponent_bits", &Arch::dlfloat16ExponentBits},
+    {"numerics.dlfloat16_fraction_bits", &Arch::dlfloat16FractionBits},
 };
 
 } // namespace
@@ -75,47 +65,39 @@ std::optional<Arch> Arch::parse(std::string_view text,
     return std::nullopt;
   }
   const toml::table &root = parsed.table();
-  Reader r(root, sourceName);
-  Arch a;
-  r.getString("name", a.name);
-  r.get("card.cores", a.cores);
-  r.get("card.clock_hz", a.clockHz);
-  r.get("core.corelets", a.corelets);
-  r.get("core.pt_rows", a.ptRows);
-  r.get("core.pt_cols", a.ptCols);
-  r.get("core.pt_lanes", a.ptLanes);
-  r.get("core.pt_startup_cycles", a.ptStartupCycles, /*positive=*/false);
-  r.get("core.int8_rate_multiplier", a.int8RateMultiplier);
-  r.get("core.sfu_lanes", a.sfuLanes);
-  r.get("core.sfu_fp32_rate_divisor", a.sfuFp32RateDivisor);
-  r.get("core.sfu_transcendental_divisor", a.sfuTranscendentalDivisor);
-  r.get("core.sfu_startup_cycles", a.sfuStartupCycles, /*positive=*/false);
-  r.get("core.engine_queue_depth", a.engineQueueDepth);
-  r.get("lx.bytes", a.lxBytes);
-  r.get("lx.reserved_bytes", a.lxReservedBytes, /*positive=*/false);
-  r.get("memory.stick_bytes", a.stickBytes);
-  r.get("memory.device_bytes", a.deviceBytes);
-  r.get("memory.usable_device_bytes", a.usableDeviceBytes);
-  r.get("memory.bandwidth_bytes_per_s", a.bandwidthBytesPerS);
-  r.get("memory.dma_port_bytes_per_cycle", a.dmaPortBytesPerCycle);
-  r.get("memory.dma_latency_cycles", a.dmaLatencyCycles, /*positive=*/false);
-  r.get("memory.per_core_span_bytes", a.perCoreSpanBytes);
-  r.get("ring.bytes_per_cycle", a.ringBytesPerCycle);
-  r.get("ring.hop_latency_cycles", a.ringHopLatencyCycles, /*positive=*/false);
-  r.get("numerics.dlfloat16_exponent_bits", a.dlfloat16ExponentBits);
-  r.get("numerics.dlfloat16_fraction_bits", a.dlfloat16FractionBits);
-  if (r.error.empty() && a.lxReservedBytes >= a.lxBytes)
-    r.fail("lx.reserved_bytes", "leaves no usable LX");
-  if (r.error.empty() && a.lxBytes % a.stickBytes != 0)
-    r.fail("lx.bytes", "must be a whole number of sticks");
-  if (r.error.empty() &&
-      a.dlfloat16ExponentBits + a.dlfloat16FractionBits != 15)
-    r.fail("numerics.dlfloat16_fraction_bits",
-           "plus the exponent bits must be 15 (a 16-bit format)");
-  if (!r.error.empty()) {
-    error = r.error;
+  auto fail = [&](std::string_view key, std::string_view what) {
+    error = std::string(sourceName) + ": key '" + std::string(key) + "' " + std::string(what);
     return std::nullopt;
+  };
+  Arch a;
+  std::optional<std::string> name = root.at_path("name").value<std::string>();
+  if (!name)
+    return fail("name", "is missing or not a string");
+  a.name = *name;
+  for (const Field &f : kFields) {
+    toml::node_view<const toml::node> node = root.at_path(f.key);
+    double value;
+    if (auto *member = std::get_if<double Arch::*>(&f.member)) {
+      std::optional<double> v = node.value<double>();
+      if (!v)
+        return fail(f.key, node ? "has the wrong type" : "is missing");
+      value = a.*(*member) = *v;
+    } else {
+      std::optional<int64_t> v = node.value<int64_t>();
+      if (!v || !node.is_integer())
+        return fail(f.key, node ? "has the wrong type" : "is missing");
+      value = static_cast<double>(a.*std::get<int64_t Arch::*>(f.member) = *v);
+    }
+    if (value < 0 || (f.positive && value == 0))
+      return fail(f.key, f.positive ? "must be positive" : "must not be negative");
   }
+  if (a.lxReservedBytes >= a.lxBytes)
+    return fail("lx.reserved_bytes", "leaves no usable LX");
+  if (a.lxBytes % a.stickBytes != 0)
+    return fail("lx.bytes", "must be a whole number of sticks");
+  if (a.dlfloat16ExponentBits + a.dlfloat16FractionBits != 15)
+    return fail("numerics.dlfloat16_fraction_bits",
+                "plus the exponent bits must be 15 (a 16-bit format)");
   return a;
 }
 
@@ -133,17 +115,13 @@ std::optional<Arch> Arch::load(const std::string &path, std::string &error) {
 uint64_t Arch::fingerprint() const {
   // FNV-1a over the parameters' decimal text: stable across hosts.
   std::ostringstream os;
-  os << name << ' ' << cores << ' ' << clockHz << ' ' << corelets << ' '
-     << ptRows << ' ' << ptCols << ' ' << ptLanes << ' ' << ptStartupCycles
-     << ' ' << int8RateMultiplier << ' ' << sfuLanes << ' '
-     << sfuFp32RateDivisor << ' ' << sfuTranscendentalDivisor << ' '
-     << sfuStartupCycles << ' ' << engineQueueDepth << ' ' << lxBytes << ' '
-     << lxReservedBytes << ' ' << stickBytes << ' ' << deviceBytes << ' '
-     << usableDeviceBytes << ' ' << bandwidthBytesPerS << ' '
-     << dmaPortBytesPerCycle << ' ' << dmaLatencyCycles << ' '
-     << perCoreSpanBytes << ' ' << ringBytesPerCycle << ' '
-     << ringHopLatencyCycles << ' ' << dlfloat16ExponentBits << ' '
-     << dlfloat16FractionBits;
+  os << name;
+  for (const Field &f : kFields) {
+    if (auto *member = std::get_if<double Arch::*>(&f.member))
+      os << ' ' << this->*(*member);
+    else
+      os << ' ' << this->*std::get<int64_t Arch::*>(f.member);
+  }
   uint64_t hash = 1469598103934665603ull;
   for (unsigned char c : os.str()) {
     hash ^= c;
