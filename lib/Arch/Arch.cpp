@@ -3,6 +3,7 @@
 #include "Arch/Arch.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <variant>
@@ -133,8 +134,16 @@ uint64_t Arch::fingerprint() const {
 std::string Arch::defaultPath() {
   if (const char *env = std::getenv("SPYRE_ARCH"); env && *env)
     return env;
+  // Installed tools live in spyre_mlir/bin, the description in spyre_mlir/arch.
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path installed = exe.parent_path().parent_path() / "arch" / "spyre_card.toml";
+    if (std::filesystem::exists(installed, ec))
+      return installed.string();
+  }
 #ifdef SPYRE_DEFAULT_ARCH_PATH
-  return SPYRE_DEFAULT_ARCH_PATH;
+  return SPYRE_DEFAULT_ARCH_PATH; // the source tree's, for build-tree tools
 #else
   return "spyre_card.toml";
 #endif

@@ -59,7 +59,8 @@ struct Arch {
                                    std::string &error);
   static std::optional<Arch> load(const std::string &path, std::string &error);
 
-  /// $SPYRE_ARCH if set, else the description installed with the package.
+  /// $SPYRE_ARCH if set; else the description installed beside the running
+  /// tool (spyre_mlir/bin/../arch); else the source tree's.
   static std::string defaultPath();
 };
 

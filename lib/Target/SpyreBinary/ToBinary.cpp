@@ -10,14 +10,11 @@
 #include "Simulator/DLFloat16.h"
 #include "Simulator/ProgramBuilder.h"
 #include "Spyre/IR/SpyreOps.h"
-#include "Spyre/InitAll.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace mlir::spyre;
@@ -200,39 +197,29 @@ private:
 
 } // namespace
 
+LogicalResult mlir::spyre::writeProgram(HwProgramOp program, const ::spyre::Arch &arch,
+                                       std::vector<uint8_t> &binary) {
+  if (program.getNumCores() > arch.cores)
+    return program.emitOpError() << "uses " << program.getNumCores() << " cores; '" << arch.name
+                                 << "' has " << arch.cores;
+  return Writer(program, arch).run(binary);
+}
+
 LogicalResult mlir::spyre::translateToBinary(Operation *root, const ::spyre::Arch &arch,
                                              std::vector<uint8_t> &binary) {
   SmallVector<HwProgramOp> programs;
   root->walk([&](HwProgramOp p) { programs.push_back(p); });
   if (programs.size() != 1)
     return root->emitError() << "expected one spyre.hw.program, found " << programs.size();
-  if (programs.front().getNumCores() > arch.cores)
-    return programs.front().emitOpError()
-           << "uses " << programs.front().getNumCores() << " cores; '" << arch.name << "' has "
-           << arch.cores;
-  return Writer(programs.front(), arch).run(binary);
+  return writeProgram(programs.front(), arch, binary);
 }
 
 namespace {
 llvm::cl::opt<std::string> archPath(
-    "spyre-arch", llvm::cl::desc("Architecture description (default: the installed card, or "
-                                 "$SPYRE_ARCH)"),
+    "spyre-arch", llvm::cl::desc("Architecture description (default: $SPYRE_ARCH, else the "
+                                 "card installed beside the tool)"),
     llvm::cl::init(""));
 
-/// Next to an installed tool (spyre_mlir/bin) the description is in
-/// spyre_mlir/arch; elsewhere, $SPYRE_ARCH or the source tree's.
-std::string defaultArchPath() {
-  if (!archPath.empty())
-    return archPath;
-  if (getenv("SPYRE_ARCH"))
-    return ::spyre::Arch::defaultPath();
-  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
-  SmallString<256> installed(llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
-  llvm::sys::path::append(installed, "arch", "spyre_card.toml");
-  if (llvm::sys::fs::exists(installed))
-    return std::string(installed);
-  return ::spyre::Arch::defaultPath();
-}
 } // namespace
 
 void mlir::spyre::registerToBinaryTranslation() {
@@ -240,7 +227,8 @@ void mlir::spyre::registerToBinaryTranslation() {
       "spyre-hw-to-binary", "Write a spyre.hw.program as a Spyre program binary",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
         std::string error;
-        std::optional<::spyre::Arch> arch = ::spyre::Arch::load(defaultArchPath(), error);
+        std::optional<::spyre::Arch> arch =
+            ::spyre::Arch::load(archPath.empty() ? ::spyre::Arch::defaultPath() : archPath, error);
         if (!arch)
           return op->emitError() << error;
         std::vector<uint8_t> binary;
@@ -249,5 +237,5 @@ void mlir::spyre::registerToBinaryTranslation() {
         os.write(reinterpret_cast<const char *>(binary.data()), binary.size());
         return success();
       },
-      [](DialectRegistry &registry) { registerAllDialects(registry); });
+      [](DialectRegistry &registry) { registry.insert<SpyreDialect>(); });
 }

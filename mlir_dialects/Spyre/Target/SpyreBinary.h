@@ -15,6 +15,12 @@ struct Arch;
 namespace mlir {
 class Operation;
 namespace spyre {
+class HwProgramOp;
+
+/// Writes one hardware-level program as a binary for `arch` (checked by the
+/// simulator's validator); emits a diagnostic on the program if invalid.
+LogicalResult writeProgram(HwProgramOp program, const ::spyre::Arch &arch,
+                           std::vector<uint8_t> &binary);
 
 /// Writes the one `spyre.hw.program` under `root` as a program binary
 /// (docs/binary-format.md) for `arch`, through the simulator's

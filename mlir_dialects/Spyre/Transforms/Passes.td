@@ -42,4 +42,21 @@ def SpyreGeneralize : Pass<"spyre-generalize", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpyreCheckHw : Pass<"spyre-check-hw", "::mlir::ModuleOp"> {
+  let summary = "Check hardware-level programs against the card";
+  let description = [{
+    Runs the simulator's program validator on every `spyre.hw.program`:
+    every access of every instruction, over every iteration of its hardware
+    loops, must stay inside its buffer or the core's usable LX, cores and
+    semaphores must exist, and operands must be of the kinds the instructions
+    take. The card is the architecture description given by `arch` (default:
+    `$SPYRE_ARCH`, else the one installed with the tools). Passes that lower
+    to the hardware level run it on their output; it changes nothing.
+  }];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">
+  ];
+}
+
 #endif // SPYRE_PASSES_TD
