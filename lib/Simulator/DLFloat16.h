@@ -59,6 +59,18 @@ public:
 
   float toFloat(uint16_t bits) const { return table[bits]; }
 
+  /// Encodes `n` values to `out` (2 bytes each, any alignment). The
+  /// parameters are copied to locals so that the compiler keeps them in
+  /// registers and can vectorise, instead of reloading them after every
+  /// store through the byte pointer.
+  void fromFloat(const float *values, uint8_t *out, int64_t n) const {
+    const DLFloat16 local(*this, /*withoutTable=*/true);
+    for (int64_t i = 0; i < n; ++i) {
+      uint16_t bits = local.fromFloat(values[i]);
+      std::memcpy(out + 2 * i, &bits, 2);
+    }
+  }
+
   /// Decodes `n` values stored at `bits`; branch-free so that the compiler vectorises it,
   /// which beats table lookups on long rows (matmul operands).
   void toFloat(const uint8_t *bits, float *out, int64_t n) const {
@@ -82,6 +94,9 @@ public:
   float round(float value) const { return toFloat(fromFloat(value)); }
 
 private:
+  DLFloat16(const DLFloat16 &other, bool /*withoutTable*/)
+      : fracBits(other.fracBits), expMax(other.expMax), bias(other.bias), shift(other.shift) {}
+
   float decode(uint16_t bits) const {
     uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
     uint32_t e = (bits >> fracBits) & expMax;

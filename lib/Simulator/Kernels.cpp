@@ -394,6 +394,11 @@ void decodeRow(const DLFloat16 &dl, const uint8_t *row, float *dst, int64_t n) {
   dl.toFloat(row, dst, n);
 }
 
+__attribute__((target_clones("avx2", "default")))
+void encodeRow(const DLFloat16 &dl, const float *values, uint8_t *row, int64_t n) {
+  dl.fromFloat(values, row, n);
+}
+
 /// Loads a stored rows x cols matrix (row stride in bytes, elements
 /// contiguous) as the DLFloat16 values the matrix unit sees, in f32, into
 /// `out` (a per-thread buffer reused across instructions, so that large
@@ -430,7 +435,10 @@ void execMatmul(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl
   int64_t m = in.shape[0], k = in.shape[1], n = in.shape[2];
   if (!m || !n) return;
   bool ta = in.flags & kTransposeA, tb = in.flags & kTransposeB;
-  thread_local std::vector<float> a, b, c;
+  // Per-thread buffers reused across instructions; bind references once so
+  // that the loops below do not look the thread-local storage up each time.
+  thread_local std::vector<float> tlsA, tlsB, tlsC;
+  std::vector<float> &a = tlsA, &b = tlsB, &c = tlsC;
   loadMatrix(in.ops[1], core, mem, dl, ta ? k : m, ta ? m : k, a);
   loadMatrix(in.ops[2], core, mem, dl, tb ? n : k, tb ? k : n, b);
   const Operand &o = in.ops[0];
@@ -452,16 +460,14 @@ void execMatmul(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl
                 a.data(), static_cast<blasint>(ta ? m : k), b.data(),
                 static_cast<blasint>(tb ? k : n), accumulate ? 1.0f : 0.0f, c.data(),
                 static_cast<blasint>(n));
+  const float *result = c.data();
   for (int64_t i = 0; i < m; ++i) {
     uint8_t *row = base + i * o.stride[0];
     if (type == DType::f32) {
-      std::memcpy(row, c.data() + i * n, n * 4);
+      std::memcpy(row, result + i * n, n * 4);
       continue;
     }
-    for (int64_t j = 0; j < n; ++j) {
-      uint16_t v = dl.fromFloat(c[i * n + j]);
-      std::memcpy(row + 2 * j, &v, 2);
-    }
+    encodeRow(dl, result + i * n, row, n);
   }
 }
 
