@@ -59,4 +59,23 @@ def SpyreCheckHw : Pass<"spyre-check-hw", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpyreAnnotateCost : Pass<"spyre-annotate-cost", "::mlir::ModuleOp"> {
+  let summary = "Attach the cost model's roofline estimate to kernel-level ops";
+  let description = [{
+    Sets `spyre.cost = {flops, vector_ops, device_bytes, compute_cycles,
+    memory_cycles, bound_cycles}` on every kernel-level compute or
+    data-movement op whose shapes are static, from the cost model and the
+    architecture description (`arch`, default `$SPYRE_ARCH` or the installed
+    card). `bound_cycles` is the roofline bound on all cores: the larger of
+    compute time at peak and compulsory device-memory traffic at full
+    bandwidth. Ops it cannot estimate get a remark with `report-unknown`.
+  }];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">,
+    Option<"reportUnknown", "report-unknown", "bool", /*default=*/"false",
+           "Emit a remark on every op without an estimate">
+  ];
+}
+
 #endif // SPYRE_PASSES_TD

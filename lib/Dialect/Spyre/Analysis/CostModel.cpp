@@ -1,0 +1,87 @@
+//===- CostModel.cpp - what kernel-level ops cost on the card -------------===//
+
+#include "Spyre/Analysis/CostModel.h"
+#include "Spyre/IR/SpyreOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::spyre;
+
+namespace {
+
+/// Bytes of an element on the device: 16-bit floats are DLFloat16, i1 a byte.
+int64_t deviceElementBytes(Type t) {
+  if (t.isF16() || t.isBF16())
+    return 2;
+  return t.isInteger(1) ? 1 : (t.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+/// Functions the vector unit runs at its transcendental rate (docs/isa.md).
+bool isTranscendental(Operation &op) {
+  return isa<math::ExpOp, math::LogOp, math::Log1pOp, math::ExpM1Op, math::TanhOp, math::ErfOp,
+             math::SqrtOp, math::RsqrtOp, math::SinOp, math::CosOp, math::TanOp, math::AtanOp,
+             math::Atan2Op, math::PowFOp, math::Log2Op, math::Log10Op, math::Exp2Op,
+             math::ErfcOp, arith::DivFOp>(op);
+}
+
+} // namespace
+
+std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const {
+  OpCost cost;
+  // Compulsory traffic: every buffer operand once.
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    auto type = dyn_cast<BufferType>(operand.getType());
+    if (!type)
+      continue;
+    if (!type.hasStaticShape()) {
+      why = "operand " + std::to_string(i) + " has a dynamic shape";
+      return std::nullopt;
+    }
+    cost.deviceBytes += double(type.getNumElements()) * deviceElementBytes(type.getElementType());
+  }
+  double cores = double(arch.cores);
+  bool known = llvm::TypeSwitch<Operation *, bool>(op)
+                   .Case<MatmulOp, BatchMatmulOp>([&](auto mm) {
+                     auto lhs = cast<BufferType>(mm.getLhs().getType());
+                     auto out = cast<BufferType>(mm.getInit().getType());
+                     int64_t k = lhs.getDimSize(mm.getTransposeLhs() ? lhs.getRank() - 2
+                                                                     : lhs.getRank() - 1);
+                     cost.flops = 2.0 * double(out.getNumElements()) * double(k);
+                     cost.computeCycles = cost.flops / 2 / (arch.macsPerCycle() * cores);
+                     return true;
+                   })
+                   .Case([&](GenericOp generic) {
+                     if (llvm::any_of(generic.getStaticDomain(), ShapedType::isDynamic)) {
+                       why = "the domain has a dynamic size";
+                       return false;
+                     }
+                     double points = 1;
+                     for (int64_t size : generic.getStaticDomain())
+                       points *= double(size);
+                     // f32 anywhere halves the vector rate; transcendental
+                     // functions run at a fraction of it.
+                     bool f32 = llvm::any_of(generic->getOperandTypes(), [](Type t) {
+                       auto b = dyn_cast<BufferType>(t);
+                       return b && b.getElementType().isF32();
+                     });
+                     double perPoint = 0;
+                     for (Operation &inner : generic.getBody().front().without_terminator())
+                       if (!isa<arith::ConstantOp>(inner))
+                         perPoint += isTranscendental(inner) ? arch.sfuTranscendentalDivisor : 1;
+                     perPoint = std::max(perPoint, 1.0); // a copy still streams every element
+                     cost.vectorOps = points * perPoint * (f32 ? arch.sfuFp32RateDivisor : 1);
+                     cost.computeCycles = cost.vectorOps / (arch.sfuElementsPerCycle() * cores);
+                     return true;
+                   })
+                   .Case<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, GatherOp, FillOp>(
+                       [&](auto) { return true; }) // data movement: bytes only
+                   .Default([&](Operation *) {
+                     why = "no cost model for '" + op->getName().getStringRef().str() + "'";
+                     return false;
+                   });
+  if (!known)
+    return std::nullopt;
+  cost.memoryCycles = cost.deviceBytes / arch.deviceBytesPerCycle();
+  return cost;
+}

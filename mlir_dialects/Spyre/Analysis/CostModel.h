@@ -1,0 +1,43 @@
+//===- CostModel.h - what kernel-level ops cost on the card ----*- C++ -*-===//
+//
+// The one place that turns the architecture description into costs of
+// kernel-level ops: the roofline bound that fusion decisions and the
+// benchmark reports use. Everything is derived from ::spyre::Arch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPYRE_ANALYSIS_COSTMODEL_H
+#define SPYRE_ANALYSIS_COSTMODEL_H
+
+#include "Arch/Arch.h"
+#include "mlir/IR/Operation.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::spyre {
+
+struct OpCost {
+  double flops = 0;       ///< matrix-unit FLOPs (a MAC is two)
+  double vectorOps = 0;   ///< vector-unit element operations, weighted by rate
+  double deviceBytes = 0; ///< compulsory traffic: inputs read once, outputs written once
+  double computeCycles = 0, memoryCycles = 0;
+  /// The roofline bound: no schedule on the card can be faster.
+  double boundCycles() const { return computeCycles > memoryCycles ? computeCycles : memoryCycles; }
+};
+
+class CostModel {
+public:
+  explicit CostModel(const ::spyre::Arch &arch) : arch(arch) {}
+
+  /// The cost of one kernel-level op on all of the card's cores, or nothing
+  /// (with the reason in `why`) where it cannot be known statically.
+  std::optional<OpCost> estimate(Operation *op, std::string &why) const;
+
+private:
+  ::spyre::Arch arch;
+};
+
+} // namespace mlir::spyre
+
+#endif // SPYRE_ANALYSIS_COSTMODEL_H

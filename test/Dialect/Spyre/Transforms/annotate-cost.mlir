@@ -1,0 +1,41 @@
+// RUN: spyre-opt %s -spyre-annotate-cost | FileCheck %s
+// The same kernels on a card with 4 cores: compute takes 8x longer.
+// RUN: sed -e 's/^cores = 32/cores = 4/' %S/../../../../lib/Arch/spyre_card.toml > %t.toml
+// RUN: spyre-opt %s -spyre-annotate-cost="arch=%t.toml" | FileCheck %s --check-prefix=SMALL
+// RUN: spyre-opt %s -spyre-annotate-cost="report-unknown=true" -verify-diagnostics -o /dev/null
+
+// 2 * 1024^3 FLOPs at 2048 MAC/cycle/core on 32 cores = 16384 cycles; 6 MiB
+// of f16 operands at 200 B/cycle = 31457.28 cycles: memory bound.
+// CHECK-LABEL: spyre.kernel @matmul
+// CHECK: spyre.matmul
+// CHECK-SAME: spyre.cost = {bound_cycles = 31457.2{{7999+|8}}{{[0-9]*}} : f64, compute_cycles = 1.638400e+04 : f64, device_bytes = 6291456 : i64, flops = 2147483648 : i64, memory_cycles = 31457.2{{7999+|8}}{{[0-9]*}} : f64, vector_ops = 0 : i64}
+// SMALL-LABEL: spyre.kernel @matmul
+// SMALL: bound_cycles = 1.310720e+05 : f64, compute_cycles = 1.310720e+05 : f64
+spyre.kernel @matmul(%a: !spyre.buffer<1024x1024xf16>, %b: !spyre.buffer<1024x1024xf16>,
+                     %c: !spyre.buffer<1024x1024xf16>) {
+  spyre.matmul ins(%a, %b : !spyre.buffer<1024x1024xf16>, !spyre.buffer<1024x1024xf16>)
+               outs(%c : !spyre.buffer<1024x1024xf16>)
+  spyre.return
+}
+
+// exp runs at a quarter of the vector rate: 2^24 points * 4 / (128 * 32).
+// CHECK-LABEL: spyre.kernel @exp
+// CHECK: spyre.cost = {bound_cycles = 335544.3{{[0-9]*}} : f64, compute_cycles = 1.638400e+04 : f64, device_bytes = 67108864 : i64, flops = 0 : i64, memory_cycles = 335544.3{{[0-9]*}} : f64, vector_ops = 67108864 : i64}
+spyre.kernel @exp(%x: !spyre.buffer<4096x4096xf16>, %y: !spyre.buffer<4096x4096xf16>) {
+  spyre.generic domain [4096, 4096] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<4096x4096xf16>) outs(%y : !spyre.buffer<4096x4096xf16>) {
+  ^bb0(%v: f16):
+    %e = math.exp %v : f16
+    spyre.yield %e : f16
+  }
+  spyre.return
+}
+
+// CHECK-LABEL: spyre.kernel @dynamic
+// CHECK-NOT: spyre.cost
+spyre.kernel @dynamic(%x: !spyre.buffer<?xf16>, %y: !spyre.buffer<?xf16>) {
+  // expected-remark @+1 {{no cost estimate: operand 0 has a dynamic shape}}
+  spyre.copy ins(%x : !spyre.buffer<?xf16>) outs(%y : !spyre.buffer<?xf16>)
+  spyre.return
+}
