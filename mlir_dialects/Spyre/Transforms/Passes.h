@@ -7,9 +7,20 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <optional>
+
+namespace spyre {
+struct Arch;
+}
+
 namespace mlir {
 class RewritePatternSet;
 namespace spyre {
+
+/// The architecture description a pass works for: `path` if not empty, else
+/// ::spyre::Arch::defaultPath(). Emits an error on `anchor` if it cannot be
+/// read.
+std::optional<::spyre::Arch> loadArch(Operation *anchor, StringRef path);
 
 #define GEN_PASS_DECL
 #include "Spyre/Transforms/Passes.h.inc"

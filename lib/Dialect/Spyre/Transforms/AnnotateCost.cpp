@@ -21,13 +21,9 @@ struct SpyreAnnotateCostPass
   using SpyreAnnotateCostBase::SpyreAnnotateCostBase;
 
   void runOnOperation() override {
-    std::string path = archPath.empty() ? ::spyre::Arch::defaultPath() : std::string(archPath);
-    std::string error;
-    std::optional<::spyre::Arch> arch = ::spyre::Arch::load(path, error);
-    if (!arch) {
-      getOperation().emitError() << error;
+    std::optional<::spyre::Arch> arch = loadArch(getOperation(), archPath);
+    if (!arch)
       return signalPassFailure();
-    }
     CostModel model(*arch);
     Builder b(&getContext());
     getOperation().walk([&](KernelOp kernel) {

@@ -22,13 +22,9 @@ struct SpyreCheckHwPass : mlir::spyre::impl::SpyreCheckHwBase<SpyreCheckHwPass> 
   using SpyreCheckHwBase::SpyreCheckHwBase;
 
   void runOnOperation() override {
-    std::string path = archPath.empty() ? ::spyre::Arch::defaultPath() : std::string(archPath);
-    std::string error;
-    std::optional<::spyre::Arch> arch = ::spyre::Arch::load(path, error);
-    if (!arch) {
-      getOperation().emitError() << error;
+    std::optional<::spyre::Arch> arch = loadArch(getOperation(), archPath);
+    if (!arch)
       return signalPassFailure();
-    }
     getOperation().walk([&](HwProgramOp program) {
       std::vector<uint8_t> binary;
       if (failed(writeProgram(program, *arch, binary)))

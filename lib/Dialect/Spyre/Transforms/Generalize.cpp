@@ -199,7 +199,7 @@ struct GeneralizeFill : OpRewritePattern<FillOp> {
 };
 
 struct SpyreGeneralizePass
-    : spyre::impl::SpyreGeneralizeBase<SpyreGeneralizePass> {
+    : mlir::spyre::impl::SpyreGeneralizeBase<SpyreGeneralizePass> {
   using SpyreGeneralizeBase::SpyreGeneralizeBase;
 
   void runOnOperation() override {
