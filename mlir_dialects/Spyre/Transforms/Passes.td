@@ -42,6 +42,33 @@ def SpyreGeneralize : Pass<"spyre-generalize", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpyreFuseElementwise : Pass<"spyre-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuse elementwise producers into their consumers inside kernels";
+  let description = [{
+    A `spyre.generic` without reduction loops that writes a temporary of its
+    kernel (a `spyre.alloc`) read by exactly one following `spyre.generic` over
+    the same domain, at the same index it was written, is inlined into that
+    consumer: the temporary's device-memory round trip disappears and results
+    do not change (the consumer computes each element from the same values).
+    Consumers may reduce (an elementwise prologue of a reduction). Chains fuse
+    step by step.
+
+    Before:
+    ```mlir
+    spyre.generic domain [64] {...} ins(%x) outs(%t) { exp }
+    spyre.generic domain [64] {...} ins(%t, %y) outs(%z) { add }
+    ```
+    After:
+    ```mlir
+    spyre.generic domain [64] {...} ins(%x, %y) outs(%z) { exp; add }
+    ```
+  }];
+  let options = [
+    Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
+           "Emit a remark where a producer writing a temporary is not fused, with the reason">
+  ];
+}
+
 def SpyreCheckHw : Pass<"spyre-check-hw", "::mlir::ModuleOp"> {
   let summary = "Check hardware-level programs against the card";
   let description = [{
