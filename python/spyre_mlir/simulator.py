@@ -21,28 +21,8 @@ from typing import Mapping
 
 import numpy as np
 
-
-def _pick_openblas_kernels() -> None:
-    """Debian's OpenBLAS 0.3.21 does not recognise some recent x86 CPUs and
-    falls back to its slowest (Prescott) kernels; name the right family
-    before the library loads, unless the user already did."""
-    if "OPENBLAS_CORETYPE" in os.environ:
-        return
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
-    except OSError:
-        return
-    if "avx512f" in flags:
-        os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
-    elif "avx2" in flags and "fma" in flags:
-        os.environ["OPENBLAS_CORETYPE"] = "Haswell"
-
-
-_pick_openblas_kernels()
-
-from . import _simulator  # noqa: E402
-from ._simulator import (  # noqa: F401,E402
+from . import _simulator
+from ._simulator import (  # noqa: F401
     INSTRUCTION_BYTES,
     LX,
     NUM_SEMAPHORES,
@@ -62,7 +42,7 @@ from ._simulator import (  # noqa: F401,E402
     Sync,
     UnaryFunc,
 )
-from .dlfloat16 import DLFloat16  # noqa: E402
+from .dlfloat16 import DLFloat16
 
 ARCH_FILE = os.path.join(os.path.dirname(__file__), "arch", "spyre_card.toml")
 
