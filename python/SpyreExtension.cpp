@@ -23,7 +23,29 @@ static T checked(T value, bool isNull, const char *what) {
 }
 
 NB_MODULE(_spyre, m) {
-  m.doc() = "Spyre dialect types and attributes.";
+  m.doc() = "Spyre dialect types and attributes, and the binary writer.";
+
+  m.def(
+      "translate_to_binary",
+      [](MlirOperation op, const std::string &archPath) {
+        struct Result {
+          std::string bytes, error;
+        } result;
+        MlirLogicalResult status = spyreTranslateToBinary(
+            op, mlirStringRefCreate(archPath.data(), archPath.size()),
+            [](MlirStringRef s, void *r) {
+              static_cast<Result *>(r)->bytes.assign(s.data, s.length);
+            },
+            [](MlirStringRef s, void *r) {
+              static_cast<Result *>(r)->error.assign(s.data, s.length);
+            },
+            &result);
+        if (mlirLogicalResultIsFailure(status))
+          throw nb::value_error(("cannot write the program binary:\n" + result.error).c_str());
+        return nb::bytes(result.bytes.data(), result.bytes.size());
+      },
+      nb::arg("op"), nb::arg("arch_path") = "",
+      "The program binary of the one spyre.hw.program under `op` (a module or the program).");
 
   mlir_attribute_subclass(m, "LayoutAttr", spyreAttributeIsALayout,
                           spyreLayoutAttrGetTypeID)

@@ -2,7 +2,11 @@
 
 #include "Spyre-c/Dialects.h"
 #include "Spyre/IR/SpyreOps.h"
+#include "Arch/Arch.h"
 #include "Spyre/InitAll.h"
+#include "Spyre/Target/SpyreBinary.h"
+#include "mlir/CAPI/Support.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
 
@@ -82,4 +86,35 @@ int64_t spyreLayoutAttrGetOrder(MlirAttribute attr, intptr_t pos) {
 
 int64_t spyreLayoutAttrGetStick(MlirAttribute attr) {
   return cast<LayoutAttr>(unwrap(attr)).getStick();
+}
+
+MlirLogicalResult spyreTranslateToBinary(MlirOperation op, MlirStringRef archPath,
+                                         void (*onBytes)(MlirStringRef, void *),
+                                         void (*onError)(MlirStringRef, void *),
+                                         void *userData) {
+  Operation *root = unwrap(op);
+  std::string messages;
+  llvm::raw_string_ostream os(messages);
+  // Collect this translation's diagnostics for the caller instead of letting
+  // them reach the context's handler.
+  ScopedDiagnosticHandler handler(root->getContext(), [&](Diagnostic &diag) {
+    os << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  std::string error;
+  std::string path = archPath.length ? std::string(archPath.data, archPath.length)
+                                     : ::spyre::Arch::defaultPath();
+  std::optional<::spyre::Arch> arch = ::spyre::Arch::load(path, error);
+  std::vector<uint8_t> binary;
+  if (!arch) {
+    onError(mlirStringRefCreate(error.data(), error.size()), userData);
+    return mlirLogicalResultFailure();
+  }
+  if (failed(translateToBinary(root, *arch, binary))) {
+    onError(mlirStringRefCreate(messages.data(), messages.size()), userData);
+    return mlirLogicalResultFailure();
+  }
+  onBytes(mlirStringRefCreate(reinterpret_cast<const char *>(binary.data()), binary.size()),
+          userData);
+  return mlirLogicalResultSuccess();
 }

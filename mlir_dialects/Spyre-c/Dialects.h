@@ -48,6 +48,14 @@ MLIR_CAPI_EXPORTED int64_t spyreLayoutAttrGetOrder(MlirAttribute attr,
                                                    intptr_t pos);
 MLIR_CAPI_EXPORTED int64_t spyreLayoutAttrGetStick(MlirAttribute attr);
 
+/// Writes the one spyre.hw.program under `op` as a program binary for the
+/// architecture description at `archPath` (empty: the default). Calls
+/// `onBytes` with the binary on success, or `onError` with the diagnostics.
+MLIR_CAPI_EXPORTED MlirLogicalResult spyreTranslateToBinary(
+    MlirOperation op, MlirStringRef archPath,
+    void (*onBytes)(MlirStringRef bytes, void *userData),
+    void (*onError)(MlirStringRef message, void *userData), void *userData);
+
 #ifdef __cplusplus
 }
 #endif

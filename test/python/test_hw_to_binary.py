@@ -53,3 +53,24 @@ def test_invalid_program_is_a_diagnostic(spyre_translate, tmp_path):
                           str(tmp_path / "bad.spyre")], capture_output=True, text=True)
     assert out.returncode == 1
     assert "is not a valid program" in out.stderr and "of buffer 'x'" in out.stderr
+
+
+def test_in_process_translation_matches_the_tool(spyre_translate, tmp_path):
+    from spyre_mlir import ir
+    from spyre_mlir.dialects import spyre
+
+    source = tmp_path / "exp2x.mlir"
+    source.write_text(PROGRAM)
+    tool = subprocess.run([spyre_translate, "--spyre-hw-to-binary", str(source)],
+                          check=True, capture_output=True).stdout
+    with ir.Context():
+        module = ir.Module.parse(PROGRAM)
+        assert spyre.program_binary(module) == tool
+        bad = ir.Module.parse(PROGRAM.replace("spyre.hw.loop 4 {\n      spyre.hw.dma",
+                                              "spyre.hw.loop 5 {\n      spyre.hw.dma"))
+        try:
+            spyre.program_binary(bad)
+        except ValueError as e:
+            assert "is not a valid program" in str(e) and "of buffer 'x'" in str(e)
+        else:
+            raise AssertionError("an invalid program was written")

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 from ._spyre_ops_gen import *  # noqa: F401,F403
 from ._spyre_ops_gen import _Dialect  # noqa: F401
 from ._spyre_ops_gen import GenericOp, KernelOp, YieldOp
-from .._mlir_libs._spyre import BufferType, LayoutAttr  # noqa: F401
+from .._mlir_libs._spyre import BufferType, LayoutAttr, translate_to_binary  # noqa: F401
 from ..ir import (
     AffineMap,
     AffineMapAttr,
@@ -96,3 +96,16 @@ def generic(
             results = [results]
         YieldOp(list(results))
     return op
+
+
+def program_binary(op, arch_path: str | None = None) -> bytes:
+    """The program binary (docs/binary-format.md) of the one
+    ``spyre.hw.program`` under ``op``, for the architecture description at
+    ``arch_path`` (default: ``$SPYRE_ARCH`` or the installed card). Raises
+    ValueError with MLIR's diagnostics if the program is invalid."""
+    if arch_path is None:
+        from ..simulator import arch_path as default_arch_path
+
+        arch_path = default_arch_path()
+    operation = getattr(op, "operation", op)
+    return translate_to_binary(operation, arch_path)
