@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Simulator/DLFloat16.h"
 #include "Simulator/ProgramBuilder.h"
 #include "Simulator/Simulator.h"
 

@@ -24,7 +24,6 @@ inline constexpr uint32_t kFormatVersion = 1;
 /// Element types in device memory and LX. 16-bit floats are DLFloat16.
 enum class DType : uint8_t { dl16 = 0, f32 = 1, i32 = 2, i8 = 3, u8 = 4 };
 inline constexpr uint8_t kNumDTypes = 5;
-inline constexpr size_t kNumDTypesValue = kNumDTypes;
 inline int64_t dtypeBytes(DType t) {
   switch (t) {
   case DType::dl16: return 2;
@@ -95,7 +94,7 @@ inline constexpr std::array<const char *, static_cast<size_t>(BinaryFunc::count_
     "nextafter"};
 inline constexpr std::array<const char *, static_cast<size_t>(ReduceFunc::count_)> kReduceFuncNames = {
     "sum", "prod", "max", "min", "argmax", "argmin", "any", "all", "welford"};
-inline constexpr std::array<const char *, kNumDTypesValue> kDTypeNames = {"dl16", "f32", "i32", "i8", "u8"};
+inline constexpr std::array<const char *, size_t{kNumDTypes}> kDTypeNames = {"dl16", "f32", "i32", "i8", "u8"};
 
 template <size_t N> constexpr bool allNamed(const std::array<const char *, N> &names) {
   for (const char *name : names)

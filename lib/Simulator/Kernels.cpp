@@ -202,10 +202,10 @@ float binaryF(BinaryFunc f, float a, float b) {
   }
 }
 
-int64_t binaryI(BinaryFunc f, int64_t a, int64_t b, const std::string &where) {
+int64_t binaryI(BinaryFunc f, int64_t a, int64_t b) {
   if (std::optional<int64_t> r = compareOrLogical(f, a, b))
     return *r;
-  auto needNonZero = [&] { if (b == 0) throw Error(where + "integer division by zero"); };
+  auto needNonZero = [&] { if (b == 0) throw Error("integer division by zero"); };
   switch (f) {
   case BinaryFunc::add: return a + b;
   case BinaryFunc::sub: return a - b;
@@ -230,14 +230,14 @@ bool isIntegerOnlyBinary(BinaryFunc f) {
          f == BinaryFunc::bitwise_xor || f == BinaryFunc::shl || f == BinaryFunc::shr;
 }
 
-void execUnary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl, const std::string &where) {
+void execUnary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
   int64_t rows = in.shape[0], cols = in.shape[1];
   if (!rows || !cols) return;
   View d = view(in, 0, core, mem, rows, cols), s = view(in, 1, core, mem, rows, cols);
   auto f = static_cast<UnaryFunc>(in.func);
   bool ints = isInt(d.type) && isInt(s.type);
   if (isIntegerOnlyUnary(f) && !ints)
-    throw Error(where + "bitwise_not needs integer operands");
+    throw Error("bitwise_not needs integer operands");
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
       if (ints)
@@ -247,7 +247,7 @@ void execUnary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl,
     }
 }
 
-void execBinary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl, const std::string &where) {
+void execBinary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
   int64_t rows = in.shape[0], cols = in.shape[1];
   if (!rows || !cols) return;
   bool imm = in.flags & kSrc1Imm;
@@ -258,7 +258,7 @@ void execBinary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl
   bool ints = isInt(d.type) && isInt(a.type) && (imm ? immInt : isInt(b.type));
   // Comparisons and logical ops of integers write booleans from exact math.
   if (isIntegerOnlyBinary(f) && !ints)
-    throw Error(where + "bitwise and shift operations need integer operands");
+    throw Error("bitwise and shift operations need integer operands");
   if (!isInt(d.type) && isInt(a.type) && (imm ? immInt : isInt(b.type)) &&
       f >= BinaryFunc::eq && f <= BinaryFunc::logical_xor)
     ints = true;
@@ -266,7 +266,7 @@ void execBinary(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl
     for (int64_t c = 0; c < cols; ++c) {
       if (ints) {
         int64_t y = imm ? static_cast<int64_t>(in.imm[0]) : loadI(b.at(r, c), b.type);
-        int64_t v = binaryI(f, loadI(a.at(r, c), a.type), y, where);
+        int64_t v = binaryI(f, loadI(a.at(r, c), a.type), y);
         if (isInt(d.type)) storeI(d.at(r, c), d.type, v);
         else storeF(d.at(r, c), d.type, static_cast<float>(v), dl);
       } else {
@@ -493,7 +493,7 @@ void execCopy(const Instr &in, uint32_t srcCore, uint32_t dstCore, Memory &mem) 
                      src + i0 * ss[0] + i1 * ss[1] + i2 * ss[2], row);
 }
 
-void execGather(const Instr &in, uint32_t core, Memory &mem, const std::string &where) {
+void execGather(const Instr &in, uint32_t core, Memory &mem) {
   int64_t row = in.shape[0], n = in.shape[1], tableRows = in.shape[2];
   if (!row || !n) return;
   const uint8_t *idx = mem.at(in.ops[2], core, 0, n * 4);
@@ -501,7 +501,7 @@ void execGather(const Instr &in, uint32_t core, Memory &mem, const std::string &
     int32_t i;
     std::memcpy(&i, idx + 4 * j, 4);
     if (i < 0 || i >= tableRows)
-      throw Error(where + "gather index " + std::to_string(i) + " at position " +
+      throw Error("gather index " + std::to_string(i) + " at position " +
                   std::to_string(j) + " is outside [0, " + std::to_string(tableRows) + ")");
     uint8_t *dst = mem.at(in.ops[0], core, j * in.ops[0].stride[0], j * in.ops[0].stride[0] + row);
     const uint8_t *src = mem.at(in.ops[1], core, i * in.ops[1].stride[0], i * in.ops[1].stride[0] + row);
@@ -533,23 +533,22 @@ bool isTranscendental(const Instr &in) {
   return false;
 }
 
-void execute(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl,
-             const std::string &where) {
+void execute(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
   try {
     switch (static_cast<Opcode>(in.opcode)) {
     case Opcode::dma: execCopy(in, core, core, mem); return;
     case Opcode::ring: execCopy(in, core, in.ops[0].core, mem); return;
-    case Opcode::gather: execGather(in, core, mem, where); return;
+    case Opcode::gather: execGather(in, core, mem); return;
     case Opcode::matmul: execMatmul(in, core, mem, dl); return;
-    case Opcode::unary: execUnary(in, core, mem, dl, where); return;
-    case Opcode::binary: execBinary(in, core, mem, dl, where); return;
+    case Opcode::unary: execUnary(in, core, mem, dl); return;
+    case Opcode::binary: execBinary(in, core, mem, dl); return;
     case Opcode::select: execSelect(in, core, mem, dl); return;
     case Opcode::fill: execFill(in, core, mem, dl); return;
     case Opcode::reduce: execReduce(in, core, mem, dl); return;
-    default: throw Error(where + "not an engine instruction");
+    default: throw Error("not an engine instruction");
     }
   } catch (const std::out_of_range &) {
-    throw Error(where + "operand refers to a missing buffer or core");
+    throw Error("operand refers to a missing buffer or core");
   }
 }
 

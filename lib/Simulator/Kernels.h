@@ -28,9 +28,8 @@ struct Memory {
 };
 
 /// Runs one engine instruction whose operand offsets already include the
-/// loop increments. `where` prefixes error messages.
-void execute(const isa::Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl,
-             const std::string &where);
+/// loop increments. Throws Error; the caller adds where it happened.
+void execute(const isa::Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl);
 
 /// Whether a vector instruction runs at the transcendental rate.
 bool isTranscendental(const isa::Instr &in);

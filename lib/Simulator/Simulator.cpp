@@ -418,9 +418,9 @@ struct Simulator::Impl {
       auto [id, engine] = compute[i];
       const Issued &cur = cores[id].engines[engine].cur;
       try {
-        execute(cur.in, id, mem, dl, where(id, cur.pc));
+        execute(cur.in, id, mem, dl);
       } catch (const std::exception &e) {
-        errors[i] = e.what();
+        errors[i] = where(id, cur.pc) + e.what();
       }
     }
     for (const std::string &error : errors)
@@ -428,7 +428,11 @@ struct Simulator::Impl {
         throw Error(error); // the first in (core, engine) order: deterministic
     for (auto [id, engine] : movement) {
       const Issued &cur = cores[id].engines[engine].cur;
-      execute(cur.in, id, mem, dl, where(id, cur.pc));
+      try {
+        execute(cur.in, id, mem, dl);
+      } catch (const Error &e) {
+        throw Error(where(id, cur.pc) + e.what());
+      }
     }
     for (auto [id, engine] : done)
       finish(id, engine);
@@ -594,6 +598,5 @@ RunStats Simulator::run(bool trace) {
   return impl_->run(trace);
 }
 
-DLFloat16 Simulator::dl16() const { return impl_->dl; }
 
 } // namespace spyre

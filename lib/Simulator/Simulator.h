@@ -13,7 +13,6 @@
 #define SPYRE_SIMULATOR_SIMULATOR_H
 
 #include "Arch/Arch.h"
-#include "Simulator/DLFloat16.h"
 #include "Simulator/Program.h"
 
 #include <map>
@@ -69,8 +68,6 @@ public:
   /// Runs the loaded program once. Throws Error on a run-time fault (index
   /// out of range, deadlock); device memory is never accessed out of bounds.
   RunStats run(bool trace = false);
-
-  DLFloat16 dl16() const;
 
 private:
   struct Impl;
