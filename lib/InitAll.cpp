@@ -25,6 +25,7 @@ void mlir::spyre::registerAllPasses() {
   // Registration is global to the process; a second call must not re-add.
   static bool registered = [] {
     registerSpyrePasses();
+    registerSpyrePipelines();
     registerCanonicalizerPass();
     registerCSEPass();
     registerSymbolDCEPass();

@@ -105,4 +105,99 @@ def SpyreAnnotateCost : Pass<"spyre-annotate-cost", "::mlir::ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// Scheduling: the tiled level (docs/lowering.md). Each pass records its
+// decision as an attribute of the compute ops; spyre-lower-to-hw reads them.
+//===----------------------------------------------------------------------===//
+
+def SpyreDivideWork : Pass<"spyre-divide-work", "::mlir::ModuleOp"> {
+  let summary = "Decide how many cores run each compute op";
+  let description = [{
+    Sets `spyre.cores` on every compute op of every kernel (`spyre.generic`,
+    `spyre.matmul`, `spyre.batch_matmul`, `spyre.gather`): the card's cores,
+    or `cores` when given, but no more than the op has independent units of
+    work (output rows or elements). An op the card cannot run (dynamic sizes,
+    body ops without a vector instruction, non-linear indexing, ...) is an
+    error naming the reason. Ops that already carry `spyre.cores` keep it.
+
+    After:
+    ```mlir
+    spyre.generic domain [4096, 4096] {spyre.cores = 32 : i64, ...}
+    ```
+  }];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">,
+    Option<"cores", "cores", "int64_t", /*default=*/"0",
+           "Cores to use (0: all of the card's)">
+  ];
+}
+
+def SpyreTile : Pass<"spyre-tile", "::mlir::ModuleOp"> {
+  let summary = "Choose the tile each core works on";
+  let description = [{
+    Sets `spyre.tile` on every compute op that has `spyre.cores`: one size per
+    loop of a generic (only two loops are tiled, one of them the reduction
+    loop if there is one; columns are whole sticks where they are longer than
+    a stick), `[tm, tn, tk]` for matmuls, `[indices, row elements]` for
+    gathers. The tile is the largest whose double-buffered working set fits
+    the usable LX and that still gives every core work. A `spyre.tile`
+    already present is checked, not replaced; one that does not fit is an
+    error.
+  }];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">
+  ];
+}
+
+def SpyrePlanMemory : Pass<"spyre-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Place tiles in LX and kernel temporaries in device memory";
+  let description = [{
+    LX: sets `spyre.lx` on every tiled op, the offset of each of its LX slots
+    (double-buffered input and output tiles, accumulators, and one tile per
+    body temporary). Slots live at the same time never overlap; temporaries
+    whose live ranges in the body are disjoint share bytes. Every op starts
+    from an empty LX (ops are separated by a barrier).
+    Device memory: sets `spyre.device_offset` on every `spyre.alloc` of a
+    kernel, in one scratch area whose size becomes the kernel's
+    `spyre.scratch_bytes`; temporaries that are not live together share it.
+  }];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">
+  ];
+}
+
+def SpyreCheckLx : Pass<"spyre-check-lx", "::mlir::ModuleOp"> {
+  let summary = "Check LX plans: no overlap, no overflow";
+  let description = [{
+    For every op with `spyre.lx`, recomputes its LX slots from its tile and
+    checks that slots live at the same time do not overlap and that all lie
+    within the usable LX of the card. Changes nothing.
+  }];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">
+  ];
+}
+
+def SpyreLowerToHw : Pass<"spyre-lower-to-hw", "::mlir::ModuleOp"> {
+  let summary = "Lower scheduled kernels to hardware-level programs";
+  let description = [{
+    Replaces every `spyre.kernel` whose compute ops carry `spyre.cores`,
+    `spyre.tile` and `spyre.lx` by a `spyre.hw.program` of the same name:
+    one `spyre.hw.buffer` per kernel argument (`input`, `output` or `inout`
+    by how the kernel uses it; named by the argument's `spyre.name`
+    attribute, else `arg<N>`), one `scratch` buffer for the kernel's
+    temporaries, and per core the DMA, PT and SFU instructions of each op with
+    double-buffered loads (see HwEmitter.h), ops separated by barriers and
+    marked with `spyre.hw.kernel` (1, 2, ... in order) for the counters.
+  }];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">
+  ];
+}
+
 #endif // SPYRE_PASSES_TD

@@ -1,0 +1,136 @@
+//===- GatherPlan.cpp - running spyre.gather (embedding) on the card ------===//
+//
+// Index chunks are shared among cores. A step loads a chunk of indices, the
+// DMA engine gathers the selected table rows (or a column range of them,
+// when rows are too long for LX) and the tile is stored to the output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanKinds.h"
+#include "Spyre/Transforms/HwEmitter.h"
+#include "Simulator/Isa.h"
+
+using namespace mlir;
+using namespace mlir::spyre;
+namespace ISA = ::spyre::isa;
+
+namespace {
+
+class GatherPlan : public OpPlan {
+public:
+  GatherPlan(GatherOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), gather(op) {}
+  LogicalResult analyze();
+
+  int64_t parallelUnits() const override { return count; }
+  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
+  LogicalResult verifyTile(ArrayRef<int64_t> tile) const override;
+  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override {
+    return {{"indices", tile[0] * 4, 2}, {"rows", tile[0] * tile[1] * es, 2}};
+  }
+  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
+                      ArrayRef<int64_t> lxOffsets) const override;
+
+private:
+  mutable GatherOp gather;
+  int64_t count = 0, rowElems = 1, tableRows = 0, es = 0;
+  uint8_t dtype = 0;
+};
+
+LogicalResult GatherPlan::analyze() {
+  auto table = cast<BufferType>(gather.getTable().getType());
+  auto indices = cast<BufferType>(gather.getIndices().getType());
+  auto target = cast<BufferType>(gather.getTarget().getType());
+  for (BufferType type : {table, indices, target}) {
+    if (!type.hasStaticShape())
+      return gather.emitError() << "cannot run on the card: " << type
+                                << " has a dynamic shape; specialise the kernel for the size";
+    if (elementStrides(type) != elementStrides(BufferType::get(type.getShape(),
+                                                               type.getElementType())))
+      return gather.emitError() << "cannot run on the card: " << type << " is not row-major";
+  }
+  if (gather.getAxis() != 0)
+    return gather.emitError() << "cannot run on the card: only gathers along axis 0 "
+                                 "(embedding lookups) are supported, not axis "
+                              << gather.getAxis();
+  if (!indices.getElementType().isInteger(32))
+    return gather.emitError() << "cannot run on the card: gather indices must be i32, not "
+                              << indices.getElementType();
+  count = indices.getNumElements();
+  tableRows = table.getDimSize(0);
+  for (int64_t d : table.getShape().drop_front())
+    rowElems *= d;
+  dtype = deviceDType(table.getElementType());
+  es = deviceDTypeBytes(dtype);
+  if (count == 0 || rowElems == 0)
+    return gather.emitError() << "cannot run on the card: an empty gather";
+  return success();
+}
+
+LogicalResult GatherPlan::verifyTile(ArrayRef<int64_t> tile) const {
+  if (tile.size() != 2 || tile[0] < 1 || tile[0] > count || tile[1] < 1 || tile[1] > rowElems)
+    return gather.emitError() << "spyre.tile of this gather is [indices in [1, " << count
+                              << "], row elements in [1, " << rowElems << "]]";
+  return success();
+}
+
+SmallVector<int64_t> GatherPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+  auto fits = [&](int64_t ti, int64_t td) {
+    int64_t total;
+    assignLx(slots({ti, td}), arch.stickBytes, total);
+    return total <= lxBytes;
+  };
+  int64_t td = largestFitting(rowElems, arch.stickBytes / es,
+                              [&](int64_t d) { return fits(1, d); });
+  if (!td)
+    return {};
+  int64_t ti = largestFitting(llvm::divideCeil(count, cores), 1,
+                              [&](int64_t i) { return fits(i, td); });
+  if (!ti)
+    return {};
+  return {ti, td};
+}
+
+LogicalResult GatherPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
+                                ArrayRef<int64_t> lx) const {
+  int64_t ti = tile[0], td = tile[1];
+  SmallVector<LxSlot> slotList = slots(tile);
+  int64_t chunks = llvm::divideCeil(count, ti), pieces = llvm::divideCeil(rowElems, td);
+  int64_t groups = chunks * pieces;
+  uint8_t i32 = uint8_t(ISA::DType::i32);
+  Location loc = gather.getLoc();
+  for (int64_t core = 0; core < cores; ++core) {
+    int64_t gBegin = groups * core / cores, gEnd = groups * (core + 1) / cores;
+    auto stepAt = [&, gBegin](int64_t i) {
+      int64_t g = gBegin + i, i0 = g / pieces * ti, d0 = g % pieces * td;
+      int64_t ai = std::min(ti, count - i0), ad = std::min(td, rowElems - d0);
+      int64_t idxAt = lx[0] + i % 2 * slotList[0].bytes;
+      int64_t rowsAt = lx[1] + i % 2 * slotList[1].bytes;
+      TileStep step;
+      RefAttr idx = em.lx(i32, idxAt);
+      step.loads.push_back(
+          {idx, em.device(gather.getIndices(), i32, i0 * 4), ai * 4, {1, 1, 1}});
+      RefAttr rows = em.lx(dtype, rowsAt, {td * es, 0, 0});
+      step.stores.push_back({em.device(gather.getTarget(), dtype, (i0 * rowElems + d0) * es,
+                                       {rowElems * es, 0, 0}),
+                             rows, ad * es, {ai, 1, 1}});
+      RefAttr table = em.device(gather.getTable(), dtype, d0 * es, {rowElems * es, 0, 0});
+      step.compute = [=](StepCompute &sc) {
+        sc.add(HwGatherOp::create(sc.b(), loc, rows, table, idx, ad * es, ai, tableRows,
+                                  nullptr, 0, nullptr, nullptr));
+      };
+      return step;
+    };
+    em.pipeline(core, loc, gEnd - gBegin, stepAt);
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGatherPlan(GatherOp op,
+                                                              const ::spyre::Arch &arch) {
+  auto plan = std::make_unique<GatherPlan>(op, arch);
+  if (failed(plan->analyze()))
+    return failure();
+  return std::unique_ptr<OpPlan>(std::move(plan));
+}

@@ -1,0 +1,245 @@
+//===- GenericBody.cpp - a spyre.generic body as vector instructions ------===//
+
+#include "GenericBody.h"
+#include "Spyre/Transforms/OpPlan.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::spyre;
+
+namespace {
+
+using K = VectorOp::Kind;
+
+VectorOp unary(StringRef f) { return {K::unary, f.str(), ""}; }
+/// `swapped`: the function that gives the same result with operands swapped.
+VectorOp binary(StringRef f, StringRef swapped = "") {
+  return {K::binary, f.str(), swapped.str()};
+}
+VectorOp commutative(StringRef f) { return binary(f, f); }
+
+std::optional<VectorOp> compare(StringRef predicate) {
+  // Ordered float predicates and signed integer ones are IEEE / two's
+  // complement comparisons, which is what the SFU computes; unordered and
+  // unsigned variants are not, so they are refused rather than approximated.
+  static const std::pair<StringRef, StringRef> mirrored[] = {
+      {"eq", "eq"}, {"ne", "ne"}, {"lt", "gt"}, {"le", "ge"}, {"gt", "lt"}, {"ge", "le"}};
+  for (auto [f, m] : mirrored)
+    if (predicate == f)
+      return binary(f, m);
+  return std::nullopt;
+}
+
+StringRef floatPredicate(arith::CmpFPredicate p) {
+  using P = arith::CmpFPredicate;
+  switch (p) {
+  case P::OEQ: return "eq";
+  case P::UNE: return "ne";
+  case P::OLT: return "lt";
+  case P::OLE: return "le";
+  case P::OGT: return "gt";
+  case P::OGE: return "ge";
+  default: return "";
+  }
+}
+
+StringRef intPredicate(arith::CmpIPredicate p) {
+  using P = arith::CmpIPredicate;
+  switch (p) {
+  case P::eq: return "eq";
+  case P::ne: return "ne";
+  case P::slt: return "lt";
+  case P::sle: return "le";
+  case P::sgt: return "gt";
+  case P::sge: return "ge";
+  default: return "";
+  }
+}
+
+bool isBool(Operation &op) { return op.getResult(0).getType().isInteger(1); }
+
+} // namespace
+
+std::optional<VectorOp> mlir::spyre::vectorOpFor(Operation &op, std::string &why) {
+  std::optional<VectorOp> result =
+      llvm::TypeSwitch<Operation *, std::optional<VectorOp>>(&op)
+          // Conversions: a copy into the result's element type.
+          .Case<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp,
+                arith::FPToSIOp, arith::ExtSIOp, arith::IndexCastOp>(
+              [](auto) { return unary("copy"); })
+          .Case([](arith::ExtUIOp e) -> std::optional<VectorOp> {
+            // Zero extension is a copy only from booleans (stored as 0 / 1).
+            if (e.getIn().getType().isInteger(1))
+              return unary("copy");
+            return std::nullopt;
+          })
+          .Case([](arith::TruncIOp t) -> std::optional<VectorOp> {
+            if (t.getType().isInteger(1))
+              return std::nullopt; // keeps the low bit, not "!= 0"
+            return unary("copy");
+          })
+          .Case([](arith::NegFOp) { return unary("neg"); })
+          .Case<math::AbsFOp, math::AbsIOp>([](auto) { return unary("abs"); })
+          .Case([](math::ExpOp) { return unary("exp"); })
+          .Case([](math::Exp2Op) { return unary("exp2"); })
+          .Case([](math::ExpM1Op) { return unary("expm1"); })
+          .Case([](math::LogOp) { return unary("log"); })
+          .Case([](math::Log1pOp) { return unary("log1p"); })
+          .Case([](math::Log2Op) { return unary("log2"); })
+          .Case([](math::Log10Op) { return unary("log10"); })
+          .Case([](math::TanhOp) { return unary("tanh"); })
+          .Case([](math::ErfOp) { return unary("erf"); })
+          .Case([](math::ErfcOp) { return unary("erfc"); })
+          .Case([](math::SqrtOp) { return unary("sqrt"); })
+          .Case([](math::RsqrtOp) { return unary("rsqrt"); })
+          .Case([](math::SinOp) { return unary("sin"); })
+          .Case([](math::CosOp) { return unary("cos"); })
+          .Case([](math::TanOp) { return unary("tan"); })
+          .Case([](math::AsinOp) { return unary("asin"); })
+          .Case([](math::AcosOp) { return unary("acos"); })
+          .Case([](math::AtanOp) { return unary("atan"); })
+          .Case([](math::SinhOp) { return unary("sinh"); })
+          .Case([](math::CoshOp) { return unary("cosh"); })
+          .Case([](math::AsinhOp) { return unary("asinh"); })
+          .Case([](math::AcoshOp) { return unary("acosh"); })
+          .Case([](math::AtanhOp) { return unary("atanh"); })
+          .Case([](math::FloorOp) { return unary("floor"); })
+          .Case([](math::CeilOp) { return unary("ceil"); })
+          .Case([](math::RoundEvenOp) { return unary("round"); })
+          .Case([](math::TruncOp) { return unary("trunc"); })
+          .Case([](math::IsNaNOp) { return unary("isnan"); })
+          .Case([](math::IsInfOp) { return unary("isinf"); })
+          .Case<arith::AddFOp, arith::AddIOp>([](auto) { return commutative("add"); })
+          .Case<arith::SubFOp, arith::SubIOp>([](auto) { return binary("sub"); })
+          .Case<arith::MulFOp, arith::MulIOp>([](auto) { return commutative("mul"); })
+          .Case([](arith::DivFOp) { return binary("div"); })
+          .Case([](arith::RemFOp) { return binary("fmod"); })
+          .Case([](arith::RemSIOp) { return binary("fmod"); })
+          .Case([](arith::FloorDivSIOp) { return binary("floordiv"); })
+          .Case<arith::MaximumFOp, arith::MaxSIOp>([](auto) { return commutative("max"); })
+          .Case<arith::MinimumFOp, arith::MinSIOp>([](auto) { return commutative("min"); })
+          .Case([](math::PowFOp) { return binary("pow"); })
+          .Case([](math::Atan2Op) { return binary("atan2"); })
+          .Case([](math::CopySignOp) { return binary("copysign"); })
+          .Case([&](arith::AndIOp) {
+            return commutative(isBool(op) ? "logical_and" : "bitwise_and");
+          })
+          .Case([&](arith::OrIOp) {
+            return commutative(isBool(op) ? "logical_or" : "bitwise_or");
+          })
+          .Case([&](arith::XOrIOp) {
+            return commutative(isBool(op) ? "logical_xor" : "bitwise_xor");
+          })
+          .Case([](arith::ShLIOp) { return binary("shl"); })
+          .Case([](arith::ShRSIOp) { return binary("shr"); })
+          .Case([](arith::CmpFOp c) { return compare(floatPredicate(c.getPredicate())); })
+          .Case([](arith::CmpIOp c) { return compare(intPredicate(c.getPredicate())); })
+          .Case([](arith::SelectOp) { return VectorOp{K::select, "", ""}; })
+          .Case([](IndexExprOp) { return VectorOp{K::iota, "", ""}; })
+          .Default([](Operation *) { return std::nullopt; });
+  if (!result) {
+    why = "'" + op.getName().getStringRef().str() + "'";
+    if (auto cmpf = dyn_cast<arith::CmpFOp>(op))
+      why += " with predicate " + arith::stringifyCmpFPredicate(cmpf.getPredicate()).str();
+    if (auto cmpi = dyn_cast<arith::CmpIOp>(op))
+      why += " with predicate " + arith::stringifyCmpIPredicate(cmpi.getPredicate()).str();
+    why += " has no vector-unit instruction";
+  }
+  return result;
+}
+
+FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
+  BodyPlan plan;
+  Block &body = generic.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  SmallVector<CombinerKind> combiners = generic.getCombinerKinds();
+  for (BlockArgument arg : body.getArguments())
+    plan.values[arg] = {BodyValue::Kind::input, arg.getArgNumber(), 0,
+                        deviceDType(arg.getType())};
+
+  // Position of every op; the yield is last.
+  DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(body))
+    position[&op] = int64_t(i);
+
+  // A constant can be an immediate when every use is a binary instruction
+  // that takes it as its second operand (possibly after swapping).
+  auto immediateOnly = [&](Value constant) {
+    for (OpOperand &use : constant.getUses()) {
+      std::string why;
+      std::optional<VectorOp> vop = vectorOpFor(*use.getOwner(), why);
+      if (!vop || vop->kind != K::binary)
+        return false;
+      Value other = use.getOwner()->getOperand(1 - use.getOperandNumber());
+      if (other.getDefiningOp<arith::ConstantOp>())
+        return false;
+      if (use.getOperandNumber() == 0 && vop->swappedFunc.empty())
+        return false;
+    }
+    return true;
+  };
+  // The output a value can be computed into directly: yielded once, with
+  // no combiner, and used by nothing else.
+  auto directOutput = [&](Value v) -> std::optional<unsigned> {
+    if (!v.hasOneUse() || v.getUses().begin()->getOwner() != yield)
+      return std::nullopt;
+    unsigned index = v.getUses().begin()->getOperandNumber();
+    if (combiners[index] != CombinerKind::none)
+      return std::nullopt;
+    return index;
+  };
+  auto lastUse = [&](Value v) {
+    int64_t last = -1;
+    for (Operation *user : v.getUsers())
+      last = std::max(last, position[user]);
+    return last + 1;
+  };
+  auto newTemp = [&](Value v, int64_t begin) {
+    plan.temps.push_back({deviceDType(v.getType()), begin, lastUse(v)});
+    return unsigned(plan.temps.size() - 1);
+  };
+
+  for (Operation &op : body.without_terminator()) {
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      double value;
+      if (auto f = dyn_cast<FloatAttr>(constant.getValue()))
+        value = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(constant.getValue()))
+        value = op.getResult(0).getType().isInteger(1) ? double(i.getValue().getBoolValue())
+                                                        : double(i.getInt());
+      else
+        return generic.emitError() << "body constant " << constant.getValue()
+                                   << " is not a scalar";
+      Value result = constant.getResult();
+      BodyValue info{BodyValue::Kind::immediate, 0, value, deviceDType(result.getType())};
+      if (!immediateOnly(result)) {
+        info.kind = BodyValue::Kind::temp;
+        info.index = newTemp(result, position[&op]);
+        plan.ops.push_back({&op, VectorOp{K::iota, "", ""}}); // a fill
+      }
+      plan.values[result] = info;
+      continue;
+    }
+    std::string why;
+    std::optional<VectorOp> vop = vectorOpFor(op, why);
+    if (!vop)
+      return generic.emitError() << "cannot run on the card: body op " << why;
+    if (auto expr = dyn_cast<IndexExprOp>(op); expr && !expr.getMap().getResult(0).isPureAffine())
+      return generic.emitError() << "cannot run on the card: spyre.index_expr "
+                                 << AffineMapAttr::get(expr.getMap())
+                                 << " is not linear in the loops";
+    Value result = op.getResult(0);
+    BodyValue info{BodyValue::Kind::temp, 0, 0, deviceDType(result.getType())};
+    if (std::optional<unsigned> out = directOutput(result)) {
+      info.kind = BodyValue::Kind::output;
+      info.index = *out;
+    } else {
+      info.index = newTemp(result, position[&op]);
+    }
+    plan.values[result] = info;
+    plan.ops.push_back({&op, *vop});
+  }
+  return plan;
+}

@@ -1,0 +1,54 @@
+//===- GenericBody.h - a spyre.generic body as vector instructions -*- C++ -*-===//
+//
+// Each op of a generic's body becomes one SFU instruction over a whole tile
+// (rows x cols), so every body value is a tile-shaped view: an input tile, an
+// immediate, a temporary tile in LX, or the output tile it is yielded to.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPYRE_TRANSFORMS_GENERICBODY_H
+#define SPYRE_TRANSFORMS_GENERICBODY_H
+
+#include "Spyre/IR/SpyreOps.h"
+
+#include <string>
+
+namespace mlir::spyre {
+
+/// The SFU instruction of one body op.
+struct VectorOp {
+  enum class Kind { unary, binary, select, iota } kind;
+  std::string func;         ///< ISA function name (unary / binary)
+  std::string swappedFunc;  ///< binary: the function with operands swapped, if any
+};
+
+/// The instruction for `op`, or nothing with the reason in `why`.
+std::optional<VectorOp> vectorOpFor(Operation &op, std::string &why);
+
+/// Where a body value lives during a step.
+struct BodyValue {
+  enum class Kind { input, immediate, temp, output } kind;
+  unsigned index = 0;   ///< input number, temp number or output number
+  double immediate = 0; ///< value of an immediate (and of a constant in a temp)
+  uint8_t dtype = 0;    ///< device element type
+};
+
+struct BodyTemp {
+  uint8_t dtype;
+  int64_t begin, end; ///< live range in body positions
+};
+
+/// The storage of every body value and the temporaries they need.
+struct BodyPlan {
+  DenseMap<Value, BodyValue> values;
+  SmallVector<BodyTemp> temps;
+  /// Ops in order, with their instruction (constants excluded).
+  SmallVector<std::pair<Operation *, VectorOp>> ops;
+};
+
+/// Plans the body of `op`, or reports on `op` what the vector unit cannot do.
+FailureOr<BodyPlan> planBody(GenericOp op);
+
+} // namespace mlir::spyre
+
+#endif // SPYRE_TRANSFORMS_GENERICBODY_H

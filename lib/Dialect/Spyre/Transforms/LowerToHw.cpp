@@ -1,0 +1,136 @@
+//===- LowerToHw.cpp - scheduled kernels to hardware-level programs -------===//
+
+#include "Arch/Arch.h"
+#include "Spyre/Transforms/HwEmitter.h"
+#include "Spyre/Transforms/OpPlan.h"
+#include "Spyre/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::spyre {
+#define GEN_PASS_DEF_SPYRELOWERTOHW
+#include "Spyre/Transforms/Passes.h.inc"
+} // namespace mlir::spyre
+
+using namespace mlir;
+using namespace mlir::spyre;
+
+namespace {
+
+struct ScheduledOp {
+  Operation *op;
+  std::unique_ptr<OpPlan> plan;
+  int64_t cores;
+  ArrayRef<int64_t> tile, lx;
+};
+
+LogicalResult collect(KernelOp kernel, const ::spyre::Arch &arch,
+                      SmallVectorImpl<ScheduledOp> &work) {
+  for (Operation &op : kernel.getBody().front()) {
+    if (isa<AllocOp, DeallocOp, DimOp, ReturnOp, arith::ConstantOp>(op))
+      continue;
+    FailureOr<std::unique_ptr<OpPlan>> plan = OpPlan::get(&op, arch);
+    if (failed(plan))
+      return failure();
+    if (!*plan)
+      return op.emitError() << "has no lowering to the hardware level";
+    auto cores = op.getAttrOfType<IntegerAttr>(kCoresAttr);
+    auto tile = op.getAttrOfType<DenseI64ArrayAttr>(kTileAttr);
+    auto lx = op.getAttrOfType<DenseI64ArrayAttr>(kLxAttr);
+    if (!cores || !tile || !lx)
+      return op.emitError() << "is not scheduled: it needs spyre.cores, spyre.tile and "
+                               "spyre.lx (spyre-divide-work, spyre-tile, spyre-plan-memory)";
+    if (cores.getInt() < 1 || cores.getInt() > arch.cores)
+      return op.emitError() << "spyre.cores = " << cores.getInt() << " is not in [1, "
+                            << arch.cores << "]";
+    if (failed((*plan)->verifyTile(tile.asArrayRef())) ||
+        failed(checkLx(&op, (*plan)->slots(tile.asArrayRef()), lx.asArrayRef(),
+                       arch.lxUsableBytes())))
+      return failure();
+    work.push_back({&op, std::move(*plan), cores.getInt(), tile.asArrayRef(), lx.asArrayRef()});
+  }
+  return success();
+}
+
+LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
+  Block &body = kernel.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    if (!isa<BufferType>(arg.getType()))
+      return kernel.emitError() << "argument " << arg.getArgNumber()
+                                << " is a dynamic size; the hardware level needs static "
+                                   "shapes (specialise the kernel for the size)";
+  SmallVector<ScheduledOp> work;
+  if (failed(collect(kernel, arch, work)))
+    return failure();
+  int64_t numCores = 1;
+  for (const ScheduledOp &s : work)
+    numCores = std::max(numCores, s.cores);
+
+  MLIRContext *ctx = kernel.getContext();
+  OpBuilder b(kernel);
+  Location loc = kernel.getLoc();
+  auto program = HwProgramOp::create(b, loc, kernel.getSymName(), numCores);
+  b.setInsertionPointToEnd(b.createBlock(&program.getBody()));
+
+  DenseMap<Value, std::pair<FlatSymbolRefAttr, int64_t>> buffers;
+  for (BlockArgument arg : body.getArguments()) {
+    bool written = false, read = false;
+    for (Operation *user : arg.getUsers()) {
+      written |= hasEffect<MemoryEffects::Write>(user, arg);
+      read |= hasEffect<MemoryEffects::Read>(user, arg);
+    }
+    HwBufferKind kind = written ? (read ? HwBufferKind::inout : HwBufferKind::output)
+                                : HwBufferKind::input;
+    std::string name = "arg" + std::to_string(arg.getArgNumber());
+    if (auto given = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "spyre.name"))
+      name = given.str();
+    HwBufferOp::create(b, loc, name, kind, cast<BufferType>(arg.getType()), nullptr);
+    buffers[arg] = {FlatSymbolRefAttr::get(ctx, name), 0};
+  }
+  auto scratchBytes = kernel->getAttrOfType<IntegerAttr>(kScratchBytesAttr);
+  auto allocs = llvm::to_vector(body.getOps<AllocOp>());
+  if (!allocs.empty()) {
+    if (!scratchBytes)
+      return kernel.emitError() << "has temporaries but no spyre.scratch_bytes; run "
+                                   "spyre-plan-memory first";
+    HwBufferOp::create(b, loc, "scratch", HwBufferKind::scratch,
+                       BufferType::get({std::max<int64_t>(1, scratchBytes.getInt())},
+                                       IntegerType::get(ctx, 8)),
+                       nullptr);
+    for (AllocOp alloc : allocs) {
+      auto offset = alloc->getAttrOfType<IntegerAttr>(kDeviceOffsetAttr);
+      if (!offset)
+        return alloc.emitError() << "has no spyre.device_offset; run spyre-plan-memory first";
+      buffers[alloc] = {FlatSymbolRefAttr::get(ctx, "scratch"), offset.getInt()};
+    }
+  }
+
+  HwEmitter emitter(program, arch, numCores, std::move(buffers));
+  for (auto [i, s] : llvm::enumerate(work)) {
+    emitter.beginOp(int64_t(i) + 1);
+    if (failed(s.plan->lower(emitter, s.cores, s.tile, s.lx)))
+      return failure();
+    if (i + 1 < work.size())
+      emitter.barrier();
+  }
+  if (failed(emitter.checkSpans(kernel)))
+    return failure();
+  kernel.erase();
+  return success();
+}
+
+struct LowerToHw : mlir::spyre::impl::SpyreLowerToHwBase<LowerToHw> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    if (!arch)
+      return signalPassFailure();
+    SmallVector<KernelOp> kernels(module.getOps<KernelOp>());
+    for (KernelOp kernel : kernels)
+      if (failed(lowerKernel(kernel, *arch)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

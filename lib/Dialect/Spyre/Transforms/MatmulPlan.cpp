@@ -1,0 +1,249 @@
+//===- MatmulPlan.cpp - running matmul and batch_matmul on the card -------===//
+//
+// Output tiles (batch, tm rows, tn cols) are shared among cores; each core
+// walks K in tk-deep steps, accumulating in an f32 tile in LX, and stores the
+// tile (converted to the output type on the SFU when it is 16-bit) after the
+// last step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanKinds.h"
+#include "Spyre/Transforms/HwEmitter.h"
+#include "Simulator/Isa.h"
+
+using namespace mlir;
+using namespace mlir::spyre;
+namespace ISA = ::spyre::isa;
+
+namespace {
+
+/// One matmul operand in device memory: element strides of its two matrix
+/// dimensions and of the batch, and whether LX holds its tiles transposed.
+struct Operand {
+  Value value;
+  uint8_t dtype;
+  int64_t batchStride = 0, outerStride = 0, innerStride = 0;
+  bool transposed = false; ///< LX holds (inner x outer) rather than (outer x inner)
+};
+
+class MatmulPlan : public OpPlan {
+public:
+  MatmulPlan(Operation *op, const ::spyre::Arch &arch) : OpPlan(op, arch) {}
+  LogicalResult analyze();
+
+  int64_t parallelUnits() const override { return batch * m * n; }
+  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
+  LogicalResult verifyTile(ArrayRef<int64_t> tile) const override;
+  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override;
+  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
+                      ArrayRef<int64_t> lxOffsets) const override;
+
+private:
+  bool staged() const { return out.dtype != uint8_t(ISA::DType::f32); }
+  int64_t esOf(const Operand &o) const { return deviceDTypeBytes(o.dtype); }
+
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool accumulate = false;
+  /// lhs is (m x k), rhs (k x n), out (m x n): "outer" is the first.
+  Operand lhs, rhs, out;
+};
+
+LogicalResult MatmulPlan::analyze() {
+  Value lhsValue = op->getOperand(0), rhsValue = op->getOperand(1), outValue = op->getOperand(2);
+  bool tl = op->hasAttr("transpose_lhs"), tr = op->hasAttr("transpose_rhs");
+  accumulate = op->hasAttr("accumulate");
+  for (Value v : {lhsValue, rhsValue, outValue}) {
+    auto type = cast<BufferType>(v.getType());
+    if (!type.hasStaticShape())
+      return op->emitError() << "cannot run on the card: operand " << type
+                             << " has a dynamic shape; specialise the kernel for the size";
+    Type elt = type.getElementType();
+    if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
+      return op->emitError() << "cannot run on the card: the matrix unit takes f16, bf16 "
+                                "and f32, not "
+                             << elt;
+    if (LayoutAttr layout = type.getLayout(); layout && layout.getStick())
+      return op->emitError() << "cannot run on the card: operand " << type
+                             << " is stored in sticks, which tiling does not address yet";
+  }
+  auto describe = [&](Value v, bool swap, Operand &o, StringRef name) -> LogicalResult {
+    auto type = cast<BufferType>(v.getType());
+    SmallVector<int64_t> strides = elementStrides(type);
+    int64_t rank = type.getRank();
+    o.value = v;
+    o.dtype = deviceDType(type.getElementType());
+    o.batchStride = rank == 3 ? strides[0] : 0;
+    int64_t outerDim = swap ? rank - 1 : rank - 2, innerDim = swap ? rank - 2 : rank - 1;
+    o.outerStride = strides[outerDim];
+    o.innerStride = strides[innerDim];
+    if (o.innerStride == 1)
+      o.transposed = false;
+    else if (o.outerStride == 1)
+      o.transposed = true;
+    else
+      return op->emitError() << "cannot run on the card: " << name
+                             << " has no contiguous matrix dimension";
+    return success();
+  };
+  auto lhsType = cast<BufferType>(lhsValue.getType());
+  auto outType = cast<BufferType>(outValue.getType());
+  int64_t rank = lhsType.getRank();
+  batch = rank == 3 ? lhsType.getDimSize(0) : 1;
+  m = outType.getDimSize(rank - 2);
+  n = outType.getDimSize(rank - 1);
+  k = lhsType.getDimSize(tl ? rank - 2 : rank - 1);
+  // rhs: outer is K and inner N, so a transposed rhs swaps them.
+  if (failed(describe(lhsValue, tl, lhs, "the lhs")) ||
+      failed(describe(rhsValue, tr, rhs, "the rhs")) ||
+      failed(describe(outValue, false, out, "the output")))
+    return failure();
+  if (out.transposed)
+    return op->emitError() << "cannot run on the card: the output must be row-major";
+  if (batch == 0 || m == 0 || n == 0 || k == 0)
+    return op->emitError() << "cannot run on the card: an empty matmul";
+  return success();
+}
+
+LogicalResult MatmulPlan::verifyTile(ArrayRef<int64_t> tile) const {
+  if (tile.size() != 3)
+    return op->emitError() << "spyre.tile of a matmul is [tm, tn, tk], not " << tile.size()
+                           << " sizes";
+  int64_t limits[] = {m, n, k};
+  for (int i = 0; i < 3; ++i)
+    if (tile[i] < 1 || tile[i] > limits[i])
+      return op->emitError() << "spyre.tile size " << tile[i] << " is not in [1, " << limits[i]
+                             << "]";
+  return success();
+}
+
+SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
+  int64_t tm = tile[0], tn = tile[1], tk = tile[2];
+  SmallVector<LxSlot> result = {{"lhs", tm * tk * esOf(lhs), 2},
+                                {"rhs", tk * tn * esOf(rhs), 2},
+                                {"acc", tm * tn * 4, 2}};
+  if (staged())
+    result.push_back({"staging", tm * tn * esOf(out), 2});
+  return result;
+}
+
+SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+  // Start from tiles that keep the matrix unit busy for many cycles per byte
+  // moved, give every core an output tile where there are enough, then halve
+  // the deepest dimension until the tiles fit.
+  int64_t stickElems = arch.stickBytes / 2;
+  auto round = [&](int64_t v, int64_t limit) {
+    return std::min(limit, std::max<int64_t>(1, v > stickElems ? llvm::alignDown(v, stickElems)
+                                                               : v));
+  };
+  int64_t tn = round(std::min<int64_t>(n, 4 * stickElems), n);
+  int64_t tk = round(std::min<int64_t>(k, 8 * stickElems), k);
+  int64_t colTiles = batch * llvm::divideCeil(n, tn);
+  int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores, colTiles));
+  int64_t tm = std::min<int64_t>({m, llvm::divideCeil(m, pieces), 4 * stickElems});
+  auto fits = [&] {
+    int64_t total;
+    assignLx(slots({tm, tn, tk}), arch.stickBytes, total);
+    return total <= lxBytes;
+  };
+  while (!fits()) {
+    if (tk > stickElems)
+      tk = round(tk / 2, k);
+    else if (tn > stickElems)
+      tn = round(tn / 2, n);
+    else if (tm > 1)
+      tm = std::max<int64_t>(1, tm / 2);
+    else if (tk > 1 || tn > 1)
+      tk = std::max<int64_t>(1, tk / 2), tn = std::max<int64_t>(1, tn / 2);
+    else
+      return {};
+  }
+  return {tm, tn, tk};
+}
+
+LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
+                                ArrayRef<int64_t> lx) const {
+  SmallVector<LxSlot> slotList = slots(tile);
+  auto slotAt = [&](unsigned slot, int64_t copy) { return lx[slot] + copy * slotList[slot].bytes; };
+  int64_t tm = tile[0], tn = tile[1], tk = tile[2];
+  int64_t mt = llvm::divideCeil(m, tm), nt = llvm::divideCeil(n, tn), kt = llvm::divideCeil(k, tk);
+  int64_t groups = batch * mt * nt;
+  uint8_t f32 = uint8_t(ISA::DType::f32);
+  Location loc = op->getLoc();
+
+  // A tile of `o` covering rows [r0, r0 + rows) of its outer dimension and
+  // [c0, c0 + cols) of its inner one, in LX with a row pitch of `pitch`
+  // elements of its stored rows.
+  struct Placed {
+    Transfer load;
+    RefAttr view;
+  };
+  auto place = [&](const Operand &o, int64_t b, int64_t r0, int64_t c0, int64_t rows,
+                   int64_t cols, int64_t outerTile, int64_t innerTile, int64_t at) {
+    int64_t es = esOf(o);
+    int64_t offset = (b * o.batchStride + r0 * o.outerStride + c0 * o.innerStride) * es;
+    // Stored rows run along the contiguous dimension.
+    int64_t storedRows = o.transposed ? cols : rows, storedCols = o.transposed ? rows : cols;
+    int64_t rowStride = o.transposed ? o.innerStride : o.outerStride;
+    int64_t pitch = (o.transposed ? outerTile : innerTile) * es;
+    Placed p;
+    p.load = {em.lx(o.dtype, at, {pitch, 0, 0}),
+              em.device(o.value, o.dtype, offset, {rowStride * es, 0, 0}), storedCols * es,
+              {storedRows, 1, 1}};
+    p.view = em.lx(o.dtype, at, {pitch, 0, 0});
+    return p;
+  };
+
+  for (int64_t core = 0; core < cores; ++core) {
+    int64_t gBegin = groups * core / cores, gEnd = groups * (core + 1) / cores;
+    auto stepAt = [&, gBegin](int64_t i) {
+      int64_t local = i / kt, s = i % kt, g = gBegin + local;
+      int64_t b = g / (mt * nt), m0 = g / nt % mt * tm, n0 = g % nt * tn, k0 = s * tk;
+      int64_t am = std::min(tm, m - m0), an = std::min(tn, n - n0), ak = std::min(tk, k - k0);
+      bool first = s == 0, last = s == kt - 1;
+      int64_t copy = i % 2, outCopy = local % 2;
+      Placed a = place(lhs, b, m0, k0, am, ak, tm, tk, slotAt(0, copy));
+      Placed w = place(rhs, b, k0, n0, ak, an, tk, tn, slotAt(1, copy));
+      RefAttr acc = em.lx(f32, slotAt(2, outCopy), {tn * 4, 0, 0});
+      int64_t es = esOf(out);
+      RefAttr stage = staged() ? em.lx(out.dtype, slotAt(3, outCopy), {tn * es, 0, 0}) : acc;
+      RefAttr device = em.device(out.value, out.dtype,
+                                 (b * out.batchStride + m0 * out.outerStride + n0) * es,
+                                 {out.outerStride * es, 0, 0});
+      TileStep step;
+      step.loads = {a.load, w.load};
+      bool loadInit = accumulate && first;
+      if (loadInit) // the output's current content starts the sum
+        step.loads.push_back({stage, device, an * es, {am, 1, 1}});
+      if (last)
+        step.stores.push_back({device, stage, an * es, {am, 1, 1}});
+      step.compute = [=, this, &em](StepCompute &sc) {
+        OpBuilder &builder = sc.b();
+        auto sfuView = [&](RefAttr r, int64_t e) {
+          return em.lx(r.getDtype(), r.getOffset(), {tn * e, e, 0});
+        };
+        if (loadInit && staged())
+          sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(acc, 4), sfuView(stage, es), am,
+                                   an, nullptr, 0, nullptr, nullptr));
+        sc.add(HwMatmulOp::create(builder, loc, acc, a.view, w.view, am, ak, an, lhs.transposed,
+                                  rhs.transposed, !first || accumulate, nullptr, 0, nullptr,
+                                  nullptr));
+        if (last && staged())
+          sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(stage, es), sfuView(acc, 4), am,
+                                   an, nullptr, 0, nullptr, nullptr));
+      };
+      return step;
+    };
+    em.pipeline(core, loc, (gEnd - gBegin) * kt, stepAt);
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeMatmulPlan(Operation *op,
+                                                              const ::spyre::Arch &arch) {
+  auto plan = std::make_unique<MatmulPlan>(op, arch);
+  if (failed(plan->analyze()))
+    return failure();
+  return std::unique_ptr<OpPlan>(std::move(plan));
+}

@@ -1,0 +1,21 @@
+//===- PlanKinds.h - the OpPlan of each compute op -------------*- C++ -*-===//
+
+#ifndef SPYRE_TRANSFORMS_PLANKINDS_H
+#define SPYRE_TRANSFORMS_PLANKINDS_H
+
+#include "Spyre/Transforms/OpPlan.h"
+
+namespace mlir::spyre {
+
+FailureOr<std::unique_ptr<OpPlan>> makeGenericPlan(GenericOp op, const ::spyre::Arch &arch);
+/// `op` is a spyre.matmul or spyre.batch_matmul.
+FailureOr<std::unique_ptr<OpPlan>> makeMatmulPlan(Operation *op, const ::spyre::Arch &arch);
+FailureOr<std::unique_ptr<OpPlan>> makeGatherPlan(GatherOp op, const ::spyre::Arch &arch);
+
+/// The largest value in [1, limit] for which `fits` holds, assuming `fits`
+/// is monotonic, or 0; values above `granule` are multiples of it.
+int64_t largestFitting(int64_t limit, int64_t granule, function_ref<bool(int64_t)> fits);
+
+} // namespace mlir::spyre
+
+#endif // SPYRE_TRANSFORMS_PLANKINDS_H

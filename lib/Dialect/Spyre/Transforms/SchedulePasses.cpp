@@ -1,0 +1,189 @@
+//===- SchedulePasses.cpp - work division, tiling, memory planning --------===//
+//
+// The passes that build the tiled level: each reads the op through its
+// OpPlan and records one decision as an attribute (docs/lowering.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Arch/Arch.h"
+#include "Spyre/Transforms/OpPlan.h"
+#include "Spyre/Transforms/Passes.h"
+
+namespace mlir::spyre {
+#define GEN_PASS_DEF_SPYREDIVIDEWORK
+#define GEN_PASS_DEF_SPYRETILE
+#define GEN_PASS_DEF_SPYREPLANMEMORY
+#define GEN_PASS_DEF_SPYRECHECKLX
+#include "Spyre/Transforms/Passes.h.inc"
+} // namespace mlir::spyre
+
+using namespace mlir;
+using namespace mlir::spyre;
+
+namespace {
+
+/// Calls `fn` on every compute op of every kernel with its plan; stops at
+/// the first failure (the plan or `fn` has reported it).
+LogicalResult forEachPlan(ModuleOp module, const ::spyre::Arch &arch,
+                          function_ref<LogicalResult(Operation *, OpPlan &)> fn) {
+  WalkResult result = module.walk([&](KernelOp kernel) {
+    for (Operation &op : kernel.getBody().front()) {
+      FailureOr<std::unique_ptr<OpPlan>> plan = OpPlan::get(&op, arch);
+      if (failed(plan) || (*plan && failed(fn(&op, **plan))))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+template <typename T>
+std::optional<T> attrOf(Operation *op, StringRef name, StringRef pass) {
+  if (auto attr = op->getAttrOfType<T>(name))
+    return attr;
+  op->emitError() << "has no '" << name << "'; run " << pass << " first";
+  return std::nullopt;
+}
+
+struct DivideWork : mlir::spyre::impl::SpyreDivideWorkBase<DivideWork> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    if (!arch)
+      return signalPassFailure();
+    if (cores < 0 || cores > arch->cores) {
+      module.emitError() << "cores = " << cores << " is not in [0, " << arch->cores
+                         << "] (the card's cores)";
+      return signalPassFailure();
+    }
+    int64_t available = cores ? int64_t(cores) : arch->cores;
+    Builder b(module.getContext());
+    if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) {
+          if (!op->hasAttr(kCoresAttr))
+            op->setAttr(kCoresAttr, b.getI64IntegerAttr(
+                                        std::max<int64_t>(1, std::min(available,
+                                                                      plan.parallelUnits()))));
+          return success();
+        })))
+      signalPassFailure();
+  }
+};
+
+struct Tile : mlir::spyre::impl::SpyreTileBase<Tile> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    if (!arch)
+      return signalPassFailure();
+    int64_t lxBytes = arch->lxUsableBytes();
+    Builder b(module.getContext());
+    if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) -> LogicalResult {
+          auto cores = attrOf<IntegerAttr>(op, kCoresAttr, "spyre-divide-work");
+          if (!cores)
+            return failure();
+          if (auto given = op->getAttrOfType<DenseI64ArrayAttr>(kTileAttr)) {
+            if (failed(plan.verifyTile(given.asArrayRef())))
+              return failure();
+            int64_t total;
+            assignLx(plan.slots(given.asArrayRef()), arch->stickBytes, total);
+            if (total > lxBytes)
+              return op->emitError() << "spyre.tile needs " << total
+                                     << " bytes of LX, more than the usable " << lxBytes;
+            return success();
+          }
+          SmallVector<int64_t> tile = plan.chooseTile(cores->getInt(), lxBytes);
+          if (tile.empty())
+            return op->emitError() << "no tile of this op fits in the usable LX of " << lxBytes
+                                   << " bytes";
+          op->setAttr(kTileAttr, b.getDenseI64ArrayAttr(tile));
+          return success();
+        })))
+      signalPassFailure();
+  }
+};
+
+/// Device-memory slots of a kernel's temporaries: live from their first use
+/// to their last, in op positions (allocs are often hoisted to the top).
+SmallVector<LxSlot> temporaries(KernelOp kernel, SmallVectorImpl<AllocOp> &allocs) {
+  DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(kernel.getBody().front()))
+    position[&op] = int64_t(i);
+  SmallVector<LxSlot> slots;
+  for (auto alloc : kernel.getBody().front().getOps<AllocOp>()) {
+    auto type = cast<BufferType>(alloc.getType());
+    int64_t first = INT64_MAX, last = position[alloc];
+    for (Operation *user : alloc->getUsers()) {
+      first = std::min(first, position[user]);
+      last = std::max(last, position[user]);
+    }
+    slots.push_back({"temporary", type.getNumElements() *
+                                      deviceDTypeBytes(deviceDType(type.getElementType())),
+                     1, std::min(first, last), last + 1});
+    allocs.push_back(alloc);
+  }
+  return slots;
+}
+
+struct PlanMemory : mlir::spyre::impl::SpyrePlanMemoryBase<PlanMemory> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    if (!arch)
+      return signalPassFailure();
+    Builder b(module.getContext());
+    if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) -> LogicalResult {
+          auto tile = attrOf<DenseI64ArrayAttr>(op, kTileAttr, "spyre-tile");
+          if (!tile || failed(plan.verifyTile(tile->asArrayRef())))
+            return failure();
+          int64_t total;
+          SmallVector<int64_t> offsets =
+              assignLx(plan.slots(tile->asArrayRef()), arch->stickBytes, total);
+          op->setAttr(kLxAttr, b.getDenseI64ArrayAttr(offsets));
+          return success();
+        })))
+      return signalPassFailure();
+    WalkResult result = module.walk([&](KernelOp kernel) {
+      SmallVector<AllocOp> allocs;
+      for (auto alloc : kernel.getBody().front().getOps<AllocOp>())
+        if (!cast<BufferType>(alloc.getType()).hasStaticShape()) {
+          alloc.emitError() << "cannot place a temporary of dynamic shape in device memory";
+          return WalkResult::interrupt();
+        }
+      SmallVector<LxSlot> slots = temporaries(kernel, allocs);
+      int64_t total;
+      SmallVector<int64_t> offsets = assignLx(slots, arch->stickBytes, total);
+      for (auto [alloc, offset] : llvm::zip(allocs, offsets))
+        alloc->setAttr(kDeviceOffsetAttr, b.getI64IntegerAttr(offset));
+      kernel->setAttr(kScratchBytesAttr, b.getI64IntegerAttr(total));
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+struct CheckLx : mlir::spyre::impl::SpyreCheckLxBase<CheckLx> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    if (!arch)
+      return signalPassFailure();
+    if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) -> LogicalResult {
+          auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(kLxAttr);
+          if (!offsets)
+            return success(); // not planned yet: nothing to check
+          auto tile = attrOf<DenseI64ArrayAttr>(op, kTileAttr, "spyre-tile");
+          if (!tile || failed(plan.verifyTile(tile->asArrayRef())))
+            return failure();
+          return checkLx(op, plan.slots(tile->asArrayRef()), offsets.asArrayRef(),
+                         arch->lxUsableBytes());
+        })))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,115 @@
+//===- HwEmitter.h - writing per-core hardware-level streams ----*- C++ -*-===//
+//
+// What every op's lowering shares: the program's buffers, one builder per
+// core stream, the semaphores, and the double-buffered tile pipeline.
+//
+// A core runs an op as a sequence of steps; each step loads tiles (DMA),
+// computes on them (PT / SFU, or the DMA engine for gathers) and may store
+// results (DMA). Input tiles of step t live in copy t % 2 of their slots,
+// so loads of step t + 2 overlap the compute of step t + 1. The stream is
+//   L0 L1 C0 S0 L2 C1 S1 L3 ...
+// and every wait is on an instruction earlier in the stream, which keeps the
+// in-order engines and bounded queues of docs/isa.md free of deadlock:
+//   - the first compute instruction of step t waits for the loads of step t
+//     (or, in a step without loads, for the stores of step t - 2);
+//   - stores of step t wait for the compute of step t;
+//   - loads of step t + 2 wait for the compute of step t, whose slots they
+//     overwrite.
+// Inside a step, consecutive compute instructions on different engines are
+// chained through a semaphore; on one engine they are ordered already.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPYRE_TRANSFORMS_HWEMITTER_H
+#define SPYRE_TRANSFORMS_HWEMITTER_H
+
+#include "Arch/Arch.h"
+#include "Spyre/IR/SpyreOps.h"
+
+#include <array>
+#include <functional>
+
+namespace mlir::spyre {
+
+/// One strided DMA transfer (docs/isa.md, opcode dma).
+struct Transfer {
+  RefAttr dst, src;
+  int64_t rowBytes = 0;
+  std::array<int64_t, 3> counts = {1, 1, 1};
+};
+
+/// The instructions of one step's compute, chained across engines.
+class StepCompute {
+public:
+  StepCompute(OpBuilder &builder, Location loc) : builder(builder), loc(loc) {}
+  OpBuilder &b() { return builder; }
+  Location getLoc() const { return loc; }
+  /// Adds an engine instruction built with `builder` (already inserted).
+  Operation *add(Operation *op);
+  ArrayRef<Operation *> ops() const { return emitted; }
+
+private:
+  OpBuilder &builder;
+  Location loc;
+  SmallVector<Operation *> emitted;
+};
+
+/// What a step does; `compute` must emit at least one instruction.
+struct TileStep {
+  SmallVector<Transfer> loads, stores;
+  std::function<void(StepCompute &)> compute;
+};
+
+class HwEmitter {
+public:
+  /// Emits into `program` (empty), whose device buffers stand for the
+  /// kernel's values as given by `symbolOf` / `byteOffsetOf`.
+  HwEmitter(HwProgramOp program, const ::spyre::Arch &arch, int64_t numCores,
+            DenseMap<Value, std::pair<FlatSymbolRefAttr, int64_t>> deviceBuffers);
+
+  MLIRContext *getContext() { return program.getContext(); }
+  int64_t getNumCores() const { return numCores; }
+  const ::spyre::Arch &getArch() const { return arch; }
+
+  /// A device operand: byte `offset` into the buffer holding `buffer`.
+  RefAttr device(Value buffer, uint8_t dtype, int64_t offset,
+                 std::array<int64_t, 3> strides = {0, 0, 0});
+  RefAttr lx(uint8_t dtype, int64_t offset, std::array<int64_t, 3> strides = {0, 0, 0});
+
+  /// Runs `numSteps` steps on `core`, `stepAt(i)` describing step i, with the
+  /// pipeline of the file comment.
+  void pipeline(int64_t core, Location loc, int64_t numSteps,
+                function_ref<TileStep(int64_t)> stepAt);
+
+  /// Marks the start of kernel-level op number `id` (counters) on every core.
+  void beginOp(int64_t id);
+  /// Every core finishes its work and meets the others.
+  void barrier();
+
+  /// Checks the per-core span of the card: the bytes of one buffer a core
+  /// touches lie within `memory.per_core_span_bytes`. Errors go to `op`.
+  LogicalResult checkSpans(Operation *op);
+
+private:
+  enum Sem : int64_t { kLoad = 0, kCompute = 1, kStore = 2, kChain = 3 };
+  struct Core {
+    OpBuilder builder;
+    std::array<int64_t, 4> signalled = {0, 0, 0, 0};
+    /// First and last byte touched, per device buffer symbol.
+    llvm::StringMap<std::pair<int64_t, int64_t>> touched;
+  };
+
+  Operation *dma(Core &core, Location loc, const Transfer &t);
+  void sync(Operation *op, int64_t waitSem, int64_t waitCount);
+  void signal(Core &core, Operation *op, Sem sem);
+
+  HwProgramOp program;
+  ::spyre::Arch arch;
+  int64_t numCores;
+  DenseMap<Value, std::pair<FlatSymbolRefAttr, int64_t>> deviceBuffers;
+  SmallVector<Core> cores;
+};
+
+} // namespace mlir::spyre
+
+#endif // SPYRE_TRANSFORMS_HWEMITTER_H
