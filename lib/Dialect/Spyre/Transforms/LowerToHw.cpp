@@ -52,6 +52,16 @@ LogicalResult collect(KernelOp kernel, const ::spyre::Arch &arch,
   return success();
 }
 
+/// Whether `user` reads `value`. A matmul declares its output read because
+/// it may accumulate into it; it reads it only when it does.
+bool reads(Operation *user, Value value) {
+  if (auto mm = dyn_cast<MatmulOp>(user); mm && value == mm.getInit())
+    return mm.getAccumulate();
+  if (auto mm = dyn_cast<BatchMatmulOp>(user); mm && value == mm.getInit())
+    return mm.getAccumulate();
+  return hasEffect<MemoryEffects::Read>(user, value);
+}
+
 LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
   Block &body = kernel.getBody().front();
   for (BlockArgument arg : body.getArguments())
@@ -74,13 +84,18 @@ LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
 
   DenseMap<Value, std::pair<FlatSymbolRefAttr, int64_t>> buffers;
   for (BlockArgument arg : body.getArguments()) {
-    bool written = false, read = false;
-    for (Operation *user : arg.getUsers()) {
-      written |= hasEffect<MemoryEffects::Write>(user, arg);
-      read |= hasEffect<MemoryEffects::Read>(user, arg);
+    // An output is written before anything reads it: its content on entry
+    // does not matter. Users are visited in kernel order.
+    bool written = false, readFirst = false;
+    for (Operation &user : body) {
+      if (!llvm::is_contained(user.getOperands(), Value(arg)))
+        continue;
+      if (!written && reads(&user, arg))
+        readFirst = true;
+      written |= hasEffect<MemoryEffects::Write>(&user, arg);
     }
-    HwBufferKind kind = written ? (read ? HwBufferKind::inout : HwBufferKind::output)
-                                : HwBufferKind::input;
+    HwBufferKind kind = !written ? HwBufferKind::input
+                                 : (readFirst ? HwBufferKind::inout : HwBufferKind::output);
     std::string name = "arg" + std::to_string(arg.getArgNumber());
     if (auto given = kernel.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "spyre.name"))
       name = given.str();

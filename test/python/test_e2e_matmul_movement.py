@@ -1,0 +1,130 @@
+"""Matmuls, gathers and data movement: kernel-level IR -> pipeline -> simulator, vs numpy."""
+
+import numpy as np
+import pytest
+
+from kernels import buf, close, kernel, rounded, run
+
+
+def matmul_kernel(a_shape, b_shape, c_shape, out="f32", flags="", op="matmul", dtype="f16"):
+    body = (f"  spyre.{op} {flags} ins(%a, %b : {buf(a_shape, dtype)}, {buf(b_shape, dtype)}) "
+            f"outs(%c : {buf(c_shape, out)})\n")
+    return kernel("mm", [("a", a_shape, dtype), ("b", b_shape, dtype), ("c", c_shape, out)], body)
+
+
+def reference(a, b):
+    return rounded(a).astype(np.float64) @ rounded(b).astype(np.float64)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 5, 7), (128, 128, 128), (4096, 64, 64),
+                                   (64, 65536, 64), (300, 200, 100)])
+@pytest.mark.parametrize("out", ["f32", "f16"])
+def test_matmul(m, k, n, out):
+    rng = np.random.default_rng(m + k + n)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    result, stats = run(matmul_kernel((m, k), (k, n), (m, n), out), {"arg0": a, "arg1": b})
+    tol = 1e-5 * np.sqrt(k) if out == "f32" else 2.0 ** -8
+    close(result["arg2"], reference(a, b), out, rtol=tol, atol=tol * np.sqrt(k))
+    assert stats.stats["kernels"][1]["macs"] == m * k * n
+
+
+@pytest.mark.parametrize("flags", ["transpose_lhs", "transpose_rhs", "transpose_lhs transpose_rhs"])
+def test_transposed_inputs(flags):
+    m, k, n = 96, 200, 72
+    a_shape = (k, m) if "lhs" in flags else (m, k)
+    b_shape = (n, k) if "rhs" in flags else (k, n)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(a_shape).astype(np.float16)
+    b = rng.standard_normal(b_shape).astype(np.float16)
+    result, _ = run(matmul_kernel(a_shape, b_shape, (m, n), flags=flags), {"arg0": a, "arg1": b})
+    ra = a.T if "lhs" in flags else a
+    rb = b.T if "rhs" in flags else b
+    close(result["arg2"], reference(ra, rb), "f32", rtol=1e-4, atol=1e-3)
+
+
+def test_batched_and_accumulating():
+    bsz, m, k, n = 6, 40, 130, 50
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((bsz, m, k)).astype(np.float16)
+    b = rng.standard_normal((bsz, k, n)).astype(np.float16)
+    c = rng.standard_normal((bsz, m, n)).astype(np.float32)
+    src = matmul_kernel((bsz, m, k), (bsz, k, n), (bsz, m, n), flags="accumulate",
+                        op="batch_matmul")
+    # inout buffers are bound without a copy: the run updates the array passed
+    result, _ = run(src, {"arg0": a, "arg1": b, "arg2": c.copy()})
+    close(result["arg2"], c + reference(a, b), "f32", rtol=1e-4, atol=1e-3)
+
+
+def test_f32_inputs_are_rounded_like_the_matrix_unit():
+    m, k, n = 33, 17, 65
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    result, _ = run(matmul_kernel((m, k), (k, n), (m, n), dtype="f32"), {"arg0": a, "arg1": b})
+    from spyre_mlir import simulator as sim
+    r = sim.dl16()
+    close(result["arg2"], r.round(a).astype(np.float64) @ r.round(b).astype(np.float64), "f32",
+          rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("vocab,dim,ids", [(10, 1, (1,)), (1000, 96, (3, 7)),
+                                           (50, 70000, (5,)), (30000, 256, (4, 512))])
+def test_embedding_gather(vocab, dim, ids):
+    body = (f"  spyre.gather ins(%t, %i : {buf((vocab, dim), 'f16')}, {buf(ids, 'i32')}) "
+            f"outs(%o : {buf(ids + (dim,), 'f16')}) axis = 0\n")
+    src = kernel("emb", [("t", (vocab, dim), "f16"), ("i", ids, "i32"),
+                         ("o", ids + (dim,), "f16")], body)
+    rng = np.random.default_rng(vocab)
+    table = rng.standard_normal((vocab, dim)).astype(np.float16)
+    index = rng.integers(0, vocab, ids).astype(np.int32)
+    result, _ = run(src, {"arg0": table, "arg1": index})
+    np.testing.assert_array_equal(result["arg2"], rounded(table)[index])
+
+
+def test_gather_index_out_of_range_is_an_error():
+    from spyre_mlir import simulator as sim
+    body = (f"  spyre.gather ins(%t, %i : {buf((10, 4), 'f16')}, {buf((3,), 'i32')}) "
+            f"outs(%o : {buf((3, 4), 'f16')}) axis = 0\n")
+    src = kernel("emb", [("t", (10, 4), "f16"), ("i", (3,), "i32"), ("o", (3, 4), "f16")], body)
+    with pytest.raises(sim.SimulationError, match="index"):
+        run(src, {"arg0": np.zeros((10, 4), np.float16), "arg1": np.array([1, 10, 2], np.int32)})
+
+
+@pytest.mark.parametrize("shape,perm", [((1, 1), (1, 0)), ((64, 300), (1, 0)),
+                                        ((3, 130, 5), (2, 0, 1)), ((2048, 1024), (1, 0))])
+def test_permute(shape, perm):
+    out_shape = tuple(shape[p] for p in perm)
+    body = (f"  spyre.permute ins(%x : {buf(shape, 'f16')}) outs(%y : {buf(out_shape, 'f16')}) "
+            f"permutation = [{', '.join(map(str, perm))}]\n")
+    x = np.random.default_rng(8).standard_normal(shape).astype(np.float16)
+    result, _ = run(kernel("p", [("x", shape, "f16"), ("y", out_shape, "f16")], body),
+                    {"arg0": x})
+    np.testing.assert_array_equal(result["arg1"], rounded(x).transpose(perm))
+
+
+def test_concat_and_strided_slice():
+    body = (f"  spyre.concat ins(%a, %b : {buf((5, 8), 'f16')}, {buf((5, 131), 'f16')}) "
+            f"outs(%c : {buf((5, 139), 'f16')}) dim = 1\n"
+            f"  spyre.slice ins(%c : {buf((5, 139), 'f16')}) outs(%d : {buf((2, 45), 'f16')}) "
+            f"offsets [1, 3] strides [2, 3]\n")
+    src = kernel("cs", [("a", (5, 8), "f16"), ("b", (5, 131), "f16"), ("c", (5, 139), "f16"),
+                        ("d", (2, 45), "f16")], body)
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((5, 8)).astype(np.float16)
+    b = rng.standard_normal((5, 131)).astype(np.float16)
+    result, _ = run(src, {"arg0": a, "arg1": b})
+    c = np.concatenate([rounded(a), rounded(b)], axis=1)
+    np.testing.assert_array_equal(result["arg2"], c)
+    np.testing.assert_array_equal(result["arg3"], c[1:5:2, 3:138:3])
+
+
+def test_broadcast_and_fill():
+    body = (f"  spyre.broadcast ins(%v : {buf((70,), 'f32')}) outs(%o : {buf((9, 70), 'f32')}) "
+            f"dimensions = [0]\n"
+            f"  spyre.fill 2.5 : f32 outs(%f : {buf((3, 4), 'f32')})\n")
+    src = kernel("bf", [("v", (70,), "f32"), ("o", (9, 70), "f32"), ("f", (3, 4), "f32")], body)
+    v = np.arange(70, dtype=np.float32)
+    result, _ = run(src, {"arg0": v})
+    np.testing.assert_array_equal(result["arg1"], np.broadcast_to(v, (9, 70)))
+    np.testing.assert_array_equal(result["arg2"], np.full((3, 4), 2.5, np.float32))

@@ -1,0 +1,170 @@
+"""Reductions and normalisations: kernel-level IR -> pipeline -> simulator, vs numpy."""
+
+import numpy as np
+import pytest
+
+from kernels import amap, close, generic, kernel, rounded, run
+
+ROW = ["parallel", "reduction"]
+SIZES = [(1, 1), (3, 5), (64, 4096), (33, 9000), (2, 300000)]
+
+
+def row_reduction(m, n, combiner, out_type="f32"):
+    body = generic((m, n), [("%x", (m, n), "f16")], [("%y", (m,), out_type)],
+                   [amap(2, "d0, d1"), amap(2, "d0")], """
+%v = arith.extf %a0 : f16 to f32
+spyre.yield %v : f32""", ROW, [combiner])
+    return kernel("r", [("x", (m, n), "f16"), ("y", (m,), out_type)], body)
+
+
+@pytest.mark.parametrize("m,n", SIZES)
+@pytest.mark.parametrize("combiner,reference", [
+    ("sum", np.sum), ("max", np.max), ("min", np.min)])
+def test_row_reductions(m, n, combiner, reference):
+    x = np.random.default_rng(m + n).standard_normal((m, n)).astype(np.float16)
+    out, _ = run(row_reduction(m, n, combiner), {"arg0": x})
+    expected = reference(rounded(x).astype(np.float64), axis=1)
+    close(out["arg1"], expected, "f32", rtol=1e-4, atol=1e-3 * np.sqrt(n))
+
+
+@pytest.mark.parametrize("m,n", SIZES)
+def test_argmax_over_tiles(m, n):
+    x = np.random.default_rng(7).standard_normal((m, n)).astype(np.float16)
+    out, _ = run(row_reduction(m, n, "argmax", "i32"), {"arg0": x})
+    np.testing.assert_array_equal(out["arg1"], np.argmax(rounded(x), axis=1))
+
+
+@pytest.mark.parametrize("m,n", [(4, 7), (32, 70000)])
+def test_column_sum(m, n):
+    # s[j] = sum_i x[i, j]: the reduced loop runs down the columns
+    body = generic((n, m), [("%x", (m, n), "f32")], [("%s", (n,), "f32")],
+                   [amap(2, "d1, d0"), amap(2, "d0")], "spyre.yield %a0 : f32",
+                   ["parallel", "reduction"], ["sum"])
+    x = np.random.default_rng(8).standard_normal((m, n)).astype(np.float32)
+    out, _ = run(kernel("c", [("x", (m, n), "f32"), ("s", (n,), "f32")], body), {"arg0": x})
+    close(out["arg1"], x.sum(axis=0), "f32", rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("m,n", [(1, 1), (5, 77), (16, 50000)])
+def test_welford(m, n):
+    body = generic((m, n), [("%x", (m, n), "f32")],
+                   [("%mean", (m,), "f32"), ("%m2", (m,), "f32"), ("%w", (m,), "f32")],
+                   [amap(2, "d0, d1"), amap(2, "d0"), amap(2, "d0"), amap(2, "d0")],
+                   "spyre.yield %a0 : f32", ROW, ["welford"])
+    src = kernel("w", [("x", (m, n), "f32"), ("mean", (m,), "f32"), ("m2", (m,), "f32"),
+                       ("w", (m,), "f32")], body)
+    x = (np.random.default_rng(9).standard_normal((m, n)) * 3 + 1).astype(np.float32)
+    out, _ = run(src, {"arg0": x})
+    close(out["arg1"], x.mean(axis=1), "f32", rtol=1e-4, atol=1e-4)
+    close(out["arg2"], ((x - x.mean(axis=1, keepdims=True)) ** 2).sum(axis=1), "f32",
+          rtol=1e-4, atol=1e-3)
+    close(out["arg3"], np.full(m, n), "f32")
+
+
+def test_full_reduction_of_a_matrix():
+    # Both loops reduce: tiles of the outer one accumulate too.
+    m, n = 37, 3000
+    body = generic((m, n), [("%x", (m, n), "f32")], [("%s", (1,), "f32")],
+                   [amap(2, "d0, d1"), amap(2, "0")], "spyre.yield %a0 : f32",
+                   ["reduction", "reduction"], ["sum"])
+    x = np.random.default_rng(10).standard_normal((m, n)).astype(np.float32)
+    out, _ = run(kernel("s", [("x", (m, n), "f32"), ("s", (1,), "f32")], body), {"arg0": x})
+    close(out["arg1"], [x.sum()], "f32", rtol=1e-4, atol=1e-2)
+
+
+def softmax(m, n):
+    maps2, row = amap(2, "d0, d1"), amap(2, "d0")
+    x, mx, sm, y = ("%x", (m, n), "f16"), ("%mx", (m,), "f32"), ("%sm", (m,), "f32"), \
+        ("%y", (m, n), "f16")
+    body = generic((m, n), [x], [mx], [maps2, row], """
+%v = arith.extf %a0 : f16 to f32
+spyre.yield %v : f32""", ROW, ["max"])
+    body += generic((m, n), [x, mx], [sm], [maps2, row, row], """
+%v = arith.extf %a0 : f16 to f32
+%d = arith.subf %v, %a1 : f32
+%e = math.exp %d : f32
+spyre.yield %e : f32""", ROW, ["sum"])
+    body += generic((m, n), [x, mx, sm], [y], [maps2, row, row, maps2], """
+%v = arith.extf %a0 : f16 to f32
+%d = arith.subf %v, %a1 : f32
+%e = math.exp %d : f32
+%q = arith.divf %e, %a2 : f32
+%t = arith.truncf %q : f32 to f16
+spyre.yield %t : f16""")
+    return kernel("softmax", [("x", (m, n), "f16"), ("y", (m, n), "f16")], body,
+                  temps=[("mx", (m,), "f32"), ("sm", (m,), "f32")])
+
+
+@pytest.mark.parametrize("m,n", [(1, 1), (3, 7), (128, 1000), (64, 20000)])
+def test_softmax(m, n):
+    x = (np.random.default_rng(11).standard_normal((m, n)) * 4).astype(np.float16)
+    out, _ = run(softmax(m, n), {"arg0": x})
+    r = rounded(x).astype(np.float64)
+    e = np.exp(r - r.max(axis=1, keepdims=True))
+    close(out["arg1"], e / e.sum(axis=1, keepdims=True), atol=1e-4)
+
+
+@pytest.mark.parametrize("m,n", [(2, 3), (50, 768), (8, 40000)])
+def test_layernorm(m, n):
+    maps2, row, col = amap(2, "d0, d1"), amap(2, "d0"), amap(2, "d1")
+    stats = [("%mean", (m,), "f32"), ("%m2", (m,), "f32"), ("%cnt", (m,), "f32")]
+    body = generic((m, n), [("%x", (m, n), "f16")], stats, [maps2, row, row, row], """
+%v = arith.extf %a0 : f16 to f32
+spyre.yield %v : f32""", ROW, ["welford"])
+    body += generic((m, n), [("%x", (m, n), "f16"), stats[0], stats[1], stats[2],
+                             ("%w", (n,), "f16"), ("%b", (n,), "f16")],
+                    [("%y", (m, n), "f16")], [maps2, row, row, row, col, col, maps2], """
+%v = arith.extf %a0 : f16 to f32
+%d = arith.subf %v, %a1 : f32
+%var = arith.divf %a2, %a3 : f32
+%eps = arith.constant 1.0e-5 : f32
+%ve = arith.addf %var, %eps : f32
+%rs = math.rsqrt %ve : f32
+%n = arith.mulf %d, %rs : f32
+%wv = arith.extf %a4 : f16 to f32
+%bv = arith.extf %a5 : f16 to f32
+%s = arith.mulf %n, %wv : f32
+%o = arith.addf %s, %bv : f32
+%t = arith.truncf %o : f32 to f16
+spyre.yield %t : f16""")
+    src = kernel("ln", [("x", (m, n), "f16"), ("w", (n,), "f16"), ("b", (n,), "f16"),
+                        ("y", (m, n), "f16")], body,
+                 temps=[("mean", (m,), "f32"), ("m2", (m,), "f32"), ("cnt", (m,), "f32")])
+    rng = np.random.default_rng(12)
+    x = (rng.standard_normal((m, n)) * 2 + 0.5).astype(np.float16)
+    w = rng.standard_normal(n).astype(np.float16)
+    b = rng.standard_normal(n).astype(np.float16)
+    out, _ = run(src, {"arg0": x, "arg1": w, "arg2": b})
+    r = rounded(x).astype(np.float64)
+    norm = (r - r.mean(axis=1, keepdims=True)) / np.sqrt(r.var(axis=1, keepdims=True) + 1e-5)
+    close(out["arg3"], norm * rounded(w) + rounded(b), atol=2e-2 if n > 2 else 1e-2)
+
+
+@pytest.mark.parametrize("m,n", [(1, 5), (40, 4096)])
+def test_rmsnorm(m, n):
+    maps2, row, col = amap(2, "d0, d1"), amap(2, "d0"), amap(2, "d1")
+    body = generic((m, n), [("%x", (m, n), "f16")], [("%ss", (m,), "f32")], [maps2, row], """
+%v = arith.extf %a0 : f16 to f32
+%q = arith.mulf %v, %v : f32
+spyre.yield %q : f32""", ROW, ["sum"])
+    body += generic((m, n), [("%x", (m, n), "f16"), ("%ss", (m,), "f32"), ("%w", (n,), "f16")],
+                    [("%y", (m, n), "f16")], [maps2, row, col, maps2], f"""
+%v = arith.extf %a0 : f16 to f32
+%count = arith.constant {float(n)} : f32
+%ms = arith.divf %a1, %count : f32
+%eps = arith.constant 1.0e-6 : f32
+%me = arith.addf %ms, %eps : f32
+%rs = math.rsqrt %me : f32
+%nv = arith.mulf %v, %rs : f32
+%wv = arith.extf %a2 : f16 to f32
+%o = arith.mulf %nv, %wv : f32
+%t = arith.truncf %o : f32 to f16
+spyre.yield %t : f16""")
+    src = kernel("rms", [("x", (m, n), "f16"), ("w", (n,), "f16"), ("y", (m, n), "f16")],
+                 body, temps=[("ss", (m,), "f32")])
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((m, n)).astype(np.float16)
+    w = rng.standard_normal(n).astype(np.float16)
+    out, _ = run(src, {"arg0": x, "arg1": w})
+    r = rounded(x).astype(np.float64)
+    close(out["arg2"], r / np.sqrt((r * r).mean(axis=1, keepdims=True) + 1e-6) * rounded(w))
