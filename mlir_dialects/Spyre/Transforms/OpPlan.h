@@ -45,6 +45,8 @@ struct LinearAccess {
   SmallVector<int64_t> strides;
 };
 
+/// Whether `expr` is a sum of constant multiples of dimensions and a constant.
+bool isLinear(AffineExpr expr);
 /// Element strides of a dense buffer with its layout's dimension order.
 SmallVector<int64_t> elementStrides(BufferType type);
 /// The access `map` makes into a buffer of `type`, if it is linear in the

@@ -226,7 +226,7 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
     std::optional<VectorOp> vop = vectorOpFor(op, why);
     if (!vop)
       return generic.emitError() << "cannot run on the card: body op " << why;
-    if (auto expr = dyn_cast<IndexExprOp>(op); expr && !expr.getMap().getResult(0).isPureAffine())
+    if (auto expr = dyn_cast<IndexExprOp>(op); expr && !isLinear(expr.getMap().getResult(0)))
       return generic.emitError() << "cannot run on the card: spyre.index_expr "
                                  << AffineMapAttr::get(expr.getMap())
                                  << " is not linear in the loops";

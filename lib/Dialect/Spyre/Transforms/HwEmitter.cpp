@@ -83,7 +83,6 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
   SmallVector<TileStep> steps;
   auto issueLoads = [&](int64_t t) {
     steps.push_back(stepAt(t));
-    int64_t before = core.signalled[kLoad];
     for (auto [i, transfer] : llvm::enumerate(steps.back().loads)) {
       Operation *op = dma(core, loc, transfer);
       if (i == 0 && t >= 2)
@@ -91,7 +90,6 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       signal(core, op, kLoad);
     }
     loadsThrough.push_back(core.signalled[kLoad] - loadBase);
-    (void)before;
   };
   for (int64_t t = 0; t < std::min<int64_t>(2, numSteps); ++t)
     issueLoads(t);
@@ -138,14 +136,17 @@ void HwEmitter::barrier() {
 }
 
 LogicalResult HwEmitter::checkSpans(Operation *op) {
-  for (auto [index, core] : llvm::enumerate(cores))
-    for (auto &entry : core.touched) {
-      int64_t span = entry.second.second - entry.second.first;
-      if (span > arch.perCoreSpanBytes)
-        return op->emitError() << "core " << index << " would address " << span
-                               << " bytes of buffer @" << entry.getKey()
+  for (auto [index, core] : llvm::enumerate(cores)) {
+    SmallVector<StringRef> names(core.touched.keys());
+    llvm::sort(names); // report in a stable order
+    for (StringRef name : names) {
+      auto [lo, hi] = core.touched.lookup(name);
+      if (hi - lo > arch.perCoreSpanBytes)
+        return op->emitError() << "core " << index << " would address " << hi - lo
+                               << " bytes of buffer @" << name
                                << ", more than the per-core span of " << arch.perCoreSpanBytes
                                << " bytes; divide the work over more cores";
     }
+  }
   return success();
 }

@@ -39,6 +39,18 @@ SmallVector<int64_t> mlir::spyre::elementStrides(BufferType type) {
   return strides;
 }
 
+bool mlir::spyre::isLinear(AffineExpr expr) {
+  if (!expr.isPureAffine())
+    return false;
+  bool linear = true;
+  expr.walk([&](AffineExpr e) {
+    if (isa<AffineBinaryOpExpr>(e) && e.getKind() != AffineExprKind::Add &&
+        e.getKind() != AffineExprKind::Mul)
+      linear = false;
+  });
+  return linear;
+}
+
 std::optional<LinearAccess> mlir::spyre::linearize(AffineMap map, BufferType type,
                                                    std::string &why) {
   if (LayoutAttr layout = type.getLayout(); layout && layout.getStick()) {
@@ -61,7 +73,7 @@ std::optional<LinearAccess> mlir::spyre::linearize(AffineMap map, BufferType typ
   LinearAccess access;
   access.strides.assign(dims, 0);
   for (auto [j, expr] : llvm::enumerate(map.getResults())) {
-    if (!expr.isPureAffine()) {
+    if (!isLinear(expr)) {
       why = "its indexing map is not linear in the loops (floordiv, mod or a product)";
       return std::nullopt;
     }

@@ -53,7 +53,7 @@ struct DivideWork : mlir::spyre::impl::SpyreDivideWorkBase<DivideWork> {
     if (!arch)
       return signalPassFailure();
     if (cores < 0 || cores > arch->cores) {
-      module.emitError() << "cores = " << cores << " is not in [0, " << arch->cores
+      module.emitError() << "cores = " << int64_t(cores) << " is not in [0, " << arch->cores
                          << "] (the card's cores)";
       return signalPassFailure();
     }

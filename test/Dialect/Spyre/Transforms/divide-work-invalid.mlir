@@ -1,0 +1,71 @@
+// RUN: spyre-opt %s -split-input-file -spyre-divide-work -verify-diagnostics
+// RUN: not spyre-opt %s -split-input-file -spyre-divide-work="cores=33" 2>&1 | FileCheck %s --check-prefix=CORES
+// CORES: cores = 33 is not in [0, 32] (the card's cores)
+
+#id = affine_map<(d0) -> (d0)>
+spyre.kernel @dynamic(%x: !spyre.buffer<?xf32>, %y: !spyre.buffer<?xf32>, %n: index) {
+  // expected-error @+1 {{loop 0 has a dynamic size; tiling needs static sizes}}
+  spyre.generic domain [%n] {indexing_maps = [#id, #id], iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<?xf32>) outs(%y : !spyre.buffer<?xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+spyre.kernel @no_instruction(%x: !spyre.buffer<8xi32>, %y: !spyre.buffer<8xi32>) {
+  // expected-error @+1 {{body op 'arith.divsi' has no vector-unit instruction}}
+  spyre.generic domain [8] {indexing_maps = [#id, #id], iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<8xi32>) outs(%y : !spyre.buffer<8xi32>) {
+  ^bb0(%v: i32):
+    %r = arith.divsi %v, %v : i32
+    spyre.yield %r : i32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+spyre.kernel @unordered(%x: !spyre.buffer<8xf32>, %y: !spyre.buffer<8xi1>) {
+  // expected-error @+1 {{'arith.cmpf' with predicate ult has no vector-unit instruction}}
+  spyre.generic domain [8] {indexing_maps = [#id, #id], iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<8xf32>) outs(%y : !spyre.buffer<8xi1>) {
+  ^bb0(%v: f32):
+    %r = arith.cmpf ult, %v, %v : f32
+    spyre.yield %r : i1
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @reshape(%x: !spyre.buffer<64xf32>, %y: !spyre.buffer<8x8xf32>) {
+  // expected-error @+1 {{output 0: its indexing map is not linear in the loops (floordiv, mod or a product)}}
+  spyre.generic domain [64] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0 floordiv 8, d0 mod 8)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<64xf32>) outs(%y : !spyre.buffer<8x8xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @sticks(%x: !spyre.buffer<8x128xf16, #spyre.layout<[0, 1], stick = 64>>, %y: !spyre.buffer<8x128xf16>) {
+  // expected-error @+1 {{'spyre.copy' must be rewritten as spyre.generic (spyre-generalize) first}}
+  spyre.copy ins(%x : !spyre.buffer<8x128xf16, #spyre.layout<[0, 1], stick = 64>>) outs(%y : !spyre.buffer<8x128xf16>)
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @axis1(%t: !spyre.buffer<4x100xf16>, %i: !spyre.buffer<3xi32>, %g: !spyre.buffer<4x3xf16>) {
+  // expected-error @+1 {{only gathers along axis 0 (embedding lookups) are supported, not axis 1}}
+  spyre.gather ins(%t, %i : !spyre.buffer<4x100xf16>, !spyre.buffer<3xi32>) outs(%g : !spyre.buffer<4x3xf16>) axis = 1
+  spyre.return
+}

@@ -1,0 +1,58 @@
+// RUN: spyre-opt %s -split-input-file -spyre-lower-to-hw -verify-diagnostics
+// A card whose cores may address only 1 KiB of a tensor each:
+// RUN: sed -e 's/^per_core_span_bytes = .*/per_core_span_bytes = 1024/' %S/../../../../lib/Arch/spyre_card.toml > %t.toml
+// RUN: not spyre-opt %s -split-input-file -spyre-lower-to-hw="arch=%t.toml" 2>&1 | FileCheck %s --check-prefix=SPAN
+// SPAN: core 0 would address 2048 bytes of buffer @arg0, more than the per-core span of 1024 bytes
+
+#id = affine_map<(d0) -> (d0)>
+spyre.kernel @unscheduled(%x: !spyre.buffer<512xf32>, %y: !spyre.buffer<512xf32>) {
+  // expected-error @+1 {{is not scheduled: it needs spyre.cores, spyre.tile and spyre.lx}}
+  spyre.generic domain [512] {indexing_maps = [#id, #id], iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<512xf32>) outs(%y : !spyre.buffer<512xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+spyre.kernel @span(%x: !spyre.buffer<512xf32>, %y: !spyre.buffer<512xf32>) {
+  spyre.generic domain [512] {indexing_maps = [#id, #id], iterator_types = [#spyre.iterator<parallel>],
+      spyre.cores = 1 : i64, spyre.tile = array<i64: 512>, spyre.lx = array<i64: 0, 4096>}
+      ins(%x : !spyre.buffer<512xf32>) outs(%y : !spyre.buffer<512xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+// expected-error @+1 {{argument 2 is a dynamic size; the hardware level needs static shapes}}
+spyre.kernel @dynamic(%x: !spyre.buffer<?xf32>, %y: !spyre.buffer<?xf32>, %n: index) {
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @movement(%x: !spyre.buffer<8xf32>, %y: !spyre.buffer<8xf32>) {
+  // expected-error @+1 {{'spyre.copy' must be rewritten as spyre.generic (spyre-generalize) first}}
+  spyre.copy ins(%x : !spyre.buffer<8xf32>) outs(%y : !spyre.buffer<8xf32>)
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+spyre.kernel @too_many_cores(%x: !spyre.buffer<512xf32>, %y: !spyre.buffer<512xf32>) {
+  // expected-error @+1 {{spyre.cores = 33 is not in [1, 32]}}
+  spyre.generic domain [512] {indexing_maps = [#id, #id], iterator_types = [#spyre.iterator<parallel>],
+      spyre.cores = 33 : i64, spyre.tile = array<i64: 16>, spyre.lx = array<i64: 0, 128>}
+      ins(%x : !spyre.buffer<512xf32>) outs(%y : !spyre.buffer<512xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}

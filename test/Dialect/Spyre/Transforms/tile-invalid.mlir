@@ -1,0 +1,49 @@
+// RUN: spyre-opt %s -split-input-file -spyre-divide-work -spyre-tile -verify-diagnostics
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+spyre.kernel @rank(%x: !spyre.buffer<8x64xf32>, %y: !spyre.buffer<8x64xf32>) {
+  // expected-error @+1 {{spyre.tile has 1 sizes for 2 loops}}
+  spyre.generic domain [8, 64] {indexing_maps = [#id, #id], spyre.tile = array<i64: 2>,
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<8x64xf32>) outs(%y : !spyre.buffer<8x64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+spyre.kernel @too_big(%x: !spyre.buffer<1024x1024xf32>, %y: !spyre.buffer<1024x1024xf32>) {
+  // expected-error @+1 {{spyre.tile needs 16777216 bytes of LX, more than the usable 2031616}}
+  spyre.generic domain [1024, 1024] {indexing_maps = [#id, #id], spyre.tile = array<i64: 1024, 1024>,
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<1024x1024xf32>) outs(%y : !spyre.buffer<1024x1024xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+spyre.kernel @third_loop(%x: !spyre.buffer<2x8x64xf32>, %y: !spyre.buffer<2x8x64xf32>) {
+  // expected-error @+1 {{spyre.tile: loop 0 must step one point at a time (only loops 1 and 2 are tiled)}}
+  spyre.generic domain [2, 8, 64] {indexing_maps = [#id, #id], spyre.tile = array<i64: 2, 8, 64>,
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<2x8x64xf32>) outs(%y : !spyre.buffer<2x8x64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @matmul_bounds(%a: !spyre.buffer<8x8xf16>, %c: !spyre.buffer<8x8xf32>) {
+  // expected-error @+1 {{spyre.tile size 9 is not in [1, 8]}}
+  spyre.matmul ins(%a, %a : !spyre.buffer<8x8xf16>, !spyre.buffer<8x8xf16>) outs(%c : !spyre.buffer<8x8xf32>) {spyre.tile = array<i64: 9, 8, 8>}
+  spyre.return
+}
