@@ -8,45 +8,7 @@ import numpy as np
 
 from spyre_mlir import compiler
 from spyre_mlir import simulator as sim
-
-NUMPY = {"f16": np.float16, "f32": np.float32, "i32": np.int32, "i1": np.bool_}
-
-
-def buf(shape, dtype: str) -> str:
-    dims = "".join(f"{d}x" for d in shape)
-    return f"!spyre.buffer<{dims}{dtype}>"
-
-
-def amap(dims: int, results: str) -> str:
-    names = ", ".join(f"d{i}" for i in range(dims))
-    return f"affine_map<({names}) -> ({results})>"
-
-
-def generic(domain, ins, outs, maps, body, iterators=None, combiners=None) -> str:
-    """One spyre.generic. `ins` / `outs` are (ssa name, shape, dtype); `body`
-    is the block's text, whose arguments are %a0, %a1, ..."""
-    iterators = iterators or ["parallel"] * len(domain)
-    attrs = [f"indexing_maps = [{', '.join(maps)}]",
-             "iterator_types = [" + ", ".join(f"#spyre.iterator<{i}>" for i in iterators) + "]"]
-    if combiners:
-        attrs.append("combiners = [" + ", ".join(f"#spyre.combiner<{c}>" for c in combiners) + "]")
-    args = ", ".join(f"%a{i}: {t}" for i, (_, _, t) in enumerate(ins))
-    text = f"  spyre.generic domain [{', '.join(map(str, domain))}] {{{', '.join(attrs)}}}\n"
-    if ins:
-        text += ("      ins(" + ", ".join(n for n, _, _ in ins) + " : "
-                 + ", ".join(buf(s, t) for _, s, t in ins) + ")\n")
-    text += ("      outs(" + ", ".join(n for n, _, _ in outs) + " : "
-             + ", ".join(buf(s, t) for _, s, t in outs) + ") {\n")
-    text += f"  ^bb0({args}):\n" + "\n".join("    " + line for line in body.strip().splitlines())
-    return text + "\n  }\n"
-
-
-def kernel(name: str, args, body: str, temps=()) -> str:
-    """A kernel over `args` (ssa name, shape, dtype), buffer k named argk on
-    the device, with temporaries `temps` allocated first."""
-    sig = ", ".join(f"%{n}: {buf(s, t)}" for n, s, t in args)
-    allocs = "".join(f"  %{n} = spyre.alloc() : {buf(s, t)}\n" for n, s, t in temps)
-    return f"spyre.kernel @{name}({sig}) {{\n{allocs}{body}  spyre.return\n}}\n"
+from spyre_mlir.testing import amap, buf, generic, kernel, matmul, softmax  # noqa: F401
 
 
 def rounded(x) -> np.ndarray:

@@ -4,12 +4,7 @@ import numpy as np
 import pytest
 
 from kernels import buf, close, kernel, rounded, run
-
-
-def matmul_kernel(a_shape, b_shape, c_shape, out="f32", flags="", op="matmul", dtype="f16"):
-    body = (f"  spyre.{op} {flags} ins(%a, %b : {buf(a_shape, dtype)}, {buf(b_shape, dtype)}) "
-            f"outs(%c : {buf(c_shape, out)})\n")
-    return kernel("mm", [("a", a_shape, dtype), ("b", b_shape, dtype), ("c", c_shape, out)], body)
+from kernels import matmul as matmul_kernel
 
 
 def reference(a, b):

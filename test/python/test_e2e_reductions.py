@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kernels import amap, close, generic, kernel, rounded, run
+from kernels import amap, close, generic, kernel, rounded, run, softmax
 
 ROW = ["parallel", "reduction"]
 SIZES = [(1, 1), (3, 5), (64, 4096), (33, 9000), (2, 300000)]
@@ -70,29 +70,6 @@ def test_full_reduction_of_a_matrix():
     x = np.random.default_rng(10).standard_normal((m, n)).astype(np.float32)
     out, _ = run(kernel("s", [("x", (m, n), "f32"), ("s", (1,), "f32")], body), {"arg0": x})
     close(out["arg1"], [x.sum()], "f32", rtol=1e-4, atol=1e-2)
-
-
-def softmax(m, n):
-    maps2, row = amap(2, "d0, d1"), amap(2, "d0")
-    x, mx, sm, y = ("%x", (m, n), "f16"), ("%mx", (m,), "f32"), ("%sm", (m,), "f32"), \
-        ("%y", (m, n), "f16")
-    body = generic((m, n), [x], [mx], [maps2, row], """
-%v = arith.extf %a0 : f16 to f32
-spyre.yield %v : f32""", ROW, ["max"])
-    body += generic((m, n), [x, mx], [sm], [maps2, row, row], """
-%v = arith.extf %a0 : f16 to f32
-%d = arith.subf %v, %a1 : f32
-%e = math.exp %d : f32
-spyre.yield %e : f32""", ROW, ["sum"])
-    body += generic((m, n), [x, mx, sm], [y], [maps2, row, row, maps2], """
-%v = arith.extf %a0 : f16 to f32
-%d = arith.subf %v, %a1 : f32
-%e = math.exp %d : f32
-%q = arith.divf %e, %a2 : f32
-%t = arith.truncf %q : f32 to f16
-spyre.yield %t : f16""")
-    return kernel("softmax", [("x", (m, n), "f16"), ("y", (m, n), "f16")], body,
-                  temps=[("mx", (m,), "f32"), ("sm", (m,), "f32")])
 
 
 @pytest.mark.parametrize("m,n", [(1, 1), (3, 7), (128, 1000), (64, 20000)])

@@ -10,6 +10,7 @@
 #define SPYRE_ANALYSIS_COSTMODEL_H
 
 #include "Arch/Arch.h"
+#include "Spyre/IR/SpyreOps.h"
 #include "mlir/IR/Operation.h"
 
 #include <optional>
@@ -33,6 +34,11 @@ public:
   /// The cost of one kernel-level op on all of the card's cores, or nothing
   /// (with the reason in `why`) where it cannot be known statically.
   std::optional<OpCost> estimate(Operation *op, std::string &why) const;
+
+  /// The roofline bound of a whole kernel: the compute of all its ops, and
+  /// its arguments moved once (temporaries may stay on chip). Nothing, with
+  /// `why`, if an op cannot be estimated.
+  std::optional<OpCost> estimateKernel(KernelOp kernel, std::string &why) const;
 
 private:
   ::spyre::Arch arch;

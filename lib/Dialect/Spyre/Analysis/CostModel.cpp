@@ -85,3 +85,30 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
   cost.memoryCycles = cost.deviceBytes / arch.deviceBytesPerCycle();
   return cost;
 }
+
+std::optional<OpCost> CostModel::estimateKernel(KernelOp kernel, std::string &why) const {
+  OpCost total;
+  for (Operation &op : kernel.getBody().front().without_terminator()) {
+    if (isa<AllocOp, DeallocOp, DimOp, ConstantOp, arith::ConstantOp>(op))
+      continue;
+    std::optional<OpCost> cost = estimate(&op, why);
+    if (!cost)
+      return std::nullopt;
+    total.flops += cost->flops;
+    total.vectorOps += cost->vectorOps;
+    total.computeCycles += cost->computeCycles;
+  }
+  for (BlockArgument arg : kernel.getBody().getArguments()) {
+    auto type = dyn_cast<BufferType>(arg.getType());
+    if (!type)
+      continue;
+    if (!type.hasStaticShape()) {
+      why = "argument " + std::to_string(arg.getArgNumber()) + " has a dynamic shape";
+      return std::nullopt;
+    }
+    total.deviceBytes +=
+        double(type.getNumElements()) * deviceElementBytes(type.getElementType());
+  }
+  total.memoryCycles = total.deviceBytes / arch.deviceBytesPerCycle();
+  return total;
+}

@@ -26,6 +26,20 @@ struct SpyreAnnotateCostPass
       return signalPassFailure();
     CostModel model(*arch);
     Builder b(&getContext());
+    auto annotate = [&](Operation *op, const OpCost &cost) {
+      op->setAttr("spyre.cost",
+                  b.getDictionaryAttr({
+                      // Counts are integers; only times are fractional.
+                      b.getNamedAttr("flops", b.getI64IntegerAttr(std::llround(cost.flops))),
+                      b.getNamedAttr("vector_ops",
+                                     b.getI64IntegerAttr(std::llround(cost.vectorOps))),
+                      b.getNamedAttr("device_bytes",
+                                     b.getI64IntegerAttr(std::llround(cost.deviceBytes))),
+                      b.getNamedAttr("compute_cycles", b.getF64FloatAttr(cost.computeCycles)),
+                      b.getNamedAttr("memory_cycles", b.getF64FloatAttr(cost.memoryCycles)),
+                      b.getNamedAttr("bound_cycles", b.getF64FloatAttr(cost.boundCycles())),
+                  }));
+    };
     getOperation().walk([&](KernelOp kernel) {
       for (Operation &op : kernel.getBody().front().without_terminator()) {
         if (isa<AllocOp, DeallocOp, DimOp, ConstantOp>(op))
@@ -37,19 +51,13 @@ struct SpyreAnnotateCostPass
             op.emitRemark() << "no cost estimate: " << why;
           continue;
         }
-        op.setAttr("spyre.cost",
-                   b.getDictionaryAttr({
-                       // Counts are integers; only times are fractional.
-                       b.getNamedAttr("flops", b.getI64IntegerAttr(std::llround(cost->flops))),
-                       b.getNamedAttr("vector_ops",
-                                      b.getI64IntegerAttr(std::llround(cost->vectorOps))),
-                       b.getNamedAttr("device_bytes",
-                                      b.getI64IntegerAttr(std::llround(cost->deviceBytes))),
-                       b.getNamedAttr("compute_cycles", b.getF64FloatAttr(cost->computeCycles)),
-                       b.getNamedAttr("memory_cycles", b.getF64FloatAttr(cost->memoryCycles)),
-                       b.getNamedAttr("bound_cycles", b.getF64FloatAttr(cost->boundCycles())),
-                   }));
+        annotate(&op, *cost);
       }
+      std::string why;
+      if (std::optional<OpCost> cost = model.estimateKernel(kernel, why))
+        annotate(kernel, *cost);
+      else if (reportUnknown)
+        kernel.emitRemark() << "no cost estimate for the kernel: " << why;
     });
   }
 };

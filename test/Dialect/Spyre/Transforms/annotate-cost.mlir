@@ -3,6 +3,11 @@
 // RUN: sed -e 's/^cores = 32/cores = 4/' %S/../../../../lib/Arch/spyre_card.toml > %t.toml
 // RUN: spyre-opt %s -spyre-annotate-cost="arch=%t.toml" | FileCheck %s --check-prefix=SMALL
 // RUN: spyre-opt %s -spyre-annotate-cost="report-unknown=true" -verify-diagnostics -o /dev/null
+// Kernels get the bound of their ops' compute and their arguments' traffic.
+// RUN: spyre-opt %s -spyre-annotate-cost | FileCheck %s --check-prefix=KERNEL
+// KERNEL: spyre.kernel @matmul({{.*}}) attributes {spyre.cost = {bound_cycles = 31457.2{{[0-9]*}} : f64, compute_cycles = 1.638400e+04 : f64, device_bytes = 6291456 : i64
+// KERNEL: spyre.kernel @exp({{.*}}) attributes {spyre.cost = {bound_cycles = 335544.3{{[0-9]*}} : f64
+// KERNEL: spyre.kernel @dynamic({{.*}}) {
 
 // 2 * 1024^3 FLOPs at 2048 MAC/cycle/core on 32 cores = 16384 cycles; 6 MiB
 // of f16 operands at 200 B/cycle = 31457.28 cycles: memory bound.
@@ -34,6 +39,7 @@ spyre.kernel @exp(%x: !spyre.buffer<4096x4096xf16>, %y: !spyre.buffer<4096x4096x
 
 // CHECK-LABEL: spyre.kernel @dynamic
 // CHECK-NOT: spyre.cost
+// expected-remark @+1 {{no cost estimate for the kernel: operand 0 has a dynamic shape}}
 spyre.kernel @dynamic(%x: !spyre.buffer<?xf16>, %y: !spyre.buffer<?xf16>) {
   // expected-remark @+1 {{no cost estimate: operand 0 has a dynamic shape}}
   spyre.copy ins(%x : !spyre.buffer<?xf16>) outs(%y : !spyre.buffer<?xf16>)
