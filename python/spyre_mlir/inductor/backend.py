@@ -1,0 +1,44 @@
+"""torch.compile(model, backend="spyre"): Inductor with our Scheduling and
+lowerings for CPU tensors, kernels run on the simulator."""
+
+from __future__ import annotations
+
+import torch
+from torch._inductor.custom_graph_pass import CustomGraphPass
+
+from . import register, state
+
+
+class _CompilerVersion(CustomGraphPass):
+    """A no-op graph pass whose uuid keys Inductor's FX graph cache on our
+    compiler version, so a cached graph is never one compiled by an older
+    compiler (or by the CPU backend)."""
+
+    def __call__(self, graph: torch.fx.Graph) -> None:
+        return None
+
+    def uuid(self):
+        from .runtime import compiler_version
+        return "spyre-" + compiler_version()
+
+
+CONFIG = {
+    # Reductions stay reductions (a matrix product is one), and are not split.
+    "split_reductions": False,
+    "unroll_reductions_threshold": 1,
+    "cpp_wrapper": False,
+    "post_grad_custom_post_pass": _CompilerVersion(),
+}
+
+
+def _inner_compile(gm, example_inputs, **kwargs):
+    from torch._inductor.compile_fx import compile_fx_inner
+    with state.activated():
+        return compile_fx_inner(gm, example_inputs, **kwargs)
+
+
+def spyre_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
+    """The "spyre" torch.compile backend (entry point torch_dynamo_backends)."""
+    from torch._inductor.compile_fx import compile_fx
+    register()
+    return compile_fx(gm, example_inputs, inner_compile=_inner_compile, config_patches=CONFIG)

@@ -1,0 +1,477 @@
+"""A traced scheduled node as a kernel-level Spyre kernel, built with the MLIR
+Python bindings.
+
+Buffers are passed flat (one dimension covering every element the node
+touches) so that Inductor's index expressions, which are flat offsets, become
+one-result affine maps. Two shapes of node get a dedicated op: a sum of
+products that is a matrix product becomes `spyre.matmul` / `spyre.batch_matmul`
+(on 2-D / 3-D views of the buffers), and a load through an index loaded from
+another buffer becomes `spyre.gather`. Everything else becomes one
+`spyre.generic`.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from dataclasses import dataclass
+from typing import Callable
+
+import sympy
+import torch
+
+from ..dialects import arith, math, spyre
+from ..ir import (AffineConstantExpr, AffineDimExpr, AffineMap, Context, F32Type,
+                  InsertionPoint, IntegerType, Location, Module, Type, Value)
+from .trace import TV, Trace, Unsupported, element_type, linear
+
+COMBINERS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "argmax": "argmax",
+             "argmin": "argmin", "any": "any", "welford_reduce": "welford"}
+
+
+@dataclass
+class ExportedKernel:
+    name: str
+    mlir: str
+    buffers: list[str]       # kernel arguments, by Inductor buffer name
+    ops: str                 # what it computes, for reports
+
+
+BufferInfo = Callable[[str], tuple[int, torch.dtype]]  # name -> (flat extent, dtype)
+
+
+def export(name: str, trace: Trace, buffer_info: BufferInfo) -> ExportedKernel:
+    with Context(), Location.unknown():
+        for attempt in (_gather, _matmul, _generic):
+            module = attempt(name, trace, buffer_info)
+            if module is not None:
+                module.operation.verify()
+                kernel = module.body.operations[0]
+                buffers = [str(a).strip('"') for a in _arg_names(kernel)]
+                return ExportedKernel(name, str(module), buffers, attempt.__name__.strip("_"))
+    raise AssertionError("unreachable")
+
+
+def _arg_names(kernel) -> list[str]:
+    return [d["spyre.name"].value for d in kernel.attributes["arg_attrs"]]
+
+
+def _buffer_type(shape, elt: str) -> Type:
+    return Type.parse(f"!spyre.buffer<{'x'.join(map(str, shape))}x{elt}>")
+
+
+def _new_kernel(name: str, args: list[tuple[str, tuple[int, ...], str]]):
+    module = Module.create()
+    with InsertionPoint(module.body):
+        kernel, block = spyre.kernel(name, [_buffer_type(s, t) for _, s, t in args])
+    kernel.attributes["arg_attrs"] = _arg_attrs(args)
+    return module, kernel, block
+
+
+def _arg_attrs(args):
+    from ..ir import ArrayAttr, DictAttr, StringAttr
+    return ArrayAttr.get([DictAttr.get({"spyre.name": StringAttr.get(n)}) for n, _, _ in args])
+
+
+def _affine(base: int, coeffs: list[int]):
+    expr = AffineConstantExpr.get(base)
+    for d, c in enumerate(coeffs):
+        if c:
+            expr = expr + AffineDimExpr.get(d) * c
+    return expr
+
+
+# --------------------------------------------------------------------------
+# spyre.generic
+
+
+def _generic(name: str, trace: Trace, buffer_info: BufferInfo):
+    if trace.indirect:
+        raise Unsupported("indirect indexing other than an embedding lookup")
+    variables = trace.variables
+    ndims = len(variables)
+    reducing = bool(trace.reduction_sizes)
+    loads = [i for i in trace.instrs if i.op == "load"]
+    stores = [i for i in trace.instrs if i.op in ("store", "store_reduction")]
+    reductions = [i for i in trace.instrs if i.op == "reduction"]
+    if reducing and any(s.op == "store" for s in stores):
+        raise Unsupported("a reduction node that also stores elementwise values")
+
+    # Yielded values and their outputs, in order.
+    yields: list[tuple[TV, str, list]] = []  # (value, combiner, [store instrs])
+    if reducing:
+        for r in reductions:
+            kind = r.args[2]
+            if kind not in COMBINERS:
+                raise Unsupported(f"reduction {kind!r}")
+            results = r.result if isinstance(r.result, tuple) else (r.result,)
+            outs = []
+            for part in results:
+                match = [s for s in stores if s.args[2] == part]
+                if len(match) != 1:
+                    raise Unsupported("a reduction result used other than by one store")
+                outs.append(match[0])
+            yields.append((r.args[3], COMBINERS[kind], outs))
+        if sum(len(o) for _, _, o in yields) != len(stores):
+            raise Unsupported("a reduction node storing values that are not reductions")
+    else:
+        yields = [(s.args[2], "none", [s]) for s in stores]
+
+    names = []
+    for i in loads + stores:
+        if i.args[0] not in names:
+            names.append(i.args[0])
+    args = []
+    for n in names:
+        extent, dtype = buffer_info(n)
+        args.append((n, (max(extent, 1),), element_type(dtype)))
+    module, kernel, block = _new_kernel(name, args)
+    arg_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
+    elt_of = {n: t for n, _, t in args}
+
+    maps, inputs = [], []
+    for load in loads:
+        base, coeffs = linear(load.args[1], variables)
+        maps.append(AffineMap.get(ndims, 0, [_affine(base, coeffs)]))
+        inputs.append(arg_of[load.args[0]])
+    outputs = []
+    for _, _, outs in yields:
+        for s in outs:
+            base, coeffs = linear(s.args[1], variables)
+            maps.append(AffineMap.get(ndims, 0, [_affine(base, coeffs)]))
+            outputs.append(arg_of[s.args[0]])
+    iterators = ["parallel"] * len(trace.sizes) + ["reduction"] * len(trace.reduction_sizes)
+    out_types = [Type.parse(elt_of[s.args[0]]) for _, _, outs in yields for s in outs]
+
+    def body(*block_args):
+        values = {load.result: block_args[k] for k, load in enumerate(loads)}
+        body = _Body(values, variables)
+        for instr in trace.instrs:
+            if instr.op in ("load", "store", "store_reduction", "reduction"):
+                continue
+            body.emit(instr)
+        result = []
+        position = 0
+        for value, combiner, outs in yields:
+            v = body.get(value)
+            if combiner not in ("argmax", "argmin"):  # those yield the values compared
+                v = body.cast(v, out_types[position])
+            result.append(v)
+            position += len(outs)
+        return result
+
+    with InsertionPoint(block):
+        spyre.generic(trace.sizes + trace.reduction_sizes, inputs, outputs, maps, iterators, body,
+                      combiners=[c for _, c, _ in yields] if reducing else None)
+        spyre.ReturnOp()
+    return module
+
+
+class _Body:
+    """Emits the ops of a trace inside a generic body."""
+
+    def __init__(self, values: dict, variables):
+        self.values = values
+        self.variables = variables
+
+    def get(self, tv) -> Value:
+        if not isinstance(tv, TV):
+            raise Unsupported(f"operand {tv!r}")
+        return self.values[tv]
+
+    # Types ---------------------------------------------------------------
+    @staticmethod
+    def is_float(t: Type) -> bool:
+        return not isinstance(t, IntegerType)
+
+    def const(self, value, t: Type) -> Value:
+        if self.is_float(t):
+            return arith.constant(t, float(value))
+        if IntegerType(t).width == 1:
+            return arith.constant(t, int(bool(value)))
+        return arith.constant(t, int(value))
+
+    def cast(self, v: Value, t: Type) -> Value:
+        s = v.type
+        if s == t:
+            return v
+        sf, tf = self.is_float(s), self.is_float(t)
+        if sf and tf:
+            return arith.extf(t, v) if _width(s) < _width(t) else arith.truncf(t, v)
+        if sf and not tf:
+            if IntegerType(t).width == 1:
+                return arith.cmpf(arith.CmpFPredicate.UNE, v, self.const(0, s))
+            return arith.fptosi(t, v)
+        if not sf and tf:
+            if IntegerType(s).width == 1:
+                return arith.uitofp(t, v)
+            return arith.sitofp(t, v)
+        sw, tw = IntegerType(s).width, IntegerType(t).width
+        if tw == 1:
+            return arith.cmpi(arith.CmpIPredicate.ne, v, self.const(0, s))
+        if sw == 1:
+            return arith.extui(t, v)
+        return arith.extsi(t, v) if sw < tw else arith.trunci(t, v)
+
+    def common(self, a: Value, b: Value) -> tuple[Value, Value]:
+        if a.type == b.type:
+            return a, b
+        ta, tb = a.type, b.type
+        if self.is_float(ta) != self.is_float(tb):
+            t = ta if self.is_float(ta) else tb
+        else:
+            t = ta if _width(ta) >= _width(tb) else tb
+        return self.cast(a, t), self.cast(b, t)
+
+    # Ops -----------------------------------------------------------------
+    def emit(self, instr) -> None:
+        handler = getattr(self, "op_" + instr.op, None)
+        if handler is None:
+            raise Unsupported(f"op {instr.op!r}")
+        args = [self.get(a) if isinstance(a, TV) else a for a in instr.args]
+        self.values[instr.result] = handler(*args, **instr.kwargs)
+
+    def op_constant(self, value, dtype):
+        if isinstance(value, float) and pymath.isnan(value):
+            return self.const(float("nan"), Type.parse(element_type(dtype)))
+        return self.const(value, Type.parse(element_type(dtype)))
+
+    def op_index_expr(self, expr, dtype):
+        base, coeffs = linear(expr, self.variables)
+        amap = AffineMap.get(len(self.variables), 0, [_affine(base, coeffs)])
+        t = Type.parse(element_type(dtype))
+        v = spyre.IndexExprOp(IntegerType.get_signless(32), amap).result
+        return self.cast(v, t) if t != v.type else v
+
+    def op_to_dtype(self, x, dtype, src_dtype=None, use_compute_types=True):
+        return self.cast(x, Type.parse(element_type(dtype)))
+
+    def _float(self, x):
+        return x if self.is_float(x.type) else self.cast(x, F32Type.get())
+
+    def _arith(self, f_op, i_op, a, b):
+        a, b = self.common(a, b)
+        return f_op(a, b) if self.is_float(a.type) else i_op(a, b)
+
+    def op_add(self, a, b): return self._arith(arith.addf, arith.addi, a, b)
+    def op_sub(self, a, b): return self._arith(arith.subf, arith.subi, a, b)
+    def op_mul(self, a, b): return self._arith(arith.mulf, arith.muli, a, b)
+    def op_maximum(self, a, b): return self._arith(arith.maximumf, arith.maxsi, a, b)
+    def op_minimum(self, a, b): return self._arith(arith.minimumf, arith.minsi, a, b)
+
+    def op_truediv(self, a, b):
+        a, b = self.common(self._float(a), self._float(b))
+        return arith.divf(a, b)
+
+    op_div = op_truediv
+
+    def op_floordiv(self, a, b):
+        a, b = self.common(a, b)
+        if self.is_float(a.type):
+            return math.floor(arith.divf(a, b))
+        return arith.floordivsi(a, b)
+
+    def op_neg(self, x):
+        return arith.negf(x) if self.is_float(x.type) else arith.subi(self.const(0, x.type), x)
+
+    def op_abs(self, x):
+        return math.absf(x) if self.is_float(x.type) else math.absi(x)
+
+    def op_relu(self, x):
+        return self.op_maximum(x, self.const(0, x.type))
+
+    def op_sigmoid(self, x):
+        x = self._float(x)
+        one = self.const(1, x.type)
+        return arith.divf(one, arith.addf(one, math.exp(arith.negf(x))))
+
+    def op_reciprocal(self, x):
+        x = self._float(x)
+        return arith.divf(self.const(1, x.type), x)
+
+    def op_square(self, x): return self.op_mul(x, x)
+
+    def op_where(self, c, a, b):
+        a, b = self.common(a, b)
+        return arith.select(self.cast(c, IntegerType.get_signless(1)), a, b)
+
+    def op_pow(self, a, b):
+        a, b = self.common(self._float(a), self._float(b))
+        return math.powf(a, b)
+
+    def _compare(self, fp, ip, a, b):
+        a, b = self.common(a, b)
+        if self.is_float(a.type):
+            return arith.cmpf(fp, a, b)
+        return arith.cmpi(ip, a, b)
+
+    def op_eq(self, a, b): return self._compare(arith.CmpFPredicate.OEQ, arith.CmpIPredicate.eq, a, b)
+    def op_ne(self, a, b): return self._compare(arith.CmpFPredicate.UNE, arith.CmpIPredicate.ne, a, b)
+    def op_lt(self, a, b): return self._compare(arith.CmpFPredicate.OLT, arith.CmpIPredicate.slt, a, b)
+    def op_le(self, a, b): return self._compare(arith.CmpFPredicate.OLE, arith.CmpIPredicate.sle, a, b)
+    def op_gt(self, a, b): return self._compare(arith.CmpFPredicate.OGT, arith.CmpIPredicate.sgt, a, b)
+    def op_ge(self, a, b): return self._compare(arith.CmpFPredicate.OGE, arith.CmpIPredicate.sge, a, b)
+
+    def _bool(self, x): return self.cast(x, IntegerType.get_signless(1))
+    def op_logical_and(self, a, b): return arith.andi(self._bool(a), self._bool(b))
+    def op_logical_or(self, a, b): return arith.ori(self._bool(a), self._bool(b))
+    def op_logical_xor(self, a, b): return arith.xori(self._bool(a), self._bool(b))
+
+    def op_logical_not(self, x):
+        x = self._bool(x)
+        return arith.xori(x, self.const(1, x.type))
+
+    def op_isnan(self, x): return math.isnan(self._float(x))
+    def op_isinf(self, x): return math.isinf(self._float(x))
+    def op_fmod(self, a, b): return self._arith(arith.remf, arith.remsi, a, b)
+
+
+def _unary_float(fn):
+    def op(self, x):
+        return fn(self._float(x))
+    return op
+
+
+for _name, _fn in {"exp": math.exp, "exp2": math.exp2, "expm1": math.expm1, "log": math.log,
+                   "log1p": math.log1p, "log2": math.log2, "log10": math.log10,
+                   "sqrt": math.sqrt, "rsqrt": math.rsqrt, "tanh": math.tanh, "erf": math.erf,
+                   "erfc": math.erfc, "sin": math.sin, "cos": math.cos, "tan": math.tan,
+                   "asin": math.asin, "acos": math.acos, "atan": math.atan, "sinh": math.sinh,
+                   "cosh": math.cosh, "asinh": math.asinh, "acosh": math.acosh,
+                   "atanh": math.atanh, "floor": math.floor, "ceil": math.ceil,
+                   "trunc": math.trunc, "round": math.roundeven,
+                   "libdevice_exp": math.exp}.items():
+    setattr(_Body, "op_" + _name, _unary_float(_fn))
+
+
+def _width(t: Type) -> int:
+    text = str(t)
+    return {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}.get(text) or IntegerType(t).width
+
+
+# --------------------------------------------------------------------------
+# spyre.matmul: sum over r of A[.., r] * B[r, ..]
+
+
+def _matmul(name: str, trace: Trace, buffer_info: BufferInfo):
+    if trace.indirect or len(trace.reduction_sizes) != 1 or len(trace.sizes) not in (2, 3):
+        return None
+    ops = [i for i in trace.instrs]
+    loads = [i for i in ops if i.op == "load"]
+    if len(loads) != 2 or [i.op for i in ops][-2:] != ["reduction", "store_reduction"]:
+        return None
+    reduction, store = ops[-2], ops[-1]
+    if reduction.args[2] != "sum" or store.args[2] != reduction.result:
+        return None
+    # Between the loads and the reduction: casts to f32 of each load, then one mul.
+    values = {loads[0].result: loads[0], loads[1].result: loads[1]}
+    for i in ops:
+        if i.op == "to_dtype" and i.args[0] in values and i.args[1] == torch.float32:
+            values[i.result] = values[i.args[0]]
+        elif i.op == "mul" and all(a in values for a in i.args):
+            if reduction.args[3] != i.result:
+                return None
+            a_load, b_load = values[i.args[0]], values[i.args[1]]
+            break
+        elif i.op not in ("load",):
+            return None
+    else:
+        return None
+    batched = len(trace.sizes) == 3
+    *batch_vars, m_var, n_var = trace.variables[:-1]
+    variables = trace.variables
+    sizes = trace.sizes
+    B = sizes[0] if batched else 1
+    M, N, K = sizes[-2], sizes[-1], trace.reduction_sizes[0]
+
+    def layout(load, outer, inner, outer_size, inner_size):
+        """(transposed, batch stride) if `load` reads a dense (outer x inner)
+        or (inner x outer) matrix per batch, else None."""
+        base, c = linear(load.args[1], variables)
+        coeff = dict(zip(variables, c))
+        if base != 0 or any(coeff[v] for v in variables if v not in (*batch_vars, outer, inner)):
+            return None
+        if coeff[inner] == 1 and coeff[outer] == inner_size:
+            transposed = False
+        elif coeff[outer] == 1 and coeff[inner] == outer_size:
+            transposed = True
+        else:
+            return None
+        batch = coeff[batch_vars[0]] if batched else 0
+        if batched and batch not in (0, outer_size * inner_size):
+            return None
+        return transposed, batch
+
+    r = variables[-1]
+    for lhs, rhs in ((a_load, b_load), (b_load, a_load)):
+        la = layout(lhs, m_var, r, M, K)
+        lb = layout(rhs, r, n_var, K, N)
+        if la and lb and (not batched or (la[1] and lb[1])):
+            break
+    else:
+        return None
+    out_base, out_c = linear(store.args[1], variables)
+    if out_base != 0 or out_c[-1] != 0 or out_c[-2] != 1 or out_c[-3] != N or \
+            (batched and out_c[0] != M * N):
+        return None
+    if lhs.args[0] == rhs.args[0]:
+        return None  # one buffer as both operands: kernel arguments must differ
+    a_dtype, b_dtype = buffer_info(lhs.args[0])[1], buffer_info(rhs.args[0])[1]
+    c_dtype = buffer_info(store.args[0])[1]
+    for dtype in (a_dtype, b_dtype, c_dtype):
+        if dtype not in (torch.float32, torch.float16, torch.bfloat16):
+            return None
+    lead = (B,) if batched else ()
+    a_shape = lead + ((K, M) if la[0] else (M, K))
+    b_shape = lead + ((N, K) if lb[0] else (K, N))
+    args = [(lhs.args[0], a_shape, element_type(a_dtype)),
+            (rhs.args[0], b_shape, element_type(b_dtype)),
+            (store.args[0], lead + (M, N), element_type(c_dtype))]
+    module, kernel, block = _new_kernel(name, args)
+    a, b, c = block.arguments
+    from ..ir import UnitAttr
+    with InsertionPoint(block):
+        op_class = spyre.BatchMatmulOp if batched else spyre.MatmulOp
+        op = op_class(a, b, c)
+        if la[0]:
+            op.attributes["transpose_lhs"] = UnitAttr.get()
+        if lb[0]:
+            op.attributes["transpose_rhs"] = UnitAttr.get()
+        spyre.ReturnOp()
+    return module
+
+
+# --------------------------------------------------------------------------
+# spyre.gather: out[x0, x1] = table[idx[x0], x1]
+
+
+def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
+    if len(trace.indirect) != 1 or trace.reduction_sizes or len(trace.sizes) != 2:
+        return None
+    ops = trace.instrs
+    if [i.op for i in ops] != ["load", "indirect_indexing", "load", "store"]:
+        if [i.op for i in ops] != ["load", "to_dtype", "indirect_indexing", "load", "store"]:
+            raise Unsupported("indirect indexing other than an embedding lookup")
+    index_load, table_load, store = ops[0], ops[-2], ops[-1]
+    symbol = next(iter(trace.indirect))
+    x0, x1 = trace.variables
+    count, width = trace.sizes
+    ib, ic = linear(index_load.args[1], trace.variables)
+    tb, tc = linear(table_load.args[1], trace.variables + [symbol])
+    sb, sc = linear(store.args[1], trace.variables)
+    if (ib, ic) != (0, [1, 0]) or (tb, tc) != (0, [0, 1, width]) or (sb, sc) != (0, [width, 1]) \
+            or store.args[2] != table_load.result:
+        raise Unsupported("an indirect load that is not a row lookup of a dense table")
+    rows = ops[1].args[1] if ops[1].op == "indirect_indexing" else ops[2].args[1]
+    table_extent, table_dtype = buffer_info(table_load.args[0])
+    vocab = table_extent // width
+    args = [(table_load.args[0], (vocab, width), element_type(table_dtype)),
+            (index_load.args[0], (count,), "i32"),
+            (store.args[0], (count, width), element_type(buffer_info(store.args[0])[1]))]
+    if int(rows) != vocab:
+        raise Unsupported("an embedding table whose rows do not match the index bound")
+    module, kernel, block = _new_kernel(name, args)
+    t, i, o = block.arguments
+    with InsertionPoint(block):
+        spyre.GatherOp(t, i, o, 0)
+        spyre.ReturnOp()
+    return module

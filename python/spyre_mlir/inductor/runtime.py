@@ -1,0 +1,165 @@
+"""Running exported kernels: compile through the C++ pipeline (cached on
+disk by content and compiler version), bind torch tensors to the simulated
+device memory, run, and count what ran where.
+
+f32 tensors are bound without a copy; tensors whose device type differs
+(16-bit floats are DLFloat16 on the card, int64 is int32) are converted on
+the way in and, when the kernel writes them, on the way out.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import os
+import tempfile
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .. import __version__, compiler
+from .. import simulator as sim
+
+
+@dataclass
+class Counters:
+    """What compiled graphs did since the last reset()."""
+    kernels_run: int = 0
+    simulated_cycles: float = 0.0
+    cycles_per_kernel: collections.Counter = field(default_factory=collections.Counter)
+    fallbacks: collections.Counter = field(default_factory=collections.Counter)
+    compiles: int = 0
+    cache_hits: int = 0
+
+    def reset(self) -> None:
+        self.__init__()
+
+
+counters = Counters()
+_lock = threading.Lock()
+
+
+def compiler_version() -> str:
+    """Changes whenever the compiler (its native libraries) or the
+    architecture description changes."""
+    global _version
+    if _version is None:
+        h = hashlib.sha256(__version__.encode())
+        root = os.path.dirname(os.path.dirname(__file__))
+        # The native libraries (passes, simulator) and the export's Python code.
+        for dirpath, _, files in sorted(os.walk(root)):
+            for f in sorted(files):
+                if f.endswith(".so") or f.endswith(".py"):
+                    st = os.stat(os.path.join(dirpath, f))
+                    h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
+        with open(sim.arch_path(), "rb") as f:
+            h.update(f.read())
+        _version = h.hexdigest()[:16]
+    return _version
+
+
+_version: str | None = None
+
+
+def cache_dir() -> str:
+    return os.environ.get("SPYRE_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "spyre_mlir", "kernels")
+
+
+def compile_cached(mlir: str) -> sim.Program:
+    """The program of `mlir`, from the disk cache when a valid entry exists.
+    A corrupt entry is recompiled; concurrent writers replace the file
+    atomically, so a reader sees a whole binary or none."""
+    key = hashlib.sha256((compiler_version() + "\0" + mlir).encode()).hexdigest()
+    path = os.path.join(cache_dir(), key[:2], key + ".spyre")
+    try:
+        with open(path, "rb") as f:
+            program = sim.Program.parse(f.read())
+        counters.cache_hits += 1
+        return program
+    except (OSError, sim.ProgramError):
+        pass
+    binary = compiler.compile_kernel(mlir)
+    counters.compiles += 1
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+    with os.fdopen(fd, "wb") as f:
+        f.write(binary)
+    os.replace(tmp, path)
+    return sim.Program.parse(binary)
+
+
+class SpyreKernel:
+    """One exported kernel, called by Inductor's wrapper with its buffers."""
+
+    def __init__(self, name: str, mlir: str, buffers: list[str]):
+        self.name, self.mlir, self.buffers = name, mlir, buffers
+        self._program: sim.Program | None = None
+
+    def program(self) -> sim.Program:
+        if self._program is None:
+            self._program = compile_cached(self.mlir)
+        return self._program
+
+    def __call__(self, *tensors: torch.Tensor) -> None:
+        program = self.program()
+        arch = sim.default_arch()
+        simulator = sim.Simulator(arch)
+        simulator.load(program)
+        by_name = dict(zip(self.buffers, tensors))
+        write_back = []
+        for index, buf in enumerate(program.buffers):
+            kind = buf["kind"]
+            if kind in (sim.BufferKind.scratch, sim.BufferKind.constant):
+                continue
+            tensor = by_name[buf["name"]]
+            shape = tuple(buf["shape"])
+            numel = int(np.prod(shape))
+            flat = tensor.as_strided((numel,), (1,)) if numel else tensor.new_empty(0)
+            if kind == sim.BufferKind.output and not _same_type(flat.dtype, buf["dtype"]):
+                # Written before read: no need to convert (possibly garbage) content.
+                device, copied = np.zeros(numel, sim._DEVICE_NUMPY[buf["dtype"]]), True
+            else:
+                device, copied = _to_device(flat, buf["dtype"], arch)
+            simulator.bind(index, device.reshape(shape))
+            if copied and kind in (sim.BufferKind.output, sim.BufferKind.inout):
+                write_back.append((flat, device, buf["dtype"]))
+        stats = simulator.run(False)
+        for flat, device, dtype in write_back:
+            host = torch.from_numpy(np.asarray(sim.from_device(device, dtype, arch)))
+            flat.copy_(host.reshape(flat.shape).to(flat.dtype))
+        with _lock:
+            counters.kernels_run += 1
+            counters.simulated_cycles += stats["cycles"]
+            counters.cycles_per_kernel[self.name] += stats["cycles"]
+
+
+def fallback(names: list[str], reason: str) -> None:
+    """Called by compiled graphs where part of them runs on the CPU."""
+    from . import state
+    if state.strict:
+        raise state.SpyreFallbackError(
+            f"{', '.join(names)} would run on the CPU: {reason} (strict mode)")
+    with _lock:
+        for name in names:
+            counters.fallbacks[name] += 1
+
+
+def _same_type(host: torch.dtype, device) -> bool:
+    return (host, device) in ((torch.float32, sim.DType.f32), (torch.int32, sim.DType.i32),
+                              (torch.int8, sim.DType.i8))
+
+
+def _to_device(flat: torch.Tensor, dtype, arch) -> tuple[np.ndarray, bool]:
+    """A device-typed array for `flat`: the tensor's own memory when the types
+    agree, else a converted copy (second result True)."""
+    if _same_type(flat.dtype, dtype):
+        return flat.detach().numpy(), False
+    host = flat.detach()
+    if host.dtype == torch.bfloat16:
+        host = host.float()
+    if host.dtype == torch.bool:
+        host = host.to(torch.uint8)
+    return sim.to_device(host.numpy(), dtype, arch), True

@@ -1,0 +1,203 @@
+"""Replaying a scheduled node's LoopBody into a trace: loads, stores, ops and
+reductions with their sympy index expressions, in program order.
+
+The trace is plain data so that emitting MLIR (export.py) is a second,
+separate step: a generic's inputs are only known once every load is seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+import torch
+
+from torch._inductor.virtualized import V
+
+
+class Unsupported(Exception):
+    """The node uses something the card's kernels cannot express (yet)."""
+
+
+@dataclass(frozen=True)
+class TV:
+    """A value of the trace: the result of instruction `id`."""
+    id: int
+
+
+@dataclass
+class Instr:
+    op: str
+    args: tuple
+    result: TV | tuple[TV, ...] | None = None
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass
+class Trace:
+    sizes: list[int]
+    reduction_sizes: list[int]
+    variables: list[sympy.Symbol]
+    instrs: list[Instr] = field(default_factory=list)
+    indirect: dict[sympy.Symbol, TV] = field(default_factory=dict)
+
+
+class TraceHandler:
+    """An Inductor ops handler that records what a LoopBody does."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def _emit(self, op: str, *args, results: int = 1, kwargs=None):
+        n = len(self.trace.instrs)
+        result = (tuple(TV(n * 4 + i) for i in range(results)) if results > 1
+                  else TV(n * 4) if results == 1 else None)
+        self.trace.instrs.append(Instr(op, args, result, dict(kwargs or {})))
+        return result
+
+    # Memory
+    def load(self, name: str, index: sympy.Expr):
+        return self._emit("load", name, index)
+
+    def store(self, name: str, index: sympy.Expr, value, mode=None):
+        if mode is not None:
+            raise Unsupported(f"store with mode {mode!r}")
+        self._emit("store", name, index, value, results=0)
+
+    def reduction(self, dtype, src_dtype, reduction_type: str, value):
+        results = 3 if reduction_type == "welford_reduce" else 1
+        return self._emit("reduction", dtype, src_dtype, reduction_type, value, results=results)
+
+    def store_reduction(self, name: str, index: sympy.Expr, value):
+        self._emit("store_reduction", name, index, value, results=0)
+
+    def indirect_indexing(self, value, size, check=True, wrap_neg=True):
+        symbol = sympy.Symbol(f"indirect{len(self.trace.indirect)}", integer=True)
+        self.trace.indirect[symbol] = value
+        self._emit("indirect_indexing", value, size, symbol, results=0)
+        return symbol
+
+    def masked(self, mask, body, other):
+        raise Unsupported("masked loads (padding, concatenation)")
+
+    def check_bounds(self, expr, size, lower, upper):
+        pass
+
+    # Everything else is a pure op on values.
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def op(*args, **kwargs):
+            return self._emit(name, *args, kwargs=kwargs)
+        return op
+
+
+def trace_node(node) -> Trace:
+    """The trace of one SchedulerNode (its body over fresh loop variables)."""
+    sizes, reduction_sizes = node.get_ranges()
+    sizes = [_static(s) for s in sizes]
+    reduction_sizes = [_static(s) for s in reduction_sizes]
+    xs = [sympy.Symbol(f"x{i}", integer=True, nonnegative=True) for i in range(len(sizes))]
+    rs = [sympy.Symbol(f"r{i}", integer=True, nonnegative=True)
+          for i in range(len(reduction_sizes))]
+    trace = Trace(sizes, reduction_sizes, xs + rs)
+    with V.set_ops_handler(TraceHandler(trace)):
+        node._body(xs, rs)
+    while _split_a_loop(trace):
+        pass
+    return trace
+
+
+_INDEXED = {"load": 1, "store": 1, "store_reduction": 1, "index_expr": 0}
+
+
+def _split_a_loop(trace: Trace) -> bool:
+    """Where an index divides a loop variable (FloorDiv / ModularIndexing, as
+    in views of permuted tensors), splits the loop in two, v = c * hi + lo,
+    so that the index becomes linear in the new loops. Returns whether a
+    loop was split."""
+    from torch.utils._sympy.functions import FloorDiv, ModularIndexing
+
+    exprs = [i.args[_INDEXED[i.op]] for i in trace.instrs if i.op in _INDEXED]
+    sizes = trace.sizes + trace.reduction_sizes
+    for expr in exprs:
+        for term in sympy.sympify(expr).atoms(FloorDiv, ModularIndexing):
+            v = term.args[0]
+            if v not in trace.variables:
+                continue
+            if isinstance(term, FloorDiv):
+                c = term.args[1]
+            else:
+                c = term.args[2] if term.args[1] == 1 else term.args[1]
+            position = trace.variables.index(v)
+            size = sizes[position]
+            if not c.is_Integer or int(c) <= 1 or size % int(c) or int(c) == size:
+                continue
+            c = int(c)
+            hi = sympy.Symbol(f"{v.name}h", integer=True, nonnegative=True)
+            lo = sympy.Symbol(f"{v.name}l", integer=True, nonnegative=True)
+
+            def rewrite(e, v=v, c=c, hi=hi, lo=lo):
+                e = sympy.sympify(e)
+                e = e.replace(lambda t: isinstance(t, FloorDiv) and t.args[0] == v
+                              and t.args[1] % c == 0,
+                              lambda t: FloorDiv(hi, t.args[1] // c))
+                e = e.replace(lambda t: isinstance(t, ModularIndexing) and t.args[0] == v
+                              and t.args[1] == 1 and t.args[2] == c,
+                              lambda t: lo)
+                e = e.replace(lambda t: isinstance(t, ModularIndexing) and t.args[0] == v
+                              and t.args[1] % c == 0,
+                              lambda t: ModularIndexing(hi, t.args[1] // c, t.args[2]))
+                return e.subs(v, c * hi + lo)
+
+            for instr in trace.instrs:
+                if instr.op in _INDEXED:
+                    k = _INDEXED[instr.op]
+                    instr.args = instr.args[:k] + (rewrite(instr.args[k]),) + instr.args[k + 1:]
+            trace.variables[position:position + 1] = [hi, lo]
+            split = [size // c, c]
+            if position < len(trace.sizes):
+                trace.sizes[position:position + 1] = split
+            else:
+                p = position - len(trace.sizes)
+                trace.reduction_sizes[p:p + 1] = split
+            return True
+    return False
+
+
+def _static(size) -> int:
+    size = V.graph.sizevars.simplify(size)
+    if not isinstance(size, (int, sympy.Integer)) and not getattr(size, "is_number", False):
+        raise Unsupported(f"dynamic size {size}")
+    return int(size)
+
+
+def linear(expr: sympy.Expr, variables: list[sympy.Symbol]) -> tuple[int, list[int]]:
+    """base + sum(coeff[i] * variables[i]) for a linear index expression."""
+    expr = sympy.expand(sympy.sympify(expr))
+    base, coeffs = 0, [0] * len(variables)
+    position = {v: i for i, v in enumerate(variables)}
+    for term, coeff in expr.as_coefficients_dict().items():
+        if not coeff.is_Integer:
+            raise Unsupported(f"index {expr} has a non-integer coefficient")
+        if term == 1:
+            base += int(coeff)
+        elif term in position:
+            coeffs[position[term]] += int(coeff)
+        else:
+            raise Unsupported(f"index {expr} is not linear in the loops")
+    return base, coeffs
+
+
+TORCH_TO_MLIR = {
+    torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
+    torch.int64: "i32", torch.int32: "i32", torch.int8: "i8", torch.bool: "i1",
+}
+
+
+def element_type(dtype: torch.dtype) -> str:
+    try:
+        return TORCH_TO_MLIR[dtype]
+    except KeyError:
+        raise Unsupported(f"element type {dtype}") from None

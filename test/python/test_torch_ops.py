@@ -1,0 +1,148 @@
+"""torch.compile(..., backend="spyre") against eager, op by op: every kernel
+is exported from Inductor's scheduled graph, compiled by the C++ pipeline and
+run on the simulator. Zero CPU fallbacks unless a test says otherwise."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from spyre_mlir.inductor import counters
+
+torch.manual_seed(0)
+
+
+def run(fn, *args, fallbacks=0):
+    """Compiled and eager results of fn(*args); asserts the fallback count."""
+    torch._dynamo.reset()
+    counters.reset()
+    compiled = torch.compile(fn, backend="spyre")(*args)
+    assert sum(counters.fallbacks.values()) == fallbacks, dict(counters.fallbacks)
+    assert counters.kernels_run > 0
+    return compiled, fn(*args)
+
+
+def tolerance(dtype, depth=0):
+    """DLFloat16 keeps 9 fraction bits: 16-bit results are within a few of
+    its roundings; the matrix unit rounds f32 inputs to it as well. Sums of
+    `depth` rounded terms drift like the square root of depth."""
+    if dtype == torch.float32 and not depth:
+        return dict(rtol=1e-5, atol=1e-5)
+    eps = 2.0 ** -9
+    depth = max(depth, 1) ** 0.5
+    return dict(rtol=4 * eps, atol=4 * eps * depth)
+
+
+def check(fn, *args, dtype=torch.float32, depth=0, fallbacks=0):
+    compiled, expected = run(fn, *args, fallbacks=fallbacks)
+    if isinstance(expected, torch.Tensor):
+        compiled, expected = (compiled,), (expected,)
+    for c, e in zip(compiled, expected):
+        assert c.shape == e.shape and c.dtype == e.dtype
+        if e.dtype in (torch.int64, torch.int32, torch.bool):
+            torch.testing.assert_close(c, e)
+        else:
+            torch.testing.assert_close(c.float(), e.float(), **tolerance(dtype, depth))
+
+
+DTYPES = [torch.float32, torch.float16]
+
+
+def rand(*shape, dtype=torch.float32, low=None):
+    x = torch.randn(*shape)
+    if low is not None:
+        x = x.abs() + low
+    return x.to(dtype)
+
+
+UNARY = {
+    "neg": torch.neg, "abs": torch.abs, "exp": torch.exp, "sigmoid": torch.sigmoid,
+    "tanh": torch.tanh, "relu": torch.relu, "silu": F.silu,
+    "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "clamp": lambda x: torch.clamp(x, -0.5, 0.7), "square": lambda x: x * x,
+    "dropout_eval": lambda x: F.dropout(x, 0.3, training=False),
+}
+POSITIVE = {"log": torch.log, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+            "pow": lambda x: torch.pow(x, 1.7)}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", list(UNARY) + list(POSITIVE))
+def test_unary(name, dtype):
+    fn = UNARY.get(name) or POSITIVE[name]
+    x = rand(37, 130, dtype=dtype, low=0.1 if name in POSITIVE else None)
+    check(fn, x, dtype=dtype)
+
+
+BINARY = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+          "maximum": torch.maximum, "where": lambda a, b: torch.where(a > b, a, b * 2)}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary_with_broadcast(name, dtype):
+    a = rand(16, 70, dtype=dtype)
+    b = rand(70, dtype=dtype, low=0.5) if name == "div" else rand(70, dtype=dtype)
+    check(BINARY[name], a, b, dtype=dtype)
+
+
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_comparisons(op):
+    a = torch.randint(-3, 3, (9, 40)).float()
+    b = torch.randint(-3, 3, (9, 40)).float()
+    check(getattr(torch, op), a, b)
+
+
+def test_casts():
+    x = rand(20, 33) * 10
+    check(lambda x: (x.to(torch.float16) * 2).to(torch.float32) + x.to(torch.int32), x,
+          dtype=torch.float16)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name,fn", [
+    ("sum", lambda x: x.sum(-1)), ("sum0", lambda x: x.sum(0)), ("mean", lambda x: x.mean(-1)),
+    ("amax", lambda x: x.amax(-1)), ("amin", lambda x: x.amin(0)),
+    ("var", lambda x: x.var(-1)), ("var_mean", lambda x: torch.var_mean(x, -1)),
+])
+def test_reductions(name, fn, dtype):
+    check(fn, rand(24, 300, dtype=dtype), dtype=dtype, depth=300 if dtype != torch.float32 else 0)
+
+
+def test_argmax():
+    check(lambda x: x.argmax(-1), rand(24, 3000))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_softmax_and_log_softmax(dtype):
+    x = rand(16, 500, dtype=dtype)
+    check(lambda x: torch.softmax(x, -1), x, dtype=dtype)
+    check(lambda x: torch.log_softmax(x.float(), -1), x, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_layer_norm_and_rms_norm(dtype):
+    x, w, b = rand(8, 256, dtype=dtype), rand(256, dtype=dtype), rand(256, dtype=dtype)
+    check(lambda x, w, b: F.layer_norm(x, (256,), w, b), x, w, b, dtype=dtype)
+    check(lambda x, w: F.rms_norm(x, (256,), w, eps=1e-6), x, w, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_matmuls(dtype):
+    a, b = rand(33, 70, dtype=dtype), rand(70, 20, dtype=dtype)
+    check(torch.matmul, a, b, dtype=dtype, depth=70)
+    x, y = rand(3, 17, 40, dtype=dtype), rand(3, 40, 9, dtype=dtype)
+    check(torch.bmm, x, y, dtype=dtype, depth=40)
+    w, bias = rand(20, 70, dtype=dtype), rand(20, dtype=dtype)
+    check(F.linear, a, w, bias, dtype=dtype, depth=70)
+    check(lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0), rand(33, 20, dtype=dtype),
+          a, b, dtype=dtype, depth=70)
+    check(lambda c, x, y: torch.baddbmm(c, x, y), rand(3, 17, 9, dtype=dtype), x, y,
+          dtype=dtype, depth=40)
+
+
+def test_views_and_movement():
+    x = rand(12, 40)
+    check(lambda x: x.t().contiguous() * 2, x)
+    check(lambda x: x.permute(1, 0).reshape(4, 120) + 1, x)
+    check(lambda x: x.view(3, 4, 40).expand(2, 3, 4, 40) * 1.5, x)
+    check(lambda x: x[2:9, 5:31:2] * 3, x)
