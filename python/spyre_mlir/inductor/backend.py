@@ -27,6 +27,9 @@ CONFIG = {
     "split_reductions": False,
     "unroll_reductions_threshold": 1,
     "cpp_wrapper": False,
+    # Its rewrites target CPU/GPU libraries (e.g. decomposed attention back
+    # into the CPU flash-attention kernel); our kernels want the plain ops.
+    "pattern_matcher": False,
     "post_grad_custom_post_pass": _CompilerVersion(),
 }
 
@@ -37,8 +40,20 @@ def _inner_compile(gm, example_inputs, **kwargs):
         return compile_fx_inner(gm, example_inputs, **kwargs)
 
 
+def decompositions() -> dict:
+    """Inductor's decompositions, plus attention as matrix products and a
+    softmax (the CPU flash-attention kernel would be an extern call)."""
+    from torch._decomp import decomposition_table
+    from torch._inductor.decomposition import select_decomp_table
+    table = dict(select_decomp_table())
+    flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+    table[flash] = decomposition_table[flash]
+    return table
+
+
 def spyre_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
     """The "spyre" torch.compile backend (entry point torch_dynamo_backends)."""
     from torch._inductor.compile_fx import compile_fx
     register()
-    return compile_fx(gm, example_inputs, inner_compile=_inner_compile, config_patches=CONFIG)
+    return compile_fx(gm, example_inputs, inner_compile=_inner_compile, config_patches=CONFIG,
+                      decompositions=decompositions())

@@ -448,12 +448,26 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     if len(trace.indirect) != 1 or trace.reduction_sizes or len(trace.sizes) != 2:
         return None
     ops = trace.instrs
-    if [i.op for i in ops] != ["load", "indirect_indexing", "load", "store"]:
-        if [i.op for i in ops] != ["load", "to_dtype", "indirect_indexing", "load", "store"]:
-            raise Unsupported("indirect indexing other than an embedding lookup")
-    index_load, table_load, store = ops[0], ops[-2], ops[-1]
-    symbol = next(iter(trace.indirect))
-    x0, x1 = trace.variables
+    symbol, source = next(iter(trace.indirect.items()))
+    loads = [i for i in ops if i.op == "load"]
+    stores = [i for i in ops if i.op == "store"]
+    if len(loads) != 2 or len(stores) != 1:
+        raise Unsupported("indirect indexing other than an embedding lookup")
+    index_load, table_load, store = loads[0], loads[1], stores[0]
+    # Between the index load and indirect_indexing Inductor may wrap negative
+    # indices (where(i < 0, i + rows, i)); the card's gather reports an index
+    # outside the table at run time instead, so only ops on the index value
+    # are allowed there.
+    derived = {index_load.result}
+    for i in ops:
+        if i.op in ("load", "store", "indirect_indexing"):
+            continue
+        if not any(a in derived for a in i.args if isinstance(a, TV)):
+            if any(isinstance(a, TV) for a in i.args):
+                raise Unsupported("an embedding lookup that computes on the rows")
+        derived.add(i.result)
+    if source not in derived:
+        raise Unsupported("an indirect index not loaded from an index buffer")
     count, width = trace.sizes
     ib, ic = linear(index_load.args[1], trace.variables)
     tb, tc = linear(table_load.args[1], trace.variables + [symbol])
@@ -461,14 +475,14 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     if (ib, ic) != (0, [1, 0]) or (tb, tc) != (0, [0, 1, width]) or (sb, sc) != (0, [width, 1]) \
             or store.args[2] != table_load.result:
         raise Unsupported("an indirect load that is not a row lookup of a dense table")
-    rows = ops[1].args[1] if ops[1].op == "indirect_indexing" else ops[2].args[1]
+    rows = next(i.args[1] for i in ops if i.op == "indirect_indexing")
     table_extent, table_dtype = buffer_info(table_load.args[0])
     vocab = table_extent // width
+    if int(rows) != vocab:
+        raise Unsupported("an embedding table whose rows do not match the index bound")
     args = [(table_load.args[0], (vocab, width), element_type(table_dtype)),
             (index_load.args[0], (count,), "i32"),
             (store.args[0], (count, width), element_type(buffer_info(store.args[0])[1]))]
-    if int(rows) != vocab:
-        raise Unsupported("an embedding table whose rows do not match the index bound")
     module, kernel, block = _new_kernel(name, args)
     t, i, o = block.arguments
     with InsertionPoint(block):

@@ -16,7 +16,28 @@ from .state import active
 aten = torch.ops.aten
 
 
+def _matrix(x):
+    """`x` as a buffer the matrix unit can read: realized (not a pointwise
+    computation inlined into the product's body) and, per batch, a dense
+    matrix stored by rows or by columns; anything else is copied first."""
+    x = ir.ExternKernel.realize_input(x)
+    try:
+        size = [int(s) for s in x.get_size()]
+        stride = [int(s) for s in x.get_stride()]
+        offset = int(x.get_layout().offset)
+    except (TypeError, AttributeError, NotImplementedError):
+        return ir.ExternKernel.require_contiguous(x)
+    rows, cols = size[-2], size[-1]
+    dense = (stride[-1] == 1 and stride[-2] == cols) or (stride[-2] == 1 and stride[-1] == rows)
+    if len(size) == 3:
+        dense = dense and stride[0] == rows * cols
+    if dense and offset == 0:
+        return x
+    return ir.ExternKernel.require_contiguous(x)
+
+
 def _product(a, b, batched: bool):
+    a, b = _matrix(a), _matrix(b)
     a_load, b_load = a.make_loader(), b.make_loader()
     *lead, m, k = a.get_size()
     n = b.get_size()[-1]
@@ -57,7 +78,20 @@ def baddbmm(bias, a, b, *, beta=1, alpha=1):
     return out if beta == 0 else lowerings[aten.add.Tensor](out, _scaled(bias, beta))
 
 
+def _realized(original):
+    """The original lowering, with its result realized into a buffer: an
+    indirect load (embedding) or an iota then reaches our Scheduling as a node
+    of its own rather than inlined into consumers, where the card's gather
+    could not express it."""
+    def lower(*args, **kwargs):
+        result = original(*args, **kwargs)
+        result.realize()
+        return result
+    return lower
+
+
 OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm}
+REALIZED = [aten.embedding, torch.ops.prims.iota, aten.arange]
 _installed = False
 
 
@@ -73,6 +107,15 @@ def install() -> None:
                 continue
 
             def dispatch(*args, _ours=ours, _original=original, **kwargs):
+                return _ours(*args, **kwargs) if active() else _original(*args, **kwargs)
+            lowerings[key] = dispatch
+    for packet in REALIZED:
+        for key in [packet, *(getattr(packet, o) for o in packet.overloads())]:
+            original = lowerings.get(key)
+            if original is None:
+                continue
+
+            def dispatch(*args, _ours=_realized(original), _original=original, **kwargs):
                 return _ours(*args, **kwargs) if active() else _original(*args, **kwargs)
             lowerings[key] = dispatch
     _installed = True

@@ -177,14 +177,15 @@ def linear(expr: sympy.Expr, variables: list[sympy.Symbol]) -> tuple[int, list[i
     """base + sum(coeff[i] * variables[i]) for a linear index expression."""
     expr = sympy.expand(sympy.sympify(expr))
     base, coeffs = 0, [0] * len(variables)
-    position = {v: i for i, v in enumerate(variables)}
+    # By name: Inductor may rebuild symbols with other assumptions.
+    position = {v.name: i for i, v in enumerate(variables)}
     for term, coeff in expr.as_coefficients_dict().items():
         if not coeff.is_Integer:
             raise Unsupported(f"index {expr} has a non-integer coefficient")
         if term == 1:
             base += int(coeff)
-        elif term in position:
-            coeffs[position[term]] += int(coeff)
+        elif isinstance(term, sympy.Symbol) and term.name in position:
+            coeffs[position[term.name]] += int(coeff)
         else:
             raise Unsupported(f"index {expr} is not linear in the loops")
     return base, coeffs
