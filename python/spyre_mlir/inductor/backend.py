@@ -51,9 +51,51 @@ def decompositions() -> dict:
     return table
 
 
-def spyre_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
-    """The "spyre" torch.compile backend (entry point torch_dynamo_backends)."""
+def _compile(gm, example_inputs):
     from torch._inductor.compile_fx import compile_fx
-    register()
     return compile_fx(gm, example_inputs, inner_compile=_inner_compile, config_patches=CONFIG,
                       decompositions=decompositions())
+
+
+def _symbolic(example_inputs) -> bool:
+    for x in example_inputs:
+        if isinstance(x, torch.SymInt):
+            return True
+        if isinstance(x, torch.Tensor) and any(isinstance(s, torch.SymInt) for s in x.shape):
+            return True
+    return False
+
+
+#: Shapes one dynamic graph is compiled for before further shapes run on the
+#: CPU (counted as fallbacks): kernels are compiled for static sizes.
+MAX_SPECIALIZATIONS = 8
+
+
+class Specializing:
+    """A graph traced with dynamic shapes (torch.compile(dynamic=True)): Dynamo
+    does not recompile it per size, and we compile one static version per
+    distinct set of input shapes, up to MAX_SPECIALIZATIONS."""
+
+    def __init__(self, gm):
+        self.gm, self.compiled = gm, {}
+
+    def __call__(self, *args):
+        key = tuple((tuple(a.shape), tuple(a.stride()), a.dtype) if isinstance(a, torch.Tensor)
+                    else a for a in args)
+        fn = self.compiled.get(key)
+        if fn is None:
+            if len(self.compiled) >= MAX_SPECIALIZATIONS:
+                from .runtime import fallback
+                fallback(["spyre.specialization_limit"],
+                         f"more than {MAX_SPECIALIZATIONS} shapes for one dynamic graph")
+                return self.gm(*args)
+            fn = self.compiled[key] = _compile(self.gm, list(args))
+        return fn(*args)
+
+
+def spyre_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
+    """The "spyre" torch.compile backend (entry point torch_dynamo_backends)."""
+    register()
+    if _symbolic(example_inputs):
+        return Specializing(gm)
+    return _compile(gm, example_inputs)

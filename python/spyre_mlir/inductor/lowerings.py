@@ -78,6 +78,53 @@ def baddbmm(bias, a, b, *, beta=1, alpha=1):
     return out if beta == 0 else lowerings[aten.add.Tensor](out, _scaled(bias, beta))
 
 
+def _zeros(like, size):
+    return lowerings[aten.full.default](size, 0.0, dtype=like.get_dtype(), device=like.get_device())
+
+
+def _pad(x, padding):
+    """Zero padding of the last two dimensions by concatenation: each piece is
+    copied into its slice of the result with plain stores, where a padded load
+    would need masks."""
+    n, c, h, w = [int(s) for s in x.get_size()]
+    ph, pw = padding
+    if pw:
+        side = _zeros(x, [n, c, h, pw])
+        x = ir.TensorBox(ir.ConcatKernel.create([side, x, side], 3))
+        w += 2 * pw
+    if ph:
+        side = _zeros(x, [n, c, ph, w])
+        x = ir.TensorBox(ir.ConcatKernel.create([side, x, side], 2))
+    return x
+
+
+def convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """2-D convolution as im2col and a matrix product on the matrix unit."""
+    if transposed or groups != 1 or len(weight.get_size()) != 4:
+        raise NotImplementedError("only 2-D, non-transposed, ungrouped convolutions")
+    x = _pad(ir.ExternKernel.require_contiguous(x), [int(p) for p in padding])
+    n, c, h, w = [int(s) for s in x.get_size()]
+    co, ci, kh, kw = [int(s) for s in weight.get_size()]
+    (sh, sw), (dh, dw) = [int(s) for s in stride], [int(d) for d in dilation]
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    load = x.make_loader()
+
+    def column(index):
+        b, i, j, ch, u, v = index
+        return load([b, ch, i * sh + u * dh, j * sw + v * dw])
+
+    cols = ir.Pointwise.create(device=x.get_device(), dtype=x.get_dtype(), inner_fn=column,
+                               ranges=[n, oh, ow, c, kh, kw])
+    cols.realize()
+    cols = lowerings[aten.reshape.default](cols, [n * oh * ow, c * kh * kw])
+    w2 = lowerings[aten.reshape.default](weight, [co, ci * kh * kw])
+    out = _product(cols, lowerings[aten.permute.default](w2, [1, 0]), False)  # (n*oh*ow, co)
+    if bias is not None:
+        out = lowerings[aten.add.Tensor](out, bias)
+    out = lowerings[aten.reshape.default](out, [n, oh, ow, co])
+    return lowerings[aten.permute.default](out, [0, 3, 1, 2])
+
+
 def _realized(original):
     """The original lowering, with its result realized into a buffer: an
     indirect load (embedding) or an iota then reaches our Scheduling as a node
@@ -90,7 +137,8 @@ def _realized(original):
     return lower
 
 
-OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm}
+OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm,
+        aten.convolution: convolution}
 REALIZED = [aten.embedding, torch.ops.prims.iota, aten.arange]
 _installed = False
 
@@ -107,7 +155,12 @@ def install() -> None:
                 continue
 
             def dispatch(*args, _ours=ours, _original=original, **kwargs):
-                return _ours(*args, **kwargs) if active() else _original(*args, **kwargs)
+                if active():
+                    try:
+                        return _ours(*args, **kwargs)
+                    except NotImplementedError:
+                        pass  # Inductor's lowering; its extern call is counted as a fallback
+                return _original(*args, **kwargs)
             lowerings[key] = dispatch
     for packet in REALIZED:
         for key in [packet, *(getattr(packet, o) for o in packet.overloads())]:

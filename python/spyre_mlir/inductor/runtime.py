@@ -68,6 +68,10 @@ def cache_dir() -> str:
         os.path.expanduser("~"), ".cache", "spyre_mlir", "kernels")
 
 
+class CompileError(RuntimeError):
+    """The C++ pipeline refused a kernel; the message has its diagnostics."""
+
+
 def compile_cached(mlir: str) -> sim.Program:
     """The program of `mlir`, from the disk cache when a valid entry exists.
     A corrupt entry is recompiled; concurrent writers replace the file
@@ -81,7 +85,11 @@ def compile_cached(mlir: str) -> sim.Program:
         return program
     except (OSError, sim.ProgramError):
         pass
-    binary = compiler.compile_kernel(mlir)
+    from ..ir import MLIRError
+    try:
+        binary = compiler.compile_kernel(mlir)
+    except (MLIRError, ValueError) as e:
+        raise CompileError(str(e)) from None
     counters.compiles += 1
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")

@@ -7,12 +7,14 @@ CPU scheduling instead and counted as a fallback (or raises in strict mode).
 from __future__ import annotations
 
 import sympy
+from torch._inductor import ir
 from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
 from . import state
 from .export import export
+from .runtime import CompileError, compile_cached
 from .trace import Unsupported, trace_node
 
 _IMPORT = "import spyre_mlir.inductor.runtime as spyre_runtime"
@@ -59,7 +61,9 @@ class SpyreScheduling(BaseScheduling):
             return
         self._externs_counted = True
         for node in self.scheduler.nodes:
-            if isinstance(node, ExternKernelSchedulerNode):
+            # MultiOutput only unpacks the results of the extern call before it.
+            if isinstance(node, ExternKernelSchedulerNode) and \
+                    not isinstance(node.node, ir.MultiOutput):
                 kernel = node.node
                 name = str(getattr(kernel, "op_overload", None) or
                            getattr(kernel, "python_kernel_name", None) or type(kernel).__name__)
@@ -86,7 +90,10 @@ class SpyreScheduling(BaseScheduling):
         name = f"spyre_kernel_{len(getattr(wrapper, '_spyre_kernels', ()))}"
         try:
             kernel = export(name, trace_node(node), _buffer_info)
-        except Unsupported as e:
+            # Compile now: a kernel the pipeline refuses runs on the CPU
+            # rather than failing when the graph runs.
+            compile_cached(kernel.mlir)
+        except (Unsupported, CompileError) as e:
             _fallback(_op_names(node), str(e))
             self.cpu.codegen_node(node)
             self.cpu.flush()

@@ -106,6 +106,9 @@ def trace_node(node) -> Trace:
         node._body(xs, rs)
     while _split_a_loop(trace):
         pass
+    if not trace.variables:  # a scalar: one loop of one point
+        trace.sizes.append(1)
+        trace.variables.append(sympy.Symbol("x0", integer=True, nonnegative=True))
     return trace
 
 
