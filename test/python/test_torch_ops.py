@@ -146,3 +146,24 @@ def test_views_and_movement():
     check(lambda x: x.permute(1, 0).reshape(4, 120) + 1, x)
     check(lambda x: x.view(3, 4, 40).expand(2, 3, 4, 40) * 1.5, x)
     check(lambda x: x[2:9, 5:31:2] * 3, x)
+
+
+def test_cat_index_select_embedding():
+    a, b = rand(6, 10), rand(6, 22)
+    check(lambda a, b: torch.cat([a, b], dim=1) * 2, a, b)
+    table, ids = rand(50, 24), torch.randint(0, 50, (7,))
+    check(lambda t, i: torch.index_select(t, 0, i) + 1, table, ids)
+    check(lambda t, i: F.embedding(i, t), table, torch.randint(0, 50, (3, 5)))
+
+
+def test_conv2d():
+    x, w, b = rand(2, 3, 12, 12), rand(8, 3, 3, 3), rand(8)
+    check(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, b, depth=27)
+    check(lambda x, w: F.conv2d(x, w, stride=2), x, w, depth=27)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_scaled_dot_product_attention(causal):
+    q, k, v = rand(2, 4, 16, 32), rand(2, 4, 16, 32), rand(2, 4, 16, 32)
+    check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal), q, k, v,
+          depth=32)

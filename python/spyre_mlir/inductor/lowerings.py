@@ -139,7 +139,7 @@ def _realized(original):
 
 OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm,
         aten.convolution: convolution}
-REALIZED = [aten.embedding, torch.ops.prims.iota, aten.arange]
+REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota, aten.arange]
 _installed = False
 
 

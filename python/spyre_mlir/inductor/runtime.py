@@ -29,6 +29,7 @@ class Counters:
     kernels_run: int = 0
     simulated_cycles: float = 0.0
     cycles_per_kernel: collections.Counter = field(default_factory=collections.Counter)
+    cycles_per_graph: collections.Counter = field(default_factory=collections.Counter)
     fallbacks: collections.Counter = field(default_factory=collections.Counter)
     compiles: int = 0
     cache_hits: int = 0
@@ -102,8 +103,8 @@ def compile_cached(mlir: str) -> sim.Program:
 class SpyreKernel:
     """One exported kernel, called by Inductor's wrapper with its buffers."""
 
-    def __init__(self, name: str, mlir: str, buffers: list[str]):
-        self.name, self.mlir, self.buffers = name, mlir, buffers
+    def __init__(self, name: str, mlir: str, buffers: list[str], graph: str = ""):
+        self.name, self.mlir, self.buffers, self.graph = name, mlir, buffers, graph
         self._program: sim.Program | None = None
 
     def program(self) -> sim.Program:
@@ -142,6 +143,41 @@ class SpyreKernel:
             counters.kernels_run += 1
             counters.simulated_cycles += stats["cycles"]
             counters.cycles_per_kernel[self.name] += stats["cycles"]
+            counters.cycles_per_graph[self.graph] += stats["cycles"]
+
+
+def dump_dir() -> str | None:
+    """Where each kernel's IR at every stage is written: $SPYRE_DUMP_DIR, or
+    with TORCH_COMPILE_DEBUG=1 a `spyre` directory under torch's debug root."""
+    if os.environ.get("SPYRE_DUMP_DIR"):
+        return os.environ["SPYRE_DUMP_DIR"]
+    if os.environ.get("TORCH_COMPILE_DEBUG", "") not in ("", "0"):
+        import torch._dynamo.config as dynamo_config
+        root = dynamo_config.debug_dir_root or os.path.join(os.getcwd(), "torch_compile_debug")
+        return os.path.join(root, "spyre")
+    return None
+
+
+def dump(name: str, mlir: str) -> None:
+    """Writes `name`.kernel.mlir and `name`.<stage>.mlir for every stage of
+    the pipeline (docs/lowering.md), if dumping is on."""
+    directory = dump_dir()
+    if not directory:
+        return
+    from ..ir import Context, Module
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, f"{name}.kernel.mlir"), "w") as f:
+        f.write(mlir)
+    for stage in compiler.STAGES:
+        with Context():
+            module = Module.parse(mlir)
+            try:
+                compiler.compile_module(module, stop_after=stage)
+                text = str(module)
+            except Exception as e:  # the failing stage's diagnostics
+                text = f"// stage {stage} failed:\n// " + str(e).replace("\n", "\n// ")
+        with open(os.path.join(directory, f"{name}.{stage}.mlir"), "w") as f:
+            f.write(text)
 
 
 def fallback(names: list[str], reason: str) -> None:

@@ -6,6 +6,8 @@ CPU scheduling instead and counted as a fallback (or raises in strict mode).
 
 from __future__ import annotations
 
+import itertools
+
 import sympy
 from torch._inductor import ir
 from torch._inductor.codegen.cpp import CppScheduling
@@ -14,7 +16,7 @@ from torch._inductor.virtualized import V
 
 from . import state
 from .export import export
-from .runtime import CompileError, compile_cached
+from .runtime import CompileError, compile_cached, dump
 from .trace import Unsupported, trace_node
 
 _IMPORT = "import spyre_mlir.inductor.runtime as spyre_runtime"
@@ -42,9 +44,13 @@ def _fallback(names: list[str], reason: str) -> None:
     wrapper.writeline(f"spyre_runtime.fallback({names!r}, {reason!r})")
 
 
+_graphs = itertools.count()
+
+
 def _import_runtime(wrapper) -> None:
     if not hasattr(wrapper, "_spyre_kernels"):
         wrapper._spyre_kernels = []
+        wrapper._spyre_graph = f"graph{next(_graphs)}"
         wrapper.header.writeline(_IMPORT)
 
 
@@ -87,9 +93,13 @@ class SpyreScheduling(BaseScheduling):
 
     def _codegen(self, node) -> None:
         wrapper = V.graph.wrapper_code
-        name = f"spyre_kernel_{len(getattr(wrapper, '_spyre_kernels', ()))}"
+        _import_runtime(wrapper)
+        name = f"spyre_kernel_{len(wrapper._spyre_kernels)}"
+        graph = wrapper._spyre_graph
         try:
-            kernel = export(name, trace_node(node), _buffer_info)
+            # The kernel's symbol is fixed so that identical kernels of any
+            # graph share one entry of the binary cache.
+            kernel = export("kernel", trace_node(node), _buffer_info)
             # Compile now: a kernel the pipeline refuses runs on the CPU
             # rather than failing when the graph runs.
             compile_cached(kernel.mlir)
@@ -98,11 +108,12 @@ class SpyreScheduling(BaseScheduling):
             self.cpu.codegen_node(node)
             self.cpu.flush()
             return
-        _import_runtime(wrapper)
         wrapper._spyre_kernels.append(name)
+        dump(f"{graph}_{name}", kernel.mlir)
         node.mark_run()  # allocates the node's output buffers in the wrapper
         wrapper.define_kernel(
-            name, f"spyre_runtime.SpyreKernel({name!r}, {kernel.mlir!r}, {kernel.buffers!r})",
+            name, f"spyre_runtime.SpyreKernel({name!r}, {kernel.mlir!r}, {kernel.buffers!r}, "
+                  f"{graph!r})",
             gpu=False)
         wrapper.writeline(f"{name}({', '.join(kernel.buffers)})")
 
