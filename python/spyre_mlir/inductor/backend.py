@@ -30,6 +30,7 @@ CONFIG = {
     # Its rewrites target CPU/GPU libraries (e.g. decomposed attention back
     # into the CPU flash-attention kernel); our kernels want the plain ops.
     "pattern_matcher": False,
+    "loop_reindexing_after_fusion": False,
     "post_grad_custom_post_pass": _CompilerVersion(),
 }
 

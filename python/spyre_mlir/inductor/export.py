@@ -107,17 +107,22 @@ def _generic(name: str, trace: Trace, buffer_info: BufferInfo):
             outs = []
             for part in results:
                 match = [s for s in stores if s.args[2] == part]
-                if len(match) != 1:
+                if len(match) > 1 or (not match and len(results) == 1):
                     raise Unsupported("a reduction result used other than by one store")
-                outs.append(match[0])
+                # A Welford part no store keeps (Inductor may split the three
+                # results over nodes) goes to a kernel temporary.
+                outs.append(match[0] if match else None)
+            if all(o is None for o in outs):
+                raise Unsupported("a reduction whose results are not stored")
             yields.append((r.args[3], COMBINERS[kind], outs))
-        if sum(len(o) for _, _, o in yields) != len(stores):
+        if sum(o is not None for _, _, outs in yields for o in outs) != len(stores):
             raise Unsupported("a reduction node storing values that are not reductions")
     else:
         yields = [(s.args[2], "none", [s]) for s in stores]
 
+    stored = [s for _, _, outs in yields for s in outs if s is not None]
     names = []
-    for i in loads + stores:
+    for i in loads + stored:
         if i.args[0] not in names:
             names.append(i.args[0])
     args = []
@@ -133,14 +138,19 @@ def _generic(name: str, trace: Trace, buffer_info: BufferInfo):
         base, coeffs = linear(load.args[1], variables)
         maps.append(AffineMap.get(ndims, 0, [_affine(base, coeffs)]))
         inputs.append(arg_of[load.args[0]])
-    outputs = []
+    outputs, out_types = [], []
     for _, _, outs in yields:
+        kept = next(s for s in outs if s is not None)
         for s in outs:
-            base, coeffs = linear(s.args[1], variables)
+            base, coeffs = linear((s or kept).args[1], variables)
             maps.append(AffineMap.get(ndims, 0, [_affine(base, coeffs)]))
-            outputs.append(arg_of[s.args[0]])
+            if s is None:
+                with InsertionPoint(block):
+                    outputs.append(spyre.AllocOp(arg_of[kept.args[0]].type, []).result)
+            else:
+                outputs.append(arg_of[s.args[0]])
+            out_types.append(Type.parse(elt_of[(s or kept).args[0]]))
     iterators = ["parallel"] * len(trace.sizes) + ["reduction"] * len(trace.reduction_sizes)
-    out_types = [Type.parse(elt_of[s.args[0]]) for _, _, outs in yields for s in outs]
 
     def body(*block_args):
         values = {load.result: block_args[k] for k, load in enumerate(loads)}

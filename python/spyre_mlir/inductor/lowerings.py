@@ -11,7 +11,20 @@ from torch._inductor import ir
 from torch._inductor.lowering import lowerings
 from torch._inductor.virtualized import ops
 
-from .state import active
+from .state import active as _compiling_for_spyre
+
+
+def active(*args) -> bool:
+    """Our lowerings apply in a spyre compile of CPU tensors and to tensors on
+    the spyre device."""
+    if _compiling_for_spyre():
+        return True
+    for a in args:
+        get_device = getattr(a, "get_device", None)
+        device = get_device() if get_device else None
+        if device is not None and device.type == "spyre":
+            return True
+    return False
 
 aten = torch.ops.aten
 
@@ -155,7 +168,7 @@ def install() -> None:
                 continue
 
             def dispatch(*args, _ours=ours, _original=original, **kwargs):
-                if active():
+                if active(*args):
                     try:
                         return _ours(*args, **kwargs)
                     except NotImplementedError:
@@ -169,6 +182,6 @@ def install() -> None:
                 continue
 
             def dispatch(*args, _ours=_realized(original), _original=original, **kwargs):
-                return _ours(*args, **kwargs) if active() else _original(*args, **kwargs)
+                return _ours(*args, **kwargs) if active(*args) else _original(*args, **kwargs)
             lowerings[key] = dispatch
     _installed = True

@@ -10,6 +10,7 @@ the way in and, when the kernel writes them, on the way out.
 from __future__ import annotations
 
 import collections
+import ctypes
 import hashlib
 import os
 import tempfile
@@ -196,12 +197,26 @@ def _same_type(host: torch.dtype, device) -> bool:
                               (torch.int8, sim.DType.i8))
 
 
+def _host(flat: torch.Tensor) -> np.ndarray:
+    """The memory of a 1-D contiguous tensor as a numpy array, without a copy:
+    spyre-device memory is host memory."""
+    if flat.device.type == "cpu":
+        return flat.detach().numpy()
+    dtype = torch.empty(0, dtype=flat.dtype).numpy().dtype
+    if not flat.numel():
+        return np.empty(0, dtype)
+    buffer = (ctypes.c_byte * (flat.numel() * dtype.itemsize)).from_address(flat.data_ptr())
+    return np.frombuffer(buffer, dtype=dtype)
+
+
 def _to_device(flat: torch.Tensor, dtype, arch) -> tuple[np.ndarray, bool]:
     """A device-typed array for `flat`: the tensor's own memory when the types
     agree, else a converted copy (second result True)."""
     if _same_type(flat.dtype, dtype):
-        return flat.detach().numpy(), False
+        return _host(flat), False
     host = flat.detach()
+    if host.device.type != "cpu":
+        host = host.cpu()
     if host.dtype == torch.bfloat16:
         host = host.float()
     if host.dtype == torch.bool:

@@ -76,6 +76,7 @@ class SpyreScheduling(BaseScheduling):
                 _fallback([name], "no lowering to a Spyre kernel")
 
     def group_fn(self, sizes):
+        # As CppScheduling's, which generates the nodes that fall back.
         return tuple(tuple(map(V.graph.sizevars.simplify, s)) for s in sizes)
 
     # One kernel per scheduled node for now: Inductor already inlines

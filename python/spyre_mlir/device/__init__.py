@@ -1,0 +1,48 @@
+"""The "spyre" device: ``model.to("spyre")`` then ``torch.compile(model)``.
+
+PrivateUse1 renamed "spyre", with a small C++ extension (built on first use
+with torch's cpp_extension, then cached) whose allocator hands out the
+simulated card's device memory. Compiled graphs on spyre tensors use our
+Inductor Scheduling and bind the tensors to the simulator without copies;
+eager ops run through PyTorch's CPU fallback.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+
+import torch
+
+_loaded = False
+
+
+def register() -> None:
+    """Makes "spyre" a torch device (idempotent)."""
+    global _loaded
+    if _loaded:
+        return
+    from torch.utils import cpp_extension
+    source = os.path.join(os.path.dirname(__file__), "spyre_device.cpp")
+    cpp_extension.load(name="spyre_device", sources=[source], extra_cflags=["-O1"],
+                       verbose=False)
+    torch.utils.rename_privateuse1_backend("spyre")
+    torch._register_device_module("spyre", _device_module())
+    torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
+    from ..inductor import register_device
+    register_device()
+    _loaded = True
+
+
+def _device_module() -> types.ModuleType:
+    module = types.ModuleType("torch.spyre")
+    module.is_available = lambda: True
+    module.device_count = lambda: 1
+    module.current_device = lambda: 0
+    module.set_device = lambda device: None
+    module.synchronize = lambda device=None: None
+    module._is_in_bad_fork = lambda: False
+    module.manual_seed_all = lambda seed: None
+    module.get_rng_state = lambda device=None: torch.empty(0, dtype=torch.uint8)
+    module.set_rng_state = lambda state, device=None: None
+    return module

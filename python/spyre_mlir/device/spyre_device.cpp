@@ -1,0 +1,124 @@
+// The "spyre" device for PyTorch (PrivateUse1): tensors whose memory is the
+// simulated card's device memory. The simulator runs on the host, so device
+// memory is host memory: the allocator is the CPU allocator with the device
+// set to spyre, copies are memcpy, and eager ops the card has no kernel for
+// run through PyTorch's CPU fallback. Compiled graphs
+// (torch.compile(model)) bind these tensors to the simulator without copies.
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/as_strided_cpu_dispatch.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/impl/alloc_cpu.h>
+#include <torch/extension.h>
+#include <torch/library.h>
+
+#include <cstring>
+
+namespace {
+
+constexpr c10::DeviceType kSpyre = c10::DeviceType::PrivateUse1;
+
+struct SpyreAllocator final : at::Allocator {
+  at::DataPtr allocate(size_t bytes) override {
+    void *data = bytes ? c10::alloc_cpu(bytes) : nullptr;
+    return {data, data, &c10::free_cpu, at::Device(kSpyre, 0)};
+  }
+  at::DeleterFnPtr raw_deleter() const override { return &c10::free_cpu; }
+  void copy_data(void *dest, const void *src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+};
+
+SpyreAllocator allocator;
+
+// One card, always current.
+struct SpyreGuard final : c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return kSpyre; }
+  c10::Device exchangeDevice(c10::Device) const override { return {kSpyre, 0}; }
+  c10::Device getDevice() const override { return {kSpyre, 0}; }
+  void setDevice(c10::Device) const override {}
+  void uncheckedSetDevice(c10::Device) const noexcept override {}
+  c10::Stream getStream(c10::Device d) const override {
+    return c10::Stream(c10::Stream::DEFAULT, d);
+  }
+  c10::Stream exchangeStream(c10::Stream s) const override { return s; }
+  c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+};
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, SpyreGuard);
+
+const c10::DispatchKeySet kKeys(c10::DispatchKey::PrivateUse1);
+
+at::Tensor empty(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                 std::optional<at::Layout>, std::optional<at::Device>, std::optional<bool>,
+                 std::optional<at::MemoryFormat> format) {
+  return at::detail::empty_generic(size, &allocator, kKeys, c10::dtype_or_default(dtype),
+                                   format);
+}
+
+at::Tensor emptyStrided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                        std::optional<at::ScalarType> dtype, std::optional<at::Layout>,
+                        std::optional<at::Device>, std::optional<bool>) {
+  return at::detail::empty_strided_generic(size, stride, &allocator, kKeys,
+                                           c10::dtype_or_default(dtype));
+}
+
+// A CPU tensor over the same memory (spyre memory is host memory).
+at::Tensor cpuAlias(const at::Tensor &t) {
+  if (t.device().type() == c10::DeviceType::CPU)
+    return t;
+  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(),
+                       t.options().device(c10::DeviceType::CPU));
+}
+
+at::Tensor copyFrom(const at::Tensor &self, const at::Tensor &dst, bool) {
+  cpuAlias(dst).copy_(cpuAlias(self));
+  return dst;
+}
+
+at::Tensor copyFromAndResize(const at::Tensor &self, const at::Tensor &dst) {
+  at::native::resize_(dst, self.sizes());
+  return copyFrom(self, dst, false);
+}
+
+const at::Tensor &resize(const at::Tensor &self, c10::IntArrayRef size,
+                         std::optional<at::MemoryFormat> format) {
+  return at::native::resize_(self, size, format);
+}
+
+at::Tensor asStrided(const at::Tensor &self, c10::IntArrayRef size, c10::IntArrayRef stride,
+                     std::optional<int64_t> offset) {
+  return at::cpu::as_strided(self, size, stride, offset);
+}
+
+at::Tensor &setStorage(at::Tensor &self, at::Storage source, int64_t offset,
+                       c10::IntArrayRef size, c10::IntArrayRef stride) {
+  return at::native::set_storage_cpu_(self, source, offset, size, stride);
+}
+
+void fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  at::native::cpu_fallback(op, stack);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty);
+  m.impl("empty_strided", emptyStrided);
+  m.impl("_copy_from", copyFrom);
+  m.impl("_copy_from_and_resize", copyFromAndResize);
+  m.impl("resize_", resize);
+  m.impl("as_strided", asStrided);
+  m.impl("view", at::native::view);
+  m.impl("set_.source_Storage_storage_offset", setStorage);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
+}
+
+// The module only has to be loaded; everything above registers itself.
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.doc() = "The spyre device (PrivateUse1)."; }
