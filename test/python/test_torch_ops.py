@@ -167,3 +167,12 @@ def test_scaled_dot_product_attention(causal):
     q, k, v = rand(2, 4, 16, 32), rand(2, 4, 16, 32), rand(2, 4, 16, 32)
     check(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal), q, k, v,
           depth=32)
+
+
+def test_concatenation_and_padding_without_masks():
+    # Inductor would write these as masked loads; ours are copies into slices.
+    a, b = rand(6, 10), rand(6, 22)
+    check(lambda a, b: torch.cat([a * 2, b.exp()], dim=1) + 1, a, b)
+    check(lambda a: torch.stack([a, a * 2]).sum(0), a)
+    check(lambda a: F.pad(a, (1, 2, 3, 0)) * 3, a)
+    check(lambda a: F.pad(a, (2, 2), value=1.5) - 1, a)

@@ -31,6 +31,9 @@ CONFIG = {
     # into the CPU flash-attention kernel); our kernels want the plain ops.
     "pattern_matcher": False,
     "loop_reindexing_after_fusion": False,
+    # Concatenations as copies into slices of the result, never masked loads.
+    "max_complex_pointwise_cat_inputs": 0,
+    "max_pointwise_cat_inputs": 0,
     "post_grad_custom_post_pass": _CompilerVersion(),
 }
 

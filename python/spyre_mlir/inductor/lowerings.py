@@ -95,20 +95,36 @@ def _zeros(like, size):
     return lowerings[aten.full.default](size, 0.0, dtype=like.get_dtype(), device=like.get_device())
 
 
-def _pad(x, padding):
-    """Zero padding of the last two dimensions by concatenation: each piece is
-    copied into its slice of the result with plain stores, where a padded load
-    would need masks."""
-    n, c, h, w = [int(s) for s in x.get_size()]
-    ph, pw = padding
-    if pw:
-        side = _zeros(x, [n, c, h, pw])
-        x = ir.TensorBox(ir.ConcatKernel.create([side, x, side], 3))
-        w += 2 * pw
-    if ph:
-        side = _zeros(x, [n, c, ph, w])
-        x = ir.TensorBox(ir.ConcatKernel.create([side, x, side], 2))
+def _pad_by_concat(x, pads, value=0.0):
+    """Constant padding by concatenation: each piece is copied into its slice
+    of the result with plain stores, where Inductor's padded loads would need
+    masks. `pads` is (before, after) per dimension from the last one, as
+    torch.nn.functional.pad takes them."""
+    size = [int(s) for s in x.get_size()]
+    for k, (before, after) in enumerate(pads):
+        dim = len(size) - 1 - k
+        if before < 0 or after < 0:
+            raise NotImplementedError("cropping")
+        pieces = []
+        for width in (before, after):
+            shape = size[:dim] + [width] + size[dim + 1:]
+            pieces.append(lowerings[aten.full.default](shape, value, dtype=x.get_dtype(),
+                                                       device=x.get_device()) if width else None)
+        parts = [p for p in (pieces[0], x, pieces[1]) if p is not None]
+        if len(parts) > 1:
+            x = ir.TensorBox(ir.ConcatKernel.create(parts, dim))
+            size[dim] += before + after
     return x
+
+
+def _pad(x, padding):
+    ph, pw = padding
+    return _pad_by_concat(x, [(pw, pw), (ph, ph)])
+
+
+def constant_pad_nd(x, pad, value=0.0):
+    pairs = [(int(pad[i]), int(pad[i + 1])) for i in range(0, len(pad), 2)]
+    return _pad_by_concat(x, pairs, value)
 
 
 def convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -151,7 +167,7 @@ def _realized(original):
 
 
 OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm,
-        aten.convolution: convolution}
+        aten.convolution: convolution, aten.constant_pad_nd: constant_pad_nd}
 REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota, aten.arange]
 _installed = False
 
