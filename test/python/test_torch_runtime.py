@@ -67,3 +67,28 @@ def test_concurrent_writers_leave_a_valid_entry(tmp_path):
     assert len(entries) == 1 and not glob.glob(str(tmp_path / "*" / "*.tmp"))
     from spyre_mlir import simulator as sim
     sim.Program.parse(open(entries[0], "rb").read())
+
+
+WARM = """
+import torch
+from torch._dynamo.utils import counters as dynamo_counters
+from spyre_mlir import models
+from spyre_mlir.inductor import counters
+torch.manual_seed(0)
+with torch.no_grad():
+    torch.compile(models.MLP().eval(), backend="spyre")(torch.randn(4, 64))
+print(dict(dynamo_counters["inductor"]), counters.compiles, counters.cache_hits)
+"""
+
+
+def test_a_second_process_reuses_both_caches(tmp_path):
+    import sys
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
+               SPYRE_CACHE_DIR=str(tmp_path / "spyre"))
+    runs = [subprocess.run([sys.executable, "-c", WARM], env=env, capture_output=True,
+                           text=True, timeout=300) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    first, second = (r.stdout.strip().splitlines()[-1] for r in runs)
+    assert "fxgraph_cache_miss" in first and "fxgraph_cache_hit" in second
+    assert second.endswith(" 0 4")  # no kernel compiled again: 4 binaries from the cache

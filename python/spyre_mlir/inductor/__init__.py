@@ -25,10 +25,12 @@ def register() -> None:
                                                 register_backend_for_device)
 
     from . import lowerings
+    from .backend import install_decompositions
     from .scheduling import make_scheduling
     init_backend_registration()
     register_backend_for_device("cpu", make_scheduling, get_wrapper_codegen_for_device("cpu"))
     lowerings.install()
+    install_decompositions()
     _registered = True
 
 
@@ -107,13 +109,10 @@ def register_device() -> None:
     # set the ones our kernels need process-wide (they only shape fusion
     # heuristics, reductions and attention for other devices).
     import torch._inductor.config as inductor_config
-    from torch._inductor import decomposition
 
-    from .backend import CONFIG, decompositions
+    from .backend import CONFIG
     for key, value in CONFIG.items():  # including the FX graph cache key
         setattr(inductor_config, key, value)
-    inductor_config.loop_reindexing_after_fusion = False
-    decomposition.decompositions.update(decompositions())
 
     class Wrapper(PythonWrapperCodegen):
         """Kernels of nodes that fall back are C++ on host pointers, which
