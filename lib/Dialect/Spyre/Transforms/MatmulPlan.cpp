@@ -127,37 +127,56 @@ SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
 }
 
 SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  // Start from tiles that keep the matrix unit busy for many cycles per byte
-  // moved, give every core an output tile where there are enough, then halve
-  // the deepest dimension until the tiles fit.
-  int64_t stickElems = arch.stickBytes / 2;
-  auto round = [&](int64_t v, int64_t limit) {
-    return std::min(limit, std::max<int64_t>(1, v > stickElems ? llvm::alignDown(v, stickElems)
-                                                               : v));
+  // Among stick-multiple tiles that fit, the one with the least estimated
+  // time: each output tile reads its (tm x K) and (K x tn) operand panels
+  // once, so larger output tiles move fewer bytes; cores share output tiles,
+  // so too few tiles leave cores idle. Time is the larger of the card's
+  // traffic at full bandwidth and the busiest core's matrix work.
+  int64_t stick = arch.stickBytes / 2;
+  auto sizes = [&](int64_t dim, int64_t limit) {
+    SmallVector<int64_t> result;
+    if (dim <= stick)
+      return SmallVector<int64_t>{dim};
+    for (int64_t t = stick; t <= std::min(dim, limit); t *= 2)
+      result.push_back(t);
+    if (dim <= limit)
+      result.push_back(dim);
+    return result;
   };
-  int64_t tn = round(std::min<int64_t>(n, 4 * stickElems), n);
-  int64_t tk = round(std::min<int64_t>(k, 8 * stickElems), k);
-  int64_t colTiles = batch * llvm::divideCeil(n, tn);
-  int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores, colTiles));
-  int64_t tm = std::min<int64_t>({m, llvm::divideCeil(m, pieces), 4 * stickElems});
-  auto fits = [&] {
+  double bytesPerCycle = arch.deviceBytesPerCycle();
+  double macsPerCycle = double(arch.macsPerCycle());
+  SmallVector<int64_t> best;
+  double bestTime = 0;
+  for (int64_t tm : sizes(m, 16 * stick))
+    for (int64_t tn : sizes(n, 16 * stick))
+      for (int64_t tk : sizes(k, 16 * stick)) {
+        int64_t total;
+        assignLx(slots({tm, tn, tk}), arch.stickBytes, total);
+        if (total > lxBytes)
+          continue;
+        double groups = double(batch) * double(llvm::divideCeil(m, tm)) *
+                        double(llvm::divideCeil(n, tn));
+        double traffic = groups * double(k) * double(tm * esOf(lhs) + tn * esOf(rhs)) +
+                         double(batch * m * n * esOf(out));
+        double perCore = std::ceil(groups / double(cores)) * double(tm * tn) * double(k);
+        double steps = std::ceil(groups / double(cores)) * double(llvm::divideCeil(k, tk));
+        double time = std::max(traffic / bytesPerCycle, perCore / macsPerCycle) +
+                      steps * double(arch.ptStartupCycles);
+        if (best.empty() || time < bestTime) {
+          best = {tm, tn, tk};
+          bestTime = time;
+        }
+      }
+  if (!best.empty())
+    return best;
+  // Nothing stick sized fits (huge element types or a tiny LX): shrink.
+  for (int64_t t = std::min({m, n, k}); t >= 1; t /= 2) {
     int64_t total;
-    assignLx(slots({tm, tn, tk}), arch.stickBytes, total);
-    return total <= lxBytes;
-  };
-  while (!fits()) {
-    if (tk > stickElems)
-      tk = round(tk / 2, k);
-    else if (tn > stickElems)
-      tn = round(tn / 2, n);
-    else if (tm > 1)
-      tm = std::max<int64_t>(1, tm / 2);
-    else if (tk > 1 || tn > 1)
-      tk = std::max<int64_t>(1, tk / 2), tn = std::max<int64_t>(1, tn / 2);
-    else
-      return {};
+    assignLx(slots({t, t, t}), arch.stickBytes, total);
+    if (total <= lxBytes)
+      return {t, t, t};
   }
-  return {tm, tn, tk};
+  return {};
 }
 
 LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
