@@ -1,0 +1,114 @@
+//===- GenericPlan.h - running a spyre.generic on the card -----*- C++ -*-===//
+//
+// Private to the lowering: the plan of a generic (GenericPlan.cpp: analysis,
+// tiles and LX slots; GenericLower.cpp: its instructions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPYRE_TRANSFORMS_GENERICPLAN_H
+#define SPYRE_TRANSFORMS_GENERICPLAN_H
+
+#include "GenericBody.h"
+#include "PlanKinds.h"
+
+namespace mlir::spyre {
+
+
+/// How an operand's tile is stored in LX and moved by DMA. Offsets are
+/// relative to the tile origin; `rows` x `cols` is the actual tile.
+struct TileLayout {
+  int64_t bytes = 0;                  ///< LX bytes of a full tile
+  int64_t rowStride = 0, colStride = 0; ///< LX bytes (0 broadcasts)
+  int64_t rowBytes = 0;
+  std::array<int64_t, 3> counts = {1, 1, 1};
+  std::array<int64_t, 3> deviceStrides = {0, 0, 0}, lxStrides = {0, 0, 0};
+};
+
+/// Element strides of the operand along the tile's row and col loops.
+inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int64_t rows,
+                             int64_t cols, int64_t es) {
+  TileLayout t;
+  int64_t r = lr ? tr : 1, c = lc ? tc : 1;
+  if (lc == 1) { // rows of the tile are contiguous on the device
+    t.bytes = r * tc * es;
+    t.rowStride = lr ? tc * es : 0;
+    t.colStride = es;
+    t.rowBytes = cols * es;
+    t.counts = {lr ? rows : 1, 1, 1};
+    t.deviceStrides = {lr * es, 0, 0};
+    t.lxStrides = {tc * es, 0, 0};
+  } else if (lr == 1) { // columns are: store the tile transposed
+    t.bytes = c * tr * es;
+    t.rowStride = es;
+    t.colStride = lc ? tr * es : 0;
+    t.rowBytes = rows * es;
+    t.counts = {lc ? cols : 1, 1, 1};
+    t.deviceStrides = {lc * es, 0, 0};
+    t.lxStrides = {tr * es, 0, 0};
+  } else { // element by element
+    t.bytes = r * c * es;
+    t.rowStride = lr ? c * es : 0;
+    t.colStride = lc ? es : 0;
+    t.rowBytes = es;
+    t.counts = {lc ? cols : 1, lr ? rows : 1, 1};
+    t.deviceStrides = {lc * es, lr * es, 0};
+    t.lxStrides = {es, c * es, 0};
+  }
+  return t;
+}
+
+class GenericPlan : public OpPlan {
+public:
+  GenericPlan(GenericOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), generic(op) {}
+  LogicalResult analyze();
+
+  int64_t parallelUnits() const override {
+    int64_t units = 1;
+    for (auto [size, red] : llvm::zip(sizes, reduction))
+      units *= red ? 1 : size;
+    return units;
+  }
+  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
+  LogicalResult verifyTile(ArrayRef<int64_t> tile) const override;
+  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override;
+  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
+                      ArrayRef<int64_t> lxOffsets) const override;
+
+private:
+  struct Output {
+    LinearAccess access;
+    uint8_t dtype;
+    CombinerKind combiner; ///< of the yielded value that writes it
+    unsigned value;        ///< index of that yielded value
+    unsigned part;         ///< 0, or 0..2 for welford (mean, m2, count)
+  };
+  /// The output written by part `part` of yielded value `value`.
+  unsigned outputOf(unsigned value, unsigned part = 0) const {
+    for (auto [i, out] : llvm::enumerate(outputs))
+      if (out.value == value && out.part == part)
+        return unsigned(i);
+    llvm_unreachable("no such output");
+  }
+  bool reduces() const { return llvm::is_contained(reduction, true); }
+  int64_t rowSize(ArrayRef<int64_t> tile) const { return row < 0 ? 1 : tile[row]; }
+  uint8_t accType(const Output &out) const;
+  bool needsStaging(const Output &out) const { return accType(out) != out.dtype; }
+  int64_t fitsBytes(ArrayRef<int64_t> tile) const {
+    int64_t total;
+    assignLx(slots(tile), arch.stickBytes, total);
+    return total;
+  }
+
+  mutable GenericOp generic;
+  SmallVector<int64_t> sizes;
+  SmallVector<bool> reduction;
+  int row = -1, col = 0;
+  SmallVector<LinearAccess> inputs;
+  SmallVector<uint8_t> inputTypes;
+  SmallVector<Output> outputs;
+  BodyPlan body;
+};
+
+} // namespace mlir::spyre
+
+#endif // SPYRE_TRANSFORMS_GENERICPLAN_H

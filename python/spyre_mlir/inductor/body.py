@@ -1,0 +1,203 @@
+"""The ops of Inductor's ops handler as arith/math ops inside a
+spyre.generic body: one method per op, with the type conversions Inductor
+leaves implicit (mixed operand types, booleans, integer division)."""
+
+from __future__ import annotations
+
+import math as pymath
+
+from ..dialects import arith, math, spyre
+from ..ir import AffineMap, F32Type, IntegerType, Type, Value
+from .trace import TV, Unsupported, element_type, linear
+
+
+def affine_expr(base: int, coeffs: list[int]):
+    """base + sum(coeffs[d] * d_d) as an affine expression of the loops."""
+    from ..ir import AffineConstantExpr, AffineDimExpr
+    expr = AffineConstantExpr.get(base)
+    for d, c in enumerate(coeffs):
+        if c:
+            expr = expr + AffineDimExpr.get(d) * c
+    return expr
+
+
+class Body:
+    """Emits the ops of a trace inside a generic body."""
+
+    def __init__(self, values: dict, variables):
+        self.values = values
+        self.variables = variables
+
+    def get(self, tv) -> Value:
+        if not isinstance(tv, TV):
+            raise Unsupported(f"operand {tv!r}")
+        return self.values[tv]
+
+    # Types ---------------------------------------------------------------
+    @staticmethod
+    def is_float(t: Type) -> bool:
+        return not isinstance(t, IntegerType)
+
+    def const(self, value, t: Type) -> Value:
+        if self.is_float(t):
+            return arith.constant(t, float(value))
+        if IntegerType(t).width == 1:
+            return arith.constant(t, int(bool(value)))
+        return arith.constant(t, int(value))
+
+    def cast(self, v: Value, t: Type) -> Value:
+        s = v.type
+        if s == t:
+            return v
+        sf, tf = self.is_float(s), self.is_float(t)
+        if sf and tf:
+            return arith.extf(t, v) if _width(s) < _width(t) else arith.truncf(t, v)
+        if sf and not tf:
+            if IntegerType(t).width == 1:
+                return arith.cmpf(arith.CmpFPredicate.UNE, v, self.const(0, s))
+            return arith.fptosi(t, v)
+        if not sf and tf:
+            if IntegerType(s).width == 1:
+                return arith.uitofp(t, v)
+            return arith.sitofp(t, v)
+        sw, tw = IntegerType(s).width, IntegerType(t).width
+        if tw == 1:
+            return arith.cmpi(arith.CmpIPredicate.ne, v, self.const(0, s))
+        if sw == 1:
+            return arith.extui(t, v)
+        return arith.extsi(t, v) if sw < tw else arith.trunci(t, v)
+
+    def common(self, a: Value, b: Value) -> tuple[Value, Value]:
+        if a.type == b.type:
+            return a, b
+        ta, tb = a.type, b.type
+        if self.is_float(ta) != self.is_float(tb):
+            t = ta if self.is_float(ta) else tb
+        else:
+            t = ta if _width(ta) >= _width(tb) else tb
+        return self.cast(a, t), self.cast(b, t)
+
+    # Ops -----------------------------------------------------------------
+    def emit(self, instr) -> None:
+        handler = getattr(self, "op_" + instr.op, None)
+        if handler is None:
+            raise Unsupported(f"op {instr.op!r}")
+        args = [self.get(a) if isinstance(a, TV) else a for a in instr.args]
+        self.values[instr.result] = handler(*args, **instr.kwargs)
+
+    def op_constant(self, value, dtype):
+        if isinstance(value, float) and pymath.isnan(value):
+            return self.const(float("nan"), Type.parse(element_type(dtype)))
+        return self.const(value, Type.parse(element_type(dtype)))
+
+    def op_index_expr(self, expr, dtype):
+        base, coeffs = linear(expr, self.variables)
+        amap = AffineMap.get(len(self.variables), 0, [affine_expr(base, coeffs)])
+        t = Type.parse(element_type(dtype))
+        v = spyre.IndexExprOp(IntegerType.get_signless(32), amap).result
+        return self.cast(v, t) if t != v.type else v
+
+    def op_to_dtype(self, x, dtype, src_dtype=None, use_compute_types=True):
+        return self.cast(x, Type.parse(element_type(dtype)))
+
+    def _float(self, x):
+        return x if self.is_float(x.type) else self.cast(x, F32Type.get())
+
+    def _arith(self, f_op, i_op, a, b):
+        a, b = self.common(a, b)
+        return f_op(a, b) if self.is_float(a.type) else i_op(a, b)
+
+    def op_add(self, a, b): return self._arith(arith.addf, arith.addi, a, b)
+    def op_sub(self, a, b): return self._arith(arith.subf, arith.subi, a, b)
+    def op_mul(self, a, b): return self._arith(arith.mulf, arith.muli, a, b)
+    def op_maximum(self, a, b): return self._arith(arith.maximumf, arith.maxsi, a, b)
+    def op_minimum(self, a, b): return self._arith(arith.minimumf, arith.minsi, a, b)
+
+    def op_truediv(self, a, b):
+        a, b = self.common(self._float(a), self._float(b))
+        return arith.divf(a, b)
+
+    op_div = op_truediv
+
+    def op_floordiv(self, a, b):
+        a, b = self.common(a, b)
+        if self.is_float(a.type):
+            return math.floor(arith.divf(a, b))
+        return arith.floordivsi(a, b)
+
+    def op_neg(self, x):
+        return arith.negf(x) if self.is_float(x.type) else arith.subi(self.const(0, x.type), x)
+
+    def op_abs(self, x):
+        return math.absf(x) if self.is_float(x.type) else math.absi(x)
+
+    def op_relu(self, x):
+        return self.op_maximum(x, self.const(0, x.type))
+
+    def op_sigmoid(self, x):
+        x = self._float(x)
+        one = self.const(1, x.type)
+        return arith.divf(one, arith.addf(one, math.exp(arith.negf(x))))
+
+    def op_reciprocal(self, x):
+        x = self._float(x)
+        return arith.divf(self.const(1, x.type), x)
+
+    def op_square(self, x): return self.op_mul(x, x)
+
+    def op_where(self, c, a, b):
+        a, b = self.common(a, b)
+        return arith.select(self.cast(c, IntegerType.get_signless(1)), a, b)
+
+    def op_pow(self, a, b):
+        a, b = self.common(self._float(a), self._float(b))
+        return math.powf(a, b)
+
+    def _compare(self, fp, ip, a, b):
+        a, b = self.common(a, b)
+        if self.is_float(a.type):
+            return arith.cmpf(fp, a, b)
+        return arith.cmpi(ip, a, b)
+
+    def op_eq(self, a, b): return self._compare(arith.CmpFPredicate.OEQ, arith.CmpIPredicate.eq, a, b)
+    def op_ne(self, a, b): return self._compare(arith.CmpFPredicate.UNE, arith.CmpIPredicate.ne, a, b)
+    def op_lt(self, a, b): return self._compare(arith.CmpFPredicate.OLT, arith.CmpIPredicate.slt, a, b)
+    def op_le(self, a, b): return self._compare(arith.CmpFPredicate.OLE, arith.CmpIPredicate.sle, a, b)
+    def op_gt(self, a, b): return self._compare(arith.CmpFPredicate.OGT, arith.CmpIPredicate.sgt, a, b)
+    def op_ge(self, a, b): return self._compare(arith.CmpFPredicate.OGE, arith.CmpIPredicate.sge, a, b)
+
+    def _bool(self, x): return self.cast(x, IntegerType.get_signless(1))
+    def op_logical_and(self, a, b): return arith.andi(self._bool(a), self._bool(b))
+    def op_logical_or(self, a, b): return arith.ori(self._bool(a), self._bool(b))
+    def op_logical_xor(self, a, b): return arith.xori(self._bool(a), self._bool(b))
+
+    def op_logical_not(self, x):
+        x = self._bool(x)
+        return arith.xori(x, self.const(1, x.type))
+
+    def op_isnan(self, x): return math.isnan(self._float(x))
+    def op_isinf(self, x): return math.isinf(self._float(x))
+    def op_fmod(self, a, b): return self._arith(arith.remf, arith.remsi, a, b)
+
+
+def _unary_float(fn):
+    def op(self, x):
+        return fn(self._float(x))
+    return op
+
+
+for _name, _fn in {"exp": math.exp, "exp2": math.exp2, "expm1": math.expm1, "log": math.log,
+                   "log1p": math.log1p, "log2": math.log2, "log10": math.log10,
+                   "sqrt": math.sqrt, "rsqrt": math.rsqrt, "tanh": math.tanh, "erf": math.erf,
+                   "erfc": math.erfc, "sin": math.sin, "cos": math.cos, "tan": math.tan,
+                   "asin": math.asin, "acos": math.acos, "atan": math.atan, "sinh": math.sinh,
+                   "cosh": math.cosh, "asinh": math.asinh, "acosh": math.acosh,
+                   "atanh": math.atanh, "floor": math.floor, "ceil": math.ceil,
+                   "trunc": math.trunc, "round": math.roundeven,
+                   "libdevice_exp": math.exp}.items():
+    setattr(Body, "op_" + _name, _unary_float(_fn))
+
+
+def _width(t: Type) -> int:
+    text = str(t)
+    return {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}.get(text) or IntegerType(t).width
