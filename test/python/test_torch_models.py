@@ -99,3 +99,23 @@ def test_dynamic_batch_compiles_once_per_shape_and_stays_correct():
     assert dict(counters.fallbacks) == {}
     # Dynamo traced the graph once (dynamic); it is specialised per batch size.
     assert counters.kernels_run == 3 * 4
+
+
+def test_fp16_parameters_are_converted_once_and_updates_are_seen():
+    torch.manual_seed(0)
+    model = models.MLP().eval().half()
+    x = torch.randn(8, 64).half()
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="spyre")
+    converted = []
+    with torch.no_grad():
+        for _ in range(2):
+            counters.reset()
+            torch.testing.assert_close(compiled(x).float(), model(x).float(), rtol=2e-2, atol=5e-3)
+            converted.append(counters.converted_bytes)
+        parameter_bytes = sum(p.numel() * 2 for p in model.parameters())
+        assert converted[0] - converted[1] >= parameter_bytes  # parameters: first call only
+        model.fc2.bias.add_(1.0)  # an in-place update bumps the version: converted again
+        counters.reset()
+        torch.testing.assert_close(compiled(x).float(), model(x).float(), rtol=2e-2, atol=5e-3)
+        assert counters.converted_bytes > converted[1]

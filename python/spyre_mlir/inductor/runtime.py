@@ -15,6 +15,7 @@ import hashlib
 import os
 import tempfile
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,6 +35,9 @@ class Counters:
     fallbacks: collections.Counter = field(default_factory=collections.Counter)
     compiles: int = 0
     cache_hits: int = 0
+    #: Bytes converted to the card's element types on the way in (f16 to
+    #: DLFloat16, int64 to int32); unchanged read-only tensors are converted once.
+    converted_bytes: int = 0
 
     def reset(self) -> None:
         self.__init__()
@@ -131,6 +135,8 @@ class SpyreKernel:
             if kind == sim.BufferKind.output and not _same_type(flat.dtype, buf["dtype"]):
                 # Written before read: no need to convert (possibly garbage) content.
                 device, copied = np.zeros(numel, sim._DEVICE_NUMPY[buf["dtype"]]), True
+            elif kind == sim.BufferKind.input:
+                device, copied = _converted_input(tensor, flat, buf["dtype"], arch)
             else:
                 device, copied = _to_device(flat, buf["dtype"], arch)
             simulator.bind(index, device.reshape(shape))
@@ -190,6 +196,28 @@ def fallback(names: list[str], reason: str) -> None:
     with _lock:
         for name in names:
             counters.fallbacks[name] += 1
+
+
+# Read-only tensors (parameters above all) converted to the device type, by
+# tensor, with the version counter they had: reused until the tensor changes.
+# (Keyed by id, with a weak reference that drops the entry with the tensor:
+# tensors compare elementwise, so they cannot be dictionary keys.)
+_converted: dict[int, tuple] = {}
+
+
+def _converted_input(tensor: torch.Tensor, flat: torch.Tensor, dtype, arch):
+    if _same_type(flat.dtype, dtype):
+        return _host(flat), False
+    key = (tensor._version, flat.numel(), dtype)
+    entry = _converted.get(id(tensor))
+    if entry is not None and entry[0]() is tensor and entry[1] == key:
+        return entry[2], True
+    device, copied = _to_device(flat, dtype, arch)
+    counters.converted_bytes += device.nbytes
+    ident = id(tensor)
+    ref = weakref.ref(tensor, lambda _, ident=ident: _converted.pop(ident, None))
+    _converted[ident] = (ref, key, device)
+    return device, copied
 
 
 def _same_type(host: torch.dtype, device) -> bool:
