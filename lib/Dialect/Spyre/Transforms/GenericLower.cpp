@@ -35,225 +35,245 @@ std::pair<int64_t, SmallVector<int64_t>> coefficients(AffineExpr expr, unsigned 
 
 } // namespace
 
+GenericPlan::Geometry GenericPlan::geometry(ArrayRef<int64_t> tile, ArrayRef<int64_t> lx) const {
+  Geometry g;
+  g.tile = tile;
+  g.lx = lx;
+  g.slots = slots(tile);
+  for (auto [i, slot] : llvm::enumerate(g.slots))
+    g.slotIndex[slot.name] = unsigned(i);
+  int64_t n = sizes.size();
+  g.tr = rowSize(tile);
+  g.tc = tile[col];
+  for (int64_t i = 0; i < n; ++i) {
+    g.ntiles.push_back(llvm::divideCeil(sizes[i], tile[i]));
+    if (i != col)
+      (reduction[i] ? g.red : g.par).push_back(i);
+  }
+  (reduction[col] ? g.red : g.par).push_back(col);
+  for (int64_t i : g.par)
+    g.groups *= g.ntiles[i];
+  for (int64_t i : g.red)
+    g.perGroup *= g.ntiles[i];
+  return g;
+}
+
 LogicalResult GenericPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
                                  ArrayRef<int64_t> lx) const {
-  SmallVector<LxSlot> slotList = slots(tile);
-  llvm::StringMap<unsigned> slotIndex;
-  for (auto [i, slot] : llvm::enumerate(slotList))
-    slotIndex[slot.name] = unsigned(i);
-  auto slotAt = [&](const std::string &name, int64_t copy) {
-    unsigned i = slotIndex.at(name);
-    return lx[i] + copy * slotList[i].bytes;
-  };
-
-  int64_t n = sizes.size();
-  int64_t tr = rowSize(tile), tc = tile[col];
-  SmallVector<int64_t> ntiles, par, red;
-  for (int64_t i = 0; i < n; ++i) {
-    ntiles.push_back(llvm::divideCeil(sizes[i], tile[i]));
-    if (i != col)
-      (reduction[i] ? red : par).push_back(i);
+  Geometry g = geometry(tile, lx);
+  for (int64_t core = 0; core < cores; ++core) {
+    int64_t gBegin = g.groups * core / cores, gEnd = g.groups * (core + 1) / cores;
+    em.pipeline(core, generic.getLoc(), (gEnd - gBegin) * g.perGroup, [&](int64_t i) {
+      return buildStep(em, g, gBegin + i / g.perGroup, i % g.perGroup, i);
+    });
   }
-  (reduction[col] ? red : par).push_back(col);
-  int64_t groups = 1, perGroup = 1;
-  for (int64_t i : par)
-    groups *= ntiles[i];
-  for (int64_t i : red)
-    perGroup *= ntiles[i];
+  return success();
+}
 
+TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group, int64_t s,
+                                int64_t i, const Overrides *overrides,
+                                SmallVectorImpl<RefAttr> *results) const {
+  int64_t n = sizes.size();
+  int64_t tr = g.tr, tc = g.tc;
+  ArrayRef<int64_t> tile = g.tile;
+  auto slotAt = [&](const std::string &name, int64_t copy) { return g.slotAt(name, copy); };
   auto stride = [&](const LinearAccess &a, int loop) { return loop < 0 ? 0 : a.strides[loop]; };
   auto deviceOffset = [&](const LinearAccess &a, ArrayRef<int64_t> origin, int64_t es) {
     int64_t offset = a.base;
-    for (int64_t i = 0; i < n; ++i)
-      offset += a.strides[i] * origin[i];
+    for (int64_t d = 0; d < n; ++d)
+      offset += a.strides[d] * origin[d];
     return offset * es;
   };
   Block &block = generic.getBody().front();
   Location loc = generic.getLoc();
 
-  for (int64_t core = 0; core < cores; ++core) {
-    int64_t gBegin = groups * core / cores, gEnd = groups * (core + 1) / cores;
-    auto stepAt = [&, gBegin](int64_t i) {
-      int64_t local = i / perGroup, s = i % perGroup;
-      SmallVector<int64_t> origin(n, 0);
-      int64_t rest = gBegin + local;
-      for (int64_t p : llvm::reverse(par)) {
-        origin[p] = rest % ntiles[p] * tile[p];
-        rest /= ntiles[p];
-      }
-      rest = s;
-      for (int64_t r : llvm::reverse(red)) {
-        origin[r] = rest % ntiles[r] * tile[r];
-        rest /= ntiles[r];
-      }
-      int64_t rows = row < 0 ? 1 : std::min(tr, sizes[row] - origin[row]);
-      int64_t cols = std::min(tc, sizes[col] - origin[col]);
-      bool first = s == 0, last = s == perGroup - 1;
-      int64_t inCopy = i % 2, outCopy = local % 2;
-
-      TileStep step;
-      SmallVector<RefAttr> inputViews;
-      for (auto [k, access] : llvm::enumerate(inputs)) {
-        uint8_t dtype = inputTypes[k];
-        int64_t es = deviceDTypeBytes(dtype);
-        TileLayout l = layoutTile(stride(access, row), stride(access, col), tr, tc, rows, cols, es);
-        int64_t at = slotAt("input" + std::to_string(k), inCopy);
-        step.loads.push_back({em.lx(dtype, at, l.lxStrides),
-                              em.device(generic.getInputs()[k], dtype,
-                                        deviceOffset(access, origin, es), l.deviceStrides),
-                              l.rowBytes, l.counts});
-        inputViews.push_back(em.lx(dtype, at, {l.rowStride, l.colStride, 0}));
-      }
-      SmallVector<RefAttr> outputViews, accViews, bestViews, stagingViews;
-      for (auto [k, out] : llvm::enumerate(outputs)) {
-        std::string name = "output" + std::to_string(k);
-        int64_t es = deviceDTypeBytes(out.dtype);
-        if (out.combiner == CombinerKind::none) {
-          TileLayout l = layoutTile(stride(out.access, row), stride(out.access, col), tr, tc,
-                                    rows, cols, es);
-          int64_t at = slotAt(name, inCopy);
-          outputViews.push_back(em.lx(out.dtype, at, {l.rowStride, l.colStride, 0}));
-          step.stores.push_back({em.device(generic.getOutputs()[k], out.dtype,
-                                           deviceOffset(out.access, origin, es), l.deviceStrides),
-                                 em.lx(out.dtype, at, l.lxStrides), l.rowBytes, l.counts});
-          accViews.push_back({});
-          bestViews.push_back({});
-          stagingViews.push_back({});
-          continue;
-        }
-        outputViews.push_back({});
-        uint8_t acc = accType(out);
-        int64_t accAt = slotAt(name + ".acc", outCopy);
-        accViews.push_back(em.lx(acc, accAt, {deviceDTypeBytes(acc), 0, 0}));
-        bestViews.push_back(slotIndex.count(name + ".best")
-                                ? em.lx(uint8_t(ISA::DType::f32), slotAt(name + ".best", outCopy),
-                                        {4, 0, 0})
-                                : RefAttr());
-        int64_t stored = needsStaging(out) ? slotAt(name + ".staging", outCopy) : accAt;
-        stagingViews.push_back(needsStaging(out) ? em.lx(out.dtype, stored, {es, 0, 0})
-                                                 : RefAttr());
-        if (last) {
-          TileLayout l = layoutTile(stride(out.access, row), 0, tr, 1, rows, 1, es);
-          step.stores.push_back({em.device(generic.getOutputs()[k], out.dtype,
-                                           deviceOffset(out.access, origin, es), l.deviceStrides),
-                                 em.lx(out.dtype, stored, l.lxStrides), l.rowBytes, l.counts});
-        }
-      }
-
-      step.compute = [=, this, &block, &em](StepCompute &sc) {
-        OpBuilder &b = sc.b();
-        auto view = [&](Value v) -> RefAttr {
-          const BodyValue &info = body.values.at(v);
-          switch (info.kind) {
-          case BodyValue::Kind::input:
-            return inputViews[info.index];
-          case BodyValue::Kind::output:
-            return outputViews[outputOf(info.index)];
-          default: {
-            int64_t es = deviceDTypeBytes(info.dtype);
-            return em.lx(info.dtype, slotAt("temp" + std::to_string(info.index), 0),
-                         {tc * es, es, 0});
-          }
-          }
-        };
-        auto imm = [&](Value v) -> std::optional<double> {
-          const BodyValue &info = body.values.at(v);
-          if (info.kind == BodyValue::Kind::immediate)
-            return info.immediate;
-          return std::nullopt;
-        };
-        auto fill = [&](RefAttr dst, double start, double rowStep, double colStep, int64_t r,
-                        int64_t c) {
-          sc.add(HwFillOp::create(b, loc, dst, APFloat(start), APFloat(rowStep),
-                                  APFloat(colStep), r, c, nullptr, 0, nullptr, nullptr));
-        };
-        for (auto &[op, vop] : body.ops) {
-          Value result = op->getResult(0);
-          RefAttr dst = view(result);
-          if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-            fill(dst, body.values.at(result).immediate, 0, 0, rows, cols);
-            continue;
-          }
-          if (auto expr = dyn_cast<IndexExprOp>(op)) {
-            auto [base, coeffs] = coefficients(expr.getMap().getResult(0), n);
-            double start = double(base);
-            for (int64_t d = 0; d < n; ++d)
-              start += double(coeffs[d]) * double(origin[d]);
-            fill(dst, start, row < 0 ? 0.0 : double(coeffs[row]), double(coeffs[col]), rows,
-                 cols);
-            continue;
-          }
-          switch (vop.kind) {
-          case VectorOp::Kind::unary:
-            sc.add(HwUnaryOp::create(b, loc, vop.func, dst, view(op->getOperand(0)), rows, cols,
-                                     nullptr, 0, nullptr, nullptr));
-            break;
-          case VectorOp::Kind::binary: {
-            Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-            StringRef func = vop.func;
-            if (imm(lhs)) {
-              std::swap(lhs, rhs);
-              func = vop.swappedFunc;
-            }
-            std::optional<double> value = imm(rhs);
-            sc.add(HwBinaryOp::create(b, loc, func, dst, view(lhs),
-                                      value ? Attribute() : Attribute(view(rhs)),
-                                      value ? b.getF64FloatAttr(*value) : FloatAttr(), rows,
-                                      cols, nullptr, 0, nullptr, nullptr));
-            break;
-          }
-          case VectorOp::Kind::select:
-            sc.add(HwSelectOp::create(b, loc, dst, view(op->getOperand(0)),
-                                      view(op->getOperand(1)), view(op->getOperand(2)), rows,
-                                      cols, nullptr, 0, nullptr, nullptr));
-            break;
-          case VectorOp::Kind::iota:
-            break;
-          }
-        }
-        auto yield = cast<YieldOp>(block.getTerminator());
-        SmallVector<CombinerKind> combiners = generic.getCombinerKinds();
-        for (auto [v, yielded] : llvm::enumerate(yield.getValues())) {
-          CombinerKind kind = combiners[v];
-          unsigned o = outputOf(unsigned(v));
-          if (kind == CombinerKind::none) {
-            const BodyValue &info = body.values.at(yielded);
-            if (info.kind != BodyValue::Kind::output || outputOf(info.index) != o)
-              sc.add(HwUnaryOp::create(b, loc, "copy", outputViews[o], view(yielded), rows,
-                                       cols, nullptr, 0, nullptr, nullptr));
-            continue;
-          }
-          StringRef func = stringifyCombinerKind(kind);
-          RefAttr src = view(yielded);
-          if (kind == CombinerKind::argmax || kind == CombinerKind::argmin) {
-            // The ISA's argmax only keeps running values when accumulating:
-            // start every output tile from "nothing seen" (index -1).
-            if (first) {
-              fill(accViews[o], -1, 0, 0, rows, 1);
-              fill(bestViews[o], 0, 0, 0, rows, 1);
-            }
-            sc.add(HwReduceOp::create(b, loc, func, accViews[o], src, bestViews[o], nullptr,
-                                      true, APFloat(double(origin[col])), rows, cols, nullptr, 0,
-                                      nullptr, nullptr));
-          } else if (kind == CombinerKind::welford) {
-            sc.add(HwReduceOp::create(b, loc, func, accViews[o], src,
-                                      accViews[outputOf(unsigned(v), 1)],
-                                      accViews[outputOf(unsigned(v), 2)], !first, APFloat(0.0),
-                                      rows, cols, nullptr, 0, nullptr, nullptr));
-          } else {
-            sc.add(HwReduceOp::create(b, loc, func, accViews[o], src, nullptr, nullptr, !first,
-                                      APFloat(0.0), rows, cols, nullptr, 0, nullptr, nullptr));
-          }
-        }
-        if (last)
-          for (auto [k, out] : llvm::enumerate(outputs))
-            if (out.combiner != CombinerKind::none && stagingViews[k])
-              sc.add(HwUnaryOp::create(b, loc, "copy", stagingViews[k], accViews[k], rows, 1,
-                                       nullptr, 0, nullptr, nullptr));
-      };
-      return step;
-    };
-    em.pipeline(core, loc, (gEnd - gBegin) * perGroup, stepAt);
+  int64_t local = i / g.perGroup;
+  SmallVector<int64_t> origin(n, 0);
+  int64_t rest = group;
+  for (int64_t p : llvm::reverse(g.par)) {
+    origin[p] = rest % g.ntiles[p] * tile[p];
+    rest /= g.ntiles[p];
   }
-  return success();
+  rest = s;
+  for (int64_t r : llvm::reverse(g.red)) {
+    origin[r] = rest % g.ntiles[r] * tile[r];
+    rest /= g.ntiles[r];
+  }
+  int64_t rows = row < 0 ? 1 : std::min(tr, sizes[row] - origin[row]);
+  int64_t cols = std::min(tc, sizes[col] - origin[col]);
+  bool first = s == 0, last = s == g.perGroup - 1;
+  int64_t inCopy = i % 2, outCopy = local % 2;
+
+  TileStep step;
+  SmallVector<RefAttr> inputViews;
+  for (auto [k, access] : llvm::enumerate(inputs)) {
+    if (overrides && overrides->inputViews.count(unsigned(k))) {
+      inputViews.push_back(overrides->inputViews.lookup(unsigned(k)));
+      continue;
+    }
+    uint8_t dtype = inputTypes[k];
+    int64_t es = deviceDTypeBytes(dtype);
+    TileLayout l = layoutTile(stride(access, row), stride(access, col), tr, tc, rows, cols, es);
+    int64_t at = slotAt("input" + std::to_string(k), inCopy);
+    step.loads.push_back({em.lx(dtype, at, l.lxStrides),
+                          em.device(generic.getInputs()[k], dtype,
+                                    deviceOffset(access, origin, es), l.deviceStrides),
+                          l.rowBytes, l.counts});
+    inputViews.push_back(em.lx(dtype, at, {l.rowStride, l.colStride, 0}));
+  }
+  auto internal = [&](size_t k) {
+    return overrides && overrides->internalOutputs.contains(unsigned(k));
+  };
+  SmallVector<RefAttr> outputViews, accViews, bestViews, stagingViews;
+  for (auto [k, out] : llvm::enumerate(outputs)) {
+    std::string name = "output" + std::to_string(k);
+    int64_t es = deviceDTypeBytes(out.dtype);
+    if (out.combiner == CombinerKind::none) {
+      TileLayout l = layoutTile(stride(out.access, row), stride(out.access, col), tr, tc,
+                                rows, cols, es);
+      int64_t at = slotAt(name, inCopy);
+      outputViews.push_back(em.lx(out.dtype, at, {l.rowStride, l.colStride, 0}));
+      if (!internal(k))
+        step.stores.push_back({em.device(generic.getOutputs()[k], out.dtype,
+                                         deviceOffset(out.access, origin, es), l.deviceStrides),
+                               em.lx(out.dtype, at, l.lxStrides), l.rowBytes, l.counts});
+      accViews.push_back({});
+      bestViews.push_back({});
+      stagingViews.push_back({});
+      if (results)
+        results->push_back(outputViews.back());
+      continue;
+    }
+    outputViews.push_back({});
+    uint8_t acc = accType(out);
+    int64_t accAt = slotAt(name + ".acc", outCopy);
+    accViews.push_back(em.lx(acc, accAt, {deviceDTypeBytes(acc), 0, 0}));
+    bestViews.push_back(g.slotIndex.count(name + ".best")
+                            ? em.lx(uint8_t(ISA::DType::f32), slotAt(name + ".best", outCopy),
+                                    {4, 0, 0})
+                            : RefAttr());
+    int64_t stored = needsStaging(out) ? slotAt(name + ".staging", outCopy) : accAt;
+    stagingViews.push_back(needsStaging(out) ? em.lx(out.dtype, stored, {es, 0, 0})
+                                             : RefAttr());
+    if (results) // the final value, broadcast along the reduced columns
+      results->push_back(em.lx(out.dtype, stored, {es, 0, 0}));
+    if (last && !internal(k)) {
+      TileLayout l = layoutTile(stride(out.access, row), 0, tr, 1, rows, 1, es);
+      step.stores.push_back({em.device(generic.getOutputs()[k], out.dtype,
+                                       deviceOffset(out.access, origin, es), l.deviceStrides),
+                             em.lx(out.dtype, stored, l.lxStrides), l.rowBytes, l.counts});
+    }
+  }
+  step.compute = [=, this, &block, &em, &g](StepCompute &sc) {
+    OpBuilder &b = sc.b();
+    auto view = [&](Value v) -> RefAttr {
+      const BodyValue &info = body.values.at(v);
+      switch (info.kind) {
+      case BodyValue::Kind::input:
+        return inputViews[info.index];
+      case BodyValue::Kind::output:
+        return outputViews[outputOf(info.index)];
+      default: {
+        int64_t es = deviceDTypeBytes(info.dtype);
+        return em.lx(info.dtype, g.slotAt("temp" + std::to_string(info.index), 0),
+                     {tc * es, es, 0});
+      }
+      }
+    };
+    auto imm = [&](Value v) -> std::optional<double> {
+      const BodyValue &info = body.values.at(v);
+      if (info.kind == BodyValue::Kind::immediate)
+        return info.immediate;
+      return std::nullopt;
+    };
+    auto fill = [&](RefAttr dst, double start, double rowStep, double colStep, int64_t r,
+                    int64_t c) {
+      sc.add(HwFillOp::create(b, loc, dst, APFloat(start), APFloat(rowStep),
+                              APFloat(colStep), r, c, nullptr, 0, nullptr, nullptr));
+    };
+    for (auto &[op, vop] : body.ops) {
+      Value result = op->getResult(0);
+      RefAttr dst = view(result);
+      if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+        fill(dst, body.values.at(result).immediate, 0, 0, rows, cols);
+        continue;
+      }
+      if (auto expr = dyn_cast<IndexExprOp>(op)) {
+        auto [base, coeffs] = coefficients(expr.getMap().getResult(0), n);
+        double start = double(base);
+        for (int64_t d = 0; d < n; ++d)
+          start += double(coeffs[d]) * double(origin[d]);
+        fill(dst, start, row < 0 ? 0.0 : double(coeffs[row]), double(coeffs[col]), rows,
+             cols);
+        continue;
+      }
+      switch (vop.kind) {
+      case VectorOp::Kind::unary:
+        sc.add(HwUnaryOp::create(b, loc, vop.func, dst, view(op->getOperand(0)), rows, cols,
+                                 nullptr, 0, nullptr, nullptr));
+        break;
+      case VectorOp::Kind::binary: {
+        Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+        StringRef func = vop.func;
+        if (imm(lhs)) {
+          std::swap(lhs, rhs);
+          func = vop.swappedFunc;
+        }
+        std::optional<double> value = imm(rhs);
+        sc.add(HwBinaryOp::create(b, loc, func, dst, view(lhs),
+                                  value ? Attribute() : Attribute(view(rhs)),
+                                  value ? b.getF64FloatAttr(*value) : FloatAttr(), rows,
+                                  cols, nullptr, 0, nullptr, nullptr));
+        break;
+      }
+      case VectorOp::Kind::select:
+        sc.add(HwSelectOp::create(b, loc, dst, view(op->getOperand(0)),
+                                  view(op->getOperand(1)), view(op->getOperand(2)), rows,
+                                  cols, nullptr, 0, nullptr, nullptr));
+        break;
+      case VectorOp::Kind::iota:
+        break;
+      }
+    }
+    auto yield = cast<YieldOp>(block.getTerminator());
+    SmallVector<CombinerKind> combiners = generic.getCombinerKinds();
+    for (auto [v, yielded] : llvm::enumerate(yield.getValues())) {
+      CombinerKind kind = combiners[v];
+      unsigned o = outputOf(unsigned(v));
+      if (kind == CombinerKind::none) {
+        const BodyValue &info = body.values.at(yielded);
+        if (info.kind != BodyValue::Kind::output || outputOf(info.index) != o)
+          sc.add(HwUnaryOp::create(b, loc, "copy", outputViews[o], view(yielded), rows,
+                                   cols, nullptr, 0, nullptr, nullptr));
+        continue;
+      }
+      StringRef func = stringifyCombinerKind(kind);
+      RefAttr src = view(yielded);
+      if (kind == CombinerKind::argmax || kind == CombinerKind::argmin) {
+        // The ISA's argmax only keeps running values when accumulating:
+        // start every output tile from "nothing seen" (index -1).
+        if (first) {
+          fill(accViews[o], -1, 0, 0, rows, 1);
+          fill(bestViews[o], 0, 0, 0, rows, 1);
+        }
+        sc.add(HwReduceOp::create(b, loc, func, accViews[o], src, bestViews[o], nullptr,
+                                  true, APFloat(double(origin[col])), rows, cols, nullptr, 0,
+                                  nullptr, nullptr));
+      } else if (kind == CombinerKind::welford) {
+        sc.add(HwReduceOp::create(b, loc, func, accViews[o], src,
+                                  accViews[outputOf(unsigned(v), 1)],
+                                  accViews[outputOf(unsigned(v), 2)], !first, APFloat(0.0),
+                                  rows, cols, nullptr, 0, nullptr, nullptr));
+      } else {
+        sc.add(HwReduceOp::create(b, loc, func, accViews[o], src, nullptr, nullptr, !first,
+                                  APFloat(0.0), rows, cols, nullptr, 0, nullptr, nullptr));
+      }
+    }
+    if (last)
+      for (auto [k, out] : llvm::enumerate(outputs))
+        if (out.combiner != CombinerKind::none && stagingViews[k])
+          sc.add(HwUnaryOp::create(b, loc, "copy", stagingViews[k], accViews[k], rows, 1,
+                                   nullptr, 0, nullptr, nullptr));
+  };
+  return step;
 }

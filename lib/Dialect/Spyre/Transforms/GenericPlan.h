@@ -10,6 +10,8 @@
 
 #include "GenericBody.h"
 #include "PlanKinds.h"
+#include "Spyre/Transforms/HwEmitter.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace mlir::spyre {
 
@@ -73,6 +75,45 @@ public:
   SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override;
   LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
                       ArrayRef<int64_t> lxOffsets) const override;
+
+  /// The tile grid and LX slots of a tile, computed once per lowering.
+  struct Geometry {
+    ArrayRef<int64_t> tile, lx;
+    SmallVector<LxSlot> slots;
+    llvm::StringMap<unsigned> slotIndex;
+    int64_t tr = 1, tc = 1;
+    SmallVector<int64_t> ntiles, par, red; ///< tiles per loop; parallel, reduction loops
+    int64_t groups = 1, perGroup = 1;      ///< output tiles; reduction tiles of each
+    int64_t slotAt(StringRef name, int64_t copy) const {
+      unsigned i = slotIndex.lookup(name);
+      return lx[i] + copy * slots[i].bytes;
+    }
+  };
+  Geometry geometry(ArrayRef<int64_t> tile, ArrayRef<int64_t> lx) const;
+
+  /// What changes when the op runs as a member of a fused group: inputs read
+  /// from another member's LX result (no load) and outputs that stay in LX
+  /// (no store).
+  struct Overrides {
+    DenseMap<unsigned, RefAttr> inputViews;
+    llvm::SmallDenseSet<unsigned> internalOutputs;
+  };
+  /// Step `step` of output tile `group`: its loads, compute and stores. With
+  /// `results`, also the LX view of every output's final value.
+  TileStep buildStep(HwEmitter &em, const Geometry &g, int64_t group, int64_t step,
+                     int64_t index, const Overrides *overrides = nullptr,
+                     SmallVectorImpl<RefAttr> *results = nullptr) const;
+
+  // What a fused group needs to know about a member.
+  GenericOp getGeneric() const { return generic; }
+  ArrayRef<int64_t> getSizes() const { return sizes; }
+  ArrayRef<bool> getReductionLoops() const { return reduction; }
+  int getRowLoop() const { return row; }
+  int getColLoop() const { return col; }
+  const LinearAccess &getInputAccess(unsigned i) const { return inputs[i]; }
+  const LinearAccess &getOutputAccess(unsigned i) const { return outputs[i].access; }
+  /// The LX slots of this member in a group: named with `prefix`.
+  SmallVector<LxSlot> memberSlots(ArrayRef<int64_t> tile, StringRef prefix) const;
 
 private:
   struct Output {
