@@ -45,7 +45,7 @@ def test_a_corrupt_cache_entry_is_recompiled(monkeypatch, tmp_path):
     data[len(data) // 2] ^= 0xFF
     open(entry, "wb").write(bytes(data))
     program = runtime.compile_cached(source)
-    assert counters.compiles == 2 and len(program.buffers) == 3
+    assert counters.compiles == 2 and len(program.buffers) == 2  # x and y: no temporaries
 
 
 def _compile_in_child(directory):

@@ -307,6 +307,31 @@ def Spyre_IndexExprOp : Spyre_Op<"index_expr", [
   let hasVerifier = 1;
 }
 
+def Spyre_FusedOp : Spyre_Op<"fused", [
+    HasParent<"KernelOp">, NoRegionArguments, NoTerminator, SingleBlock
+  ]> {
+  let summary = "Generics that run together, one row tile at a time";
+  let description = [{
+    Holds `spyre.generic` ops over the same domain, in order, and the
+    `spyre.alloc` temporaries only they use. Each core loads a tile of whole
+    rows once and runs every op on it in turn; temporaries (row statistics,
+    intermediate tiles) stay in LX and never reach device memory. Made by
+    `spyre-fuse-rows` (softmax, layernorm and RMSNorm are such groups).
+    Example:
+    ```mlir
+    spyre.fused {
+      %mx = spyre.alloc() : !spyre.buffer<64xf32>
+      spyre.generic domain [64, 1000] {...combiners = [#spyre.combiner<max>]}
+          ins(%x : ...) outs(%mx : ...) {...}
+      spyre.generic domain [64, 1000] {...} ins(%x, %mx : ...) outs(%y : ...) {...}
+    }
+    ```
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

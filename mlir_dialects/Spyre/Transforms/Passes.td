@@ -69,6 +69,45 @@ def SpyreFuseElementwise : Pass<"spyre-fuse-elementwise", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpyreFuseRows : Pass<"spyre-fuse-rows", "::mlir::ModuleOp"> {
+  let summary = "Group generics over the same rows so that they share row tiles in LX";
+  let description = [{
+    Consecutive `spyre.generic` ops of a kernel over the same domain and
+    tiling, each reading what an earlier one wrote or the same inputs, are
+    moved into a `spyre.fused` op together with the temporaries only they
+    use: each core then loads a tile of whole rows once, runs them all, and
+    the temporaries (row maxima, sums, means) never reach device memory.
+    This is softmax, layernorm and RMSNorm after `spyre-fuse-elementwise`.
+
+    The decision is the cost model's: a group is made when it saves
+    device-memory traffic (temporaries written and read back, inputs read
+    again) and when a tile of whole rows of every member fits the usable LX
+    of the card (`arch`); otherwise, with `report-missed`, a remark says why.
+
+    Before:
+    ```mlir
+    %m = spyre.alloc() : !spyre.buffer<64xf32>
+    spyre.generic domain [64, 1000] {... combiners = [#spyre.combiner<max>]} ins(%x) outs(%m)
+    spyre.generic domain [64, 1000] {...} ins(%x, %m) outs(%y)
+    ```
+    After:
+    ```mlir
+    spyre.fused {
+      %m = spyre.alloc() : !spyre.buffer<64xf32>
+      spyre.generic domain [64, 1000] {...} ins(%x) outs(%m)
+      spyre.generic domain [64, 1000] {...} ins(%x, %m) outs(%y)
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::spyre::SpyreDialect"];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">,
+    Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
+           "Emit a remark where generics over the same rows are not grouped, with the reason">
+  ];
+}
+
 def SpyreCheckHw : Pass<"spyre-check-hw", "::mlir::ModuleOp"> {
   let summary = "Check hardware-level programs against the card";
   let description = [{

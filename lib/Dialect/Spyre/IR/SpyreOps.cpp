@@ -64,6 +64,20 @@ void KernelOp::print(OpAsmPrinter &p) {
       getArgAttrsAttrName(), getResAttrsAttrName());
 }
 
+LogicalResult FusedOp::verify() {
+  int64_t generics = 0;
+  for (Operation &op : getBody().front()) {
+    if (isa<GenericOp>(op))
+      ++generics;
+    else if (!isa<AllocOp, DeallocOp>(op))
+      return emitOpError() << "may hold only spyre.generic, spyre.alloc and spyre.dealloc, not '"
+                           << op.getName() << "'";
+  }
+  if (generics < 2)
+    return emitOpError() << "must hold at least two spyre.generic ops";
+  return success();
+}
+
 LogicalResult KernelOp::verify() {
   if (!getResultTypes().empty())
     return emitOpError("kernels return nothing: write results into argument "

@@ -72,7 +72,8 @@ LogicalResult GenericPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t>
 
 TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group, int64_t s,
                                 int64_t i, const Overrides *overrides,
-                                SmallVectorImpl<RefAttr> *results) const {
+                                SmallVectorImpl<RefAttr> *results,
+                                SmallVectorImpl<RefAttr> *inputViewsOut) const {
   int64_t n = sizes.size();
   int64_t tr = g.tr, tc = g.tc;
   ArrayRef<int64_t> tile = g.tile;
@@ -121,6 +122,8 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
                           l.rowBytes, l.counts});
     inputViews.push_back(em.lx(dtype, at, {l.rowStride, l.colStride, 0}));
   }
+  if (inputViewsOut)
+    inputViewsOut->assign(inputViews.begin(), inputViews.end());
   auto internal = [&](size_t k) {
     return overrides && overrides->internalOutputs.contains(unsigned(k));
   };

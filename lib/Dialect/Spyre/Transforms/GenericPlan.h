@@ -99,10 +99,12 @@ public:
     llvm::SmallDenseSet<unsigned> internalOutputs;
   };
   /// Step `step` of output tile `group`: its loads, compute and stores. With
-  /// `results`, also the LX view of every output's final value.
+  /// `results`, also the LX view of every output's final value; with
+  /// `inputViews`, the view of every input.
   TileStep buildStep(HwEmitter &em, const Geometry &g, int64_t group, int64_t step,
                      int64_t index, const Overrides *overrides = nullptr,
-                     SmallVectorImpl<RefAttr> *results = nullptr) const;
+                     SmallVectorImpl<RefAttr> *results = nullptr,
+                     SmallVectorImpl<RefAttr> *inputViews = nullptr) const;
 
   // What a fused group needs to know about a member.
   GenericOp getGeneric() const { return generic; }
@@ -112,8 +114,6 @@ public:
   int getColLoop() const { return col; }
   const LinearAccess &getInputAccess(unsigned i) const { return inputs[i]; }
   const LinearAccess &getOutputAccess(unsigned i) const { return outputs[i].access; }
-  /// The LX slots of this member in a group: named with `prefix`.
-  SmallVector<LxSlot> memberSlots(ArrayRef<int64_t> tile, StringRef prefix) const;
 
 private:
   struct Output {

@@ -85,15 +85,16 @@ LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
   DenseMap<Value, std::pair<FlatSymbolRefAttr, int64_t>> buffers;
   for (BlockArgument arg : body.getArguments()) {
     // An output is written before anything reads it: its content on entry
-    // does not matter. Users are visited in kernel order.
+    // does not matter. Users (inside fused groups too) in kernel order.
     bool written = false, readFirst = false;
-    for (Operation &user : body) {
-      if (!llvm::is_contained(user.getOperands(), Value(arg)))
-        continue;
-      if (!written && reads(&user, arg))
-        readFirst = true;
-      written |= hasEffect<MemoryEffects::Write>(&user, arg);
-    }
+    for (Operation &top : body)
+      top.walk([&](Operation *user) {
+        if (!llvm::is_contained(user->getOperands(), Value(arg)))
+          return;
+        if (!written && reads(user, arg))
+          readFirst = true;
+        written |= hasEffect<MemoryEffects::Write>(user, arg);
+      });
     HwBufferKind kind = !written ? HwBufferKind::input
                                  : (readFirst ? HwBufferKind::inout : HwBufferKind::output);
     std::string name = "arg" + std::to_string(arg.getArgNumber());

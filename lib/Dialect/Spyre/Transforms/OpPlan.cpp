@@ -17,6 +17,8 @@ FailureOr<std::unique_ptr<OpPlan>> OpPlan::get(Operation *op, const ::spyre::Arc
     return makeMatmulPlan(op, arch);
   if (auto gather = dyn_cast<GatherOp>(op))
     return makeGatherPlan(gather, arch);
+  if (auto fused = dyn_cast<FusedOp>(op))
+    return makeGroupPlan(fused, arch);
   if (isa<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, FillOp, ConstantOp>(op))
     return op->emitError() << "'" << op->getName()
                            << "' must be rewritten as spyre.generic (spyre-generalize) first";

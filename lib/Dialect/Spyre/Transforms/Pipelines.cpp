@@ -12,8 +12,10 @@ ArrayRef<CompileStageInfo> mlir::spyre::compileStages() {
   static const CompileStageInfo stages[] = {
       {CompileStage::generalize, "generalize", "data movement as spyre.generic",
        "spyre-generalize"},
-      {CompileStage::fuse, "fuse", "elementwise producers fused into their consumers",
-       "spyre-fuse-elementwise, canonicalize"},
+      {CompileStage::fuse, "fuse",
+       "elementwise producers fused into their consumers; generics over the same rows grouped "
+       "in spyre.fused",
+       "spyre-fuse-elementwise, canonicalize, spyre-fuse-rows"},
       {CompileStage::divideWork, "divide-work", "spyre.cores on every compute op",
        "spyre-divide-work"},
       {CompileStage::tile, "tile", "spyre.tile on every compute op", "spyre-tile"},
@@ -34,6 +36,7 @@ void mlir::spyre::buildCompilePipeline(OpPassManager &pm, const CompileOptions &
     return;
   pm.addPass(createSpyreFuseElementwise());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createSpyreFuseRows({arch, false}));
   if (!reached(CompileStage::divideWork))
     return;
   pm.addPass(createSpyreDivideWork({arch, options.cores}));

@@ -11,6 +11,7 @@ FailureOr<std::unique_ptr<OpPlan>> makeGenericPlan(GenericOp op, const ::spyre::
 /// `op` is a spyre.matmul or spyre.batch_matmul.
 FailureOr<std::unique_ptr<OpPlan>> makeMatmulPlan(Operation *op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeGatherPlan(GatherOp op, const ::spyre::Arch &arch);
+FailureOr<std::unique_ptr<OpPlan>> makeGroupPlan(FusedOp op, const ::spyre::Arch &arch);
 
 /// The largest value in [1, limit] for which `fits` holds, assuming `fits`
 /// is monotonic, or 0; values above `granule` are multiples of it.

@@ -464,5 +464,30 @@ spyre.kernel @no_return(%a: !spyre.buffer<4xf16>) {
 
 // -----
 
+spyre.kernel @fused_one(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
+  // expected-error @+1 {{must hold at least two spyre.generic ops}}
+  spyre.fused {
+    spyre.generic domain [4] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+        iterator_types = [#spyre.iterator<parallel>]}
+        ins(%a : !spyre.buffer<4xf16>) outs(%b : !spyre.buffer<4xf16>) {
+    ^bb0(%v: f16):
+      spyre.yield %v : f16
+    }
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @fused_other(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
+  // expected-error @+1 {{may hold only spyre.generic, spyre.alloc and spyre.dealloc, not 'spyre.copy'}}
+  spyre.fused {
+    spyre.copy ins(%a : !spyre.buffer<4xf16>) outs(%b : !spyre.buffer<4xf16>)
+  }
+  spyre.return
+}
+
+// -----
+
 // expected-error @+1 {{custom op 'spyre.frobnicate' is unknown}}
 spyre.frobnicate

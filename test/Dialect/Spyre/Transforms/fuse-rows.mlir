@@ -1,0 +1,130 @@
+// RUN: spyre-opt %s -split-input-file -spyre-fuse-rows | FileCheck %s
+// RUN: spyre-opt %s -split-input-file -spyre-fuse-rows="report-missed=true" -verify-diagnostics -o /dev/null
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A softmax: the row maxima and sums become temporaries of the group, their
+// deallocs go; the input is read by all three (loaded once per row tile).
+// CHECK-LABEL: spyre.kernel @softmax
+// CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: %[[MX:.*]] = spyre.alloc() : !spyre.buffer<64xf32>
+// CHECK-NEXT: %[[SM:.*]] = spyre.alloc() : !spyre.buffer<64xf32>
+// CHECK-NEXT: spyre.generic {{.*}}outs(%[[MX]]
+// CHECK: spyre.generic {{.*}}outs(%[[SM]]
+// CHECK: spyre.generic {{.*}}ins(%{{.*}}, %[[MX]], %[[SM]] {{.*}}outs(%arg1
+// CHECK: spyre.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: spyre.return
+spyre.kernel @softmax(%x: !spyre.buffer<64x1000xf32>, %y: !spyre.buffer<64x1000xf32>) {
+  %mx = spyre.alloc() : !spyre.buffer<64xf32>
+  %sm = spyre.alloc() : !spyre.buffer<64xf32>
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%x : !spyre.buffer<64x1000xf32>) outs(%mx : !spyre.buffer<64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%x, %mx : !spyre.buffer<64x1000xf32>, !spyre.buffer<64xf32>) outs(%sm : !spyre.buffer<64xf32>) {
+  ^bb0(%v: f32, %m: f32):
+    %d = arith.subf %v, %m : f32
+    %e = math.exp %d : f32
+    spyre.yield %e : f32
+  }
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row, #row, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mx, %sm : !spyre.buffer<64x1000xf32>, !spyre.buffer<64xf32>, !spyre.buffer<64xf32>)
+      outs(%y : !spyre.buffer<64x1000xf32>) {
+  ^bb0(%v: f32, %m: f32, %s: f32):
+    %d = arith.subf %v, %m : f32
+    %e = math.exp %d : f32
+    %q = arith.divf %e, %s : f32
+    spyre.yield %q : f32
+  }
+  spyre.dealloc %mx : !spyre.buffer<64xf32>
+  spyre.dealloc %sm : !spyre.buffer<64xf32>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Rows of two million f32 elements: no tile of whole rows fits LX.
+// CHECK-LABEL: spyre.kernel @long_rows
+// CHECK-NOT: spyre.fused
+spyre.kernel @long_rows(%x: !spyre.buffer<4x2000000xf32>, %y: !spyre.buffer<4x2000000xf32>) {
+  %s = spyre.alloc() : !spyre.buffer<4xf32>
+  // expected-remark @+1 {{not fused with the next 1 generic(s): a tile of whole rows of every member does not fit the usable LX}}
+  spyre.generic domain [4, 2000000] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%x : !spyre.buffer<4x2000000xf32>) outs(%s : !spyre.buffer<4xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [4, 2000000] {indexing_maps = [#id, #row, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %s : !spyre.buffer<4x2000000xf32>, !spyre.buffer<4xf32>) outs(%y : !spyre.buffer<4x2000000xf32>) {
+  ^bb0(%v: f32, %t: f32):
+    %q = arith.divf %v, %t : f32
+    spyre.yield %q : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Unrelated generics (no shared input, no temporary between them) stay apart.
+// CHECK-LABEL: spyre.kernel @unrelated
+// CHECK-NOT: spyre.fused
+spyre.kernel @unrelated(%a: !spyre.buffer<8x64xf32>, %b: !spyre.buffer<8x64xf32>,
+                        %c: !spyre.buffer<8x64xf32>, %d: !spyre.buffer<8x64xf32>) {
+  spyre.generic domain [8, 64] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%a : !spyre.buffer<8x64xf32>) outs(%b : !spyre.buffer<8x64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [8, 64] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%c : !spyre.buffer<8x64xf32>) outs(%d : !spyre.buffer<8x64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The second reads a kernel argument the first writes: it would load it
+// before the first stores it, so they stay apart.
+// CHECK-LABEL: spyre.kernel @read_after_write
+// CHECK-NOT: spyre.fused
+spyre.kernel @read_after_write(%a: !spyre.buffer<8x64xf32>, %b: !spyre.buffer<8x64xf32>,
+                               %c: !spyre.buffer<8x64xf32>) {
+  spyre.generic domain [8, 64] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%a : !spyre.buffer<8x64xf32>) outs(%b : !spyre.buffer<8x64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [8, 64] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%a, %b : !spyre.buffer<8x64xf32>, !spyre.buffer<8x64xf32>) outs(%c : !spyre.buffer<8x64xf32>) {
+  ^bb0(%v: f32, %w: f32):
+    %s = arith.addf %v, %w : f32
+    spyre.yield %s : f32
+  }
+  spyre.return
+}
