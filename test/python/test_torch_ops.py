@@ -181,3 +181,13 @@ def test_concatenation_and_padding_without_masks():
     check(lambda a: torch.stack([a, a * 2]).sum(0), a)
     check(lambda a: F.pad(a, (1, 2, 3, 0)) * 3, a)
     check(lambda a: F.pad(a, (2, 2), value=1.5) - 1, a)
+
+
+def test_softmax_nodes_become_one_kernel():
+    # Inductor schedules max, sum and divide as three nodes; consecutive
+    # elementwise/reduction nodes go into one kernel, where spyre-fuse-rows
+    # groups them over whole rows.
+    x = rand(16, 500)
+    compiled, expected = run(lambda x: torch.softmax(x, -1), x)
+    torch.testing.assert_close(compiled, expected)
+    assert counters.kernels_run == 1

@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 
 from ..dialects import spyre
-from ..ir import AffineMap, Context, InsertionPoint, Location, Module, Type
+from ..ir import AffineMap, Context, InsertionPoint, Location, Module, Type, Value
 from .body import Body, affine_expr
 from .trace import TV, Trace, Unsupported, element_type, linear
 
@@ -49,6 +49,17 @@ def export(name: str, trace: Trace, buffer_info: BufferInfo) -> ExportedKernel:
     raise AssertionError("unreachable")
 
 
+def export_many(name: str, traces: list[Trace], buffer_info: BufferInfo,
+                temporaries: set[str]) -> ExportedKernel:
+    """Several elementwise/reduction nodes as one kernel (see export_group)."""
+    with Context(), Location.unknown():
+        module = export_group(name, traces, buffer_info, temporaries)
+        module.operation.verify()
+        kernel = module.body.operations[0]
+        return ExportedKernel(name, str(module), [str(a).strip('"') for a in _arg_names(kernel)],
+                              "generic")
+
+
 def _arg_names(kernel) -> list[str]:
     return [d["spyre.name"].value for d in kernel.attributes["arg_attrs"]]
 
@@ -74,72 +85,98 @@ def _arg_attrs(args):
 # spyre.generic
 
 
-def _generic(name: str, trace: Trace, buffer_info: BufferInfo):
+def _yields(trace: Trace) -> list[tuple[TV, str, list]]:
+    """(value, combiner, [store instrs]) per value the generic yields."""
     if trace.indirect:
         raise Unsupported("indirect indexing other than an embedding lookup")
+    reducing = bool(trace.reduction_sizes)
+    stores = [i for i in trace.instrs if i.op in ("store", "store_reduction")]
+    if not reducing:
+        return [(s.args[2], "none", [s]) for s in stores]
+    if any(s.op == "store" for s in stores):
+        raise Unsupported("a reduction node that also stores elementwise values")
+    yields = []
+    for r in (i for i in trace.instrs if i.op == "reduction"):
+        kind = r.args[2]
+        if kind not in COMBINERS:
+            raise Unsupported(f"reduction {kind!r}")
+        results = r.result if isinstance(r.result, tuple) else (r.result,)
+        outs = []
+        for part in results:
+            match = [s for s in stores if s.args[2] == part]
+            if len(match) > 1 or (not match and len(results) == 1):
+                raise Unsupported("a reduction result used other than by one store")
+            # A Welford part no store keeps (Inductor may split the three
+            # results over nodes) goes to a kernel temporary.
+            outs.append(match[0] if match else None)
+        if all(o is None for o in outs):
+            raise Unsupported("a reduction whose results are not stored")
+        yields.append((r.args[3], COMBINERS[kind], outs))
+    if sum(o is not None for _, _, outs in yields for o in outs) != len(stores):
+        raise Unsupported("a reduction node storing values that are not reductions")
+    return yields
+
+
+def _buffers(trace: Trace, yields) -> list[str]:
+    names = []
+    loads = [i for i in trace.instrs if i.op == "load"]
+    for i in loads + [s for _, _, outs in yields for s in outs if s is not None]:
+        if i.args[0] not in names:
+            names.append(i.args[0])
+    return names
+
+
+def _generic(name: str, trace: Trace, buffer_info: BufferInfo):
+    return export_group(name, [trace], buffer_info, set())
+
+
+def export_group(name: str, traces: list[Trace], buffer_info: BufferInfo,
+                 temporaries: set[str]) -> Module:
+    """One kernel running a generic per trace, in order; buffers named in
+    `temporaries` are written and read only by these traces and become
+    kernel temporaries (spyre.alloc) instead of arguments."""
+    yields_of = [_yields(t) for t in traces]
+    names = []
+    for trace, yields in zip(traces, yields_of):
+        names += [n for n in _buffers(trace, yields) if n not in names]
+    args = []
+    for n in names:
+        if n not in temporaries:
+            extent, dtype = buffer_info(n)
+            args.append((n, (max(extent, 1),), element_type(dtype)))
+    module, kernel, block = _new_kernel(name, args)
+    buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
+    with InsertionPoint(block):
+        for n in names:
+            if n in temporaries:
+                extent, dtype = buffer_info(n)
+                buffer_of[n] = spyre.AllocOp(_buffer_type((max(extent, 1),),
+                                                          element_type(dtype)), []).result
+        for trace, yields in zip(traces, yields_of):
+            _emit_generic(trace, yields, buffer_of)
+        spyre.ReturnOp()
+    return module
+
+
+def _emit_generic(trace: Trace, yields, buffer_of: dict) -> None:
     variables = trace.variables
     ndims = len(variables)
     reducing = bool(trace.reduction_sizes)
     loads = [i for i in trace.instrs if i.op == "load"]
-    stores = [i for i in trace.instrs if i.op in ("store", "store_reduction")]
-    reductions = [i for i in trace.instrs if i.op == "reduction"]
-    if reducing and any(s.op == "store" for s in stores):
-        raise Unsupported("a reduction node that also stores elementwise values")
-
-    # Yielded values and their outputs, in order.
-    yields: list[tuple[TV, str, list]] = []  # (value, combiner, [store instrs])
-    if reducing:
-        for r in reductions:
-            kind = r.args[2]
-            if kind not in COMBINERS:
-                raise Unsupported(f"reduction {kind!r}")
-            results = r.result if isinstance(r.result, tuple) else (r.result,)
-            outs = []
-            for part in results:
-                match = [s for s in stores if s.args[2] == part]
-                if len(match) > 1 or (not match and len(results) == 1):
-                    raise Unsupported("a reduction result used other than by one store")
-                # A Welford part no store keeps (Inductor may split the three
-                # results over nodes) goes to a kernel temporary.
-                outs.append(match[0] if match else None)
-            if all(o is None for o in outs):
-                raise Unsupported("a reduction whose results are not stored")
-            yields.append((r.args[3], COMBINERS[kind], outs))
-        if sum(o is not None for _, _, outs in yields for o in outs) != len(stores):
-            raise Unsupported("a reduction node storing values that are not reductions")
-    else:
-        yields = [(s.args[2], "none", [s]) for s in stores]
-
-    stored = [s for _, _, outs in yields for s in outs if s is not None]
-    names = []
-    for i in loads + stored:
-        if i.args[0] not in names:
-            names.append(i.args[0])
-    args = []
-    for n in names:
-        extent, dtype = buffer_info(n)
-        args.append((n, (max(extent, 1),), element_type(dtype)))
-    module, kernel, block = _new_kernel(name, args)
-    arg_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
-    elt_of = {n: t for n, _, t in args}
-
     maps, inputs = [], []
     for load in loads:
         base, coeffs = linear(load.args[1], variables)
         maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs)]))
-        inputs.append(arg_of[load.args[0]])
+        inputs.append(buffer_of[load.args[0]])
     outputs, out_types = [], []
     for _, _, outs in yields:
         kept = next(s for s in outs if s is not None)
         for s in outs:
             base, coeffs = linear((s or kept).args[1], variables)
             maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs)]))
-            if s is None:
-                with InsertionPoint(block):
-                    outputs.append(spyre.AllocOp(arg_of[kept.args[0]].type, []).result)
-            else:
-                outputs.append(arg_of[s.args[0]])
-            out_types.append(Type.parse(elt_of[(s or kept).args[0]]))
+            buffer = buffer_of[kept.args[0]]
+            outputs.append(buffer if s is not None else spyre.AllocOp(buffer.type, []).result)
+            out_types.append(_element_type_of(buffer))
     iterators = ["parallel"] * len(trace.sizes) + ["reduction"] * len(trace.reduction_sizes)
 
     def body(*block_args):
@@ -159,11 +196,13 @@ def _generic(name: str, trace: Trace, buffer_info: BufferInfo):
             position += len(outs)
         return result
 
-    with InsertionPoint(block):
-        spyre.generic(trace.sizes + trace.reduction_sizes, inputs, outputs, maps, iterators, body,
-                      combiners=[c for _, c, _ in yields] if reducing else None)
-        spyre.ReturnOp()
-    return module
+    spyre.generic(trace.sizes + trace.reduction_sizes, inputs, outputs, maps, iterators, body,
+                  combiners=[c for _, c, _ in yields] if reducing else None)
+
+
+def _element_type_of(buffer: Value) -> Type:
+    from ..ir import ShapedType
+    return ShapedType(buffer.type).element_type
 
 
 # --------------------------------------------------------------------------

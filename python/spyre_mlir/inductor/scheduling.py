@@ -15,7 +15,7 @@ from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
 from . import state
-from .export import export
+from .export import export, export_many
 from .runtime import CompileError, compile_cached, dump
 from .trace import Unsupported, trace_node
 
@@ -59,6 +59,7 @@ class SpyreScheduling(BaseScheduling):
         super().__init__(scheduler)
         self.cpu = CppScheduling(scheduler)
         self._externs_counted = False
+        self.pending = []  # (node, trace, its own kernel) not yet emitted
 
     def _count_externs(self) -> None:
         """Extern kernels (ops Inductor calls as library functions) never reach
@@ -93,25 +94,56 @@ class SpyreScheduling(BaseScheduling):
             self._codegen(n)
 
     def _codegen(self, node) -> None:
-        wrapper = V.graph.wrapper_code
-        _import_runtime(wrapper)
-        name = f"spyre_kernel_{len(wrapper._spyre_kernels)}"
-        graph = wrapper._spyre_graph
         try:
-            # The kernel's symbol is fixed so that identical kernels of any
-            # graph share one entry of the binary cache.
-            kernel = export("kernel", trace_node(node), _buffer_info)
+            trace = trace_node(node)
+            # The symbol is fixed so that identical kernels of any graph share
+            # one entry of the binary cache.
+            kernel = export("kernel", trace, _buffer_info)
             # Compile now: a kernel the pipeline refuses runs on the CPU
             # rather than failing when the graph runs.
             compile_cached(kernel.mlir)
         except (Unsupported, CompileError) as e:
+            self._flush_group()
             _fallback(_op_names(node), str(e))
             self.cpu.codegen_node(node)
             self.cpu.flush()
             return
+        if kernel.ops == "generic":
+            # Consecutive elementwise/reduction nodes go into one kernel, where
+            # the C++ pipeline can fuse them (spyre-fuse-rows: softmax, norms).
+            self.pending.append((node, trace, kernel))
+            return
+        self._flush_group()
+        self._emit([node], kernel)
+
+    def _flush_group(self) -> None:
+        pending, self.pending = self.pending, []
+        if len(pending) == 1:
+            node, _, kernel = pending[0]
+            self._emit([node], kernel)
+        if len(pending) <= 1:
+            return
+        nodes = [node for node, _, _ in pending]
+        temporaries = _temporaries(nodes)
+        try:
+            kernel = export_many("kernel", [t for _, t, _ in pending], _buffer_info, temporaries)
+            compile_cached(kernel.mlir)
+        except (Unsupported, CompileError):
+            for node, _, single in pending:  # each compiled on its own already
+                self._emit([node], single)
+            return
+        V.graph.removed_buffers.update(temporaries)  # never allocated by the wrapper
+        self._emit(nodes, kernel)
+
+    def _emit(self, nodes, kernel) -> None:
+        wrapper = V.graph.wrapper_code
+        _import_runtime(wrapper)
+        name = f"spyre_kernel_{len(wrapper._spyre_kernels)}"
+        graph = wrapper._spyre_graph
         wrapper._spyre_kernels.append(name)
         dump(f"{graph}_{name}", kernel.mlir)
-        node.mark_run()  # allocates the node's output buffers in the wrapper
+        for node in nodes:
+            node.mark_run()  # allocates the node's output buffers in the wrapper
         wrapper.define_kernel(
             name, f"spyre_runtime.SpyreKernel({name!r}, {kernel.mlir!r}, {kernel.buffers!r}, "
                   f"{graph!r})",
@@ -125,11 +157,30 @@ class SpyreScheduling(BaseScheduling):
         return False
 
     def flush(self) -> None:
+        self._flush_group()
         self._count_externs()
         self.cpu.flush()
 
     def codegen_template(self, *args, **kwargs):
         raise Unsupported("templates")
+
+
+def _temporaries(nodes) -> set[str]:
+    """Buffers the nodes write and only they read: not graph outputs, not
+    mutated or aliased, every user among the nodes."""
+    names = {n.get_name() for n in nodes}
+    outputs = set(V.graph.get_output_names())
+    result = set()
+    for node in nodes:
+        for buf in node.get_outputs():
+            name = buf.get_name()
+            if name in outputs or buf.node.get_mutation_names() or \
+                    buf.node.get_inputs_that_alias_output():
+                continue
+            users = [u.node for u in buf.users]
+            if users and all(getattr(u, "get_name", lambda: None)() in names for u in users):
+                result.add(name)
+    return result
 
 
 def _buffer_info(name: str):

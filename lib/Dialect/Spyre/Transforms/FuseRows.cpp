@@ -82,9 +82,8 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   }
 
   /// Whether `next` can run after the members on the same row tiles: same
-  /// loops and tiling, and connected (reads what a member wrote, or the same
-  /// inputs); it must not read a kernel argument a member writes, which
-  /// would be loaded before the member stores it.
+  /// loops and tiling, connected (reads what a member wrote, from LX, or the
+  /// same inputs), and not writing what a member reads or writes.
   static bool joins(const Candidate &group, GenericOp next, const GenericPlan &plan,
                     const GenericPlan &first) {
     if (plan.getSizes() != first.getSizes() || plan.getRowLoop() != first.getRowLoop() ||
@@ -93,11 +92,8 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     bool connected = false;
     for (Value input : next.getInputs())
       for (GenericOp member : group.members) {
-        if (llvm::is_contained(member.getOutputs(), input)) {
-          if (!input.getDefiningOp<AllocOp>())
-            return false;
+        if (llvm::is_contained(member.getOutputs(), input))
           connected = true;
-        }
         if (llvm::is_contained(member.getInputs(), input))
           connected = true;
       }

@@ -2,9 +2,10 @@
 //
 // The members of a group share the tile grid of whole rows: a core loads a
 // row tile of each input once, runs every member on it in order, and stores
-// only the outputs that leave the group. A temporary of the group is read
-// from the LX slot its producer wrote (the producer's result view), which
-// requires every reader to index it as its producer wrote it.
+// only the outputs that leave the group. What a member wrote is read by later
+// members from the LX slot it was written to (the producer's result view),
+// never from device memory, which requires every reader to index it as its
+// producer wrote it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,11 +90,13 @@ LogicalResult GroupPlan::analyze() {
                                  << " reads a group temporary other than as it was written";
       links.back()[unsigned(k)] = it->second;
     }
-    for (auto [o, output] : llvm::enumerate(generic.getOutputs()))
-      if (output.getParentBlock() == &block) {
-        producers[output] = {member, unsigned(o)};
+    // Later members read every output of this one from LX (it is stored too
+    // unless it is a temporary of the group).
+    for (auto [o, output] : llvm::enumerate(generic.getOutputs())) {
+      producers[output] = {member, unsigned(o)};
+      if (output.getParentBlock() == &block)
         internal.back().insert(unsigned(o));
-      }
+    }
     members.push_back(std::move(plan));
   }
   return success();

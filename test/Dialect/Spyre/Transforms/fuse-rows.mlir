@@ -107,10 +107,10 @@ spyre.kernel @unrelated(%a: !spyre.buffer<8x64xf32>, %b: !spyre.buffer<8x64xf32>
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 
-// The second reads a kernel argument the first writes: it would load it
-// before the first stores it, so they stay apart.
+// The second reads a kernel argument the first writes: in the group it reads
+// it from LX, and the first still stores it.
 // CHECK-LABEL: spyre.kernel @read_after_write
-// CHECK-NOT: spyre.fused
+// CHECK-NEXT: spyre.fused
 spyre.kernel @read_after_write(%a: !spyre.buffer<8x64xf32>, %b: !spyre.buffer<8x64xf32>,
                                %c: !spyre.buffer<8x64xf32>) {
   spyre.generic domain [8, 64] {indexing_maps = [#id, #id],
