@@ -129,8 +129,5 @@ LogicalResult GatherPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
 
 FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGatherPlan(GatherOp op,
                                                               const ::spyre::Arch &arch) {
-  auto plan = std::make_unique<GatherPlan>(op, arch);
-  if (failed(plan->analyze()))
-    return failure();
-  return std::unique_ptr<OpPlan>(std::move(plan));
+  return analyzedPlan<GatherPlan>(op, arch);
 }

@@ -212,10 +212,7 @@ SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) con
 
 FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGenericPlan(GenericOp op,
                                                                const ::spyre::Arch &arch) {
-  auto plan = std::make_unique<GenericPlan>(op, arch);
-  if (failed(plan->analyze()))
-    return failure();
-  return std::unique_ptr<OpPlan>(std::move(plan));
+  return analyzedPlan<GenericPlan>(op, arch);
 }
 
 

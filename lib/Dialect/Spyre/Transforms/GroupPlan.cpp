@@ -214,8 +214,5 @@ LogicalResult GroupPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
 
 FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGroupPlan(FusedOp op,
                                                              const ::spyre::Arch &arch) {
-  auto plan = std::make_unique<GroupPlan>(op, arch);
-  if (failed(plan->analyze()))
-    return failure();
-  return std::unique_ptr<OpPlan>(std::move(plan));
+  return analyzedPlan<GroupPlan>(op, arch);
 }

@@ -261,8 +261,5 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
 
 FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeMatmulPlan(Operation *op,
                                                               const ::spyre::Arch &arch) {
-  auto plan = std::make_unique<MatmulPlan>(op, arch);
-  if (failed(plan->analyze()))
-    return failure();
-  return std::unique_ptr<OpPlan>(std::move(plan));
+  return analyzedPlan<MatmulPlan>(op, arch);
 }

@@ -13,6 +13,15 @@ FailureOr<std::unique_ptr<OpPlan>> makeMatmulPlan(Operation *op, const ::spyre::
 FailureOr<std::unique_ptr<OpPlan>> makeGatherPlan(GatherOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeGroupPlan(FusedOp op, const ::spyre::Arch &arch);
 
+/// A plan of type `Plan` for `op`, analysed (errors reported on the op).
+template <typename Plan, typename OpT>
+FailureOr<std::unique_ptr<OpPlan>> analyzedPlan(OpT op, const ::spyre::Arch &arch) {
+  auto plan = std::make_unique<Plan>(op, arch);
+  if (failed(plan->analyze()))
+    return failure();
+  return std::unique_ptr<OpPlan>(std::move(plan));
+}
+
 /// The largest value in [1, limit] for which `fits` holds, assuming `fits`
 /// is monotonic, or 0; values above `granule` are multiples of it.
 int64_t largestFitting(int64_t limit, int64_t granule, function_ref<bool(int64_t)> fits);
