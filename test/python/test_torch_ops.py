@@ -191,3 +191,13 @@ def test_softmax_nodes_become_one_kernel():
     compiled, expected = run(lambda x: torch.softmax(x, -1), x)
     torch.testing.assert_close(compiled, expected)
     assert counters.kernels_run == 1
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_and_nll_loss(reduction):
+    logits = rand(12, 7)
+    target = torch.randint(0, 7, (12,))
+    target[3] = -100  # ignored
+    check(lambda x, t: F.cross_entropy(x, t, reduction=reduction), logits, target)
+    check(lambda x, t: F.nll_loss(F.log_softmax(x, -1), t, reduction=reduction, ignore_index=2),
+          logits, target.clamp(min=0))

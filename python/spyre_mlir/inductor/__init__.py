@@ -24,13 +24,12 @@ def register() -> None:
                                                 init_backend_registration,
                                                 register_backend_for_device)
 
-    from . import lowerings
-    from .backend import install_decompositions
+    from . import decompositions, lowerings
     from .scheduling import make_scheduling
     init_backend_registration()
     register_backend_for_device("cpu", make_scheduling, get_wrapper_codegen_for_device("cpu"))
     lowerings.install()
-    install_decompositions()
+    decompositions.install()
     _registered = True
 
 

@@ -44,27 +44,6 @@ def _inner_compile(gm, example_inputs, **kwargs):
         return compile_fx_inner(gm, example_inputs, **kwargs)
 
 
-def install_decompositions() -> None:
-    """Attention as matrix products and a softmax in spyre compiles (the CPU
-    flash-attention kernel would be an extern call). Added to Inductor's own
-    table, declining outside spyre compiles, so that the table stays the one
-    Inductor's FX graph cache knows how to key."""
-    from torch._decomp import decomposition_table
-    from torch._inductor import decomposition
-
-    flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
-    math = decomposition_table[flash]
-
-    def attention(*args, **kwargs):
-        on_spyre = any(isinstance(a, torch.Tensor) and a.device.type == "spyre" for a in args)
-        if state.active() or on_spyre:
-            return math(*args, **kwargs)
-        return NotImplemented
-
-    decomposition.decompositions[flash] = attention
-    decomposition.fast_random_decomps()[flash] = attention  # a cached copy of the table
-
-
 def _compile(gm, example_inputs):
     from torch._inductor.compile_fx import compile_fx
     # Active while AOTAutograd decomposes too (attention), and again in

@@ -175,6 +175,20 @@ class Body:
         x = self._bool(x)
         return arith.xori(x, self.const(1, x.type))
 
+    def _integer(self, op, a, b):
+        a, b = self.common(a, b)
+        if self.is_float(a.type):
+            raise Unsupported("a bitwise op on floating-point values")
+        return op(a, b)
+
+    def op_bitwise_and(self, a, b): return self._integer(arith.andi, a, b)
+    def op_bitwise_or(self, a, b): return self._integer(arith.ori, a, b)
+    def op_bitwise_xor(self, a, b): return self._integer(arith.xori, a, b)
+
+    def op_bitwise_not(self, x):
+        ones = self.const(1 if IntegerType(x.type).width == 1 else -1, x.type)
+        return arith.xori(x, ones)
+
     def op_isnan(self, x): return math.isnan(self._float(x))
     def op_isinf(self, x): return math.isinf(self._float(x))
     def op_fmod(self, a, b): return self._arith(arith.remf, arith.remsi, a, b)
