@@ -47,6 +47,9 @@ struct LinearAccess {
 
 /// Whether `expr` is a sum of constant multiples of dimensions and a constant.
 bool isLinear(AffineExpr expr);
+/// base + sum(strides[d] * d_d) of an expression of `dims` dimensions for
+/// which isLinear holds.
+LinearAccess linearCoefficients(AffineExpr expr, unsigned dims);
 /// Element strides of a dense buffer with its layout's dimension order.
 SmallVector<int64_t> elementStrides(BufferType type);
 /// The access `map` makes into a buffer of `type`, if it is linear in the

@@ -15,25 +15,6 @@ using namespace mlir;
 using namespace mlir::spyre;
 namespace ISA = ::spyre::isa;
 
-namespace {
-
-/// base + sum(coefficients[d] * iv[d]) for a linear expression of the loops.
-std::pair<int64_t, SmallVector<int64_t>> coefficients(AffineExpr expr, unsigned dims) {
-  MLIRContext *ctx = expr.getContext();
-  auto at = [&](int64_t dim) {
-    SmallVector<AffineExpr> point(dims, getAffineConstantExpr(0, ctx));
-    if (dim >= 0)
-      point[dim] = getAffineConstantExpr(1, ctx);
-    return cast<AffineConstantExpr>(expr.replaceDims(point)).getValue();
-  };
-  int64_t base = at(-1);
-  SmallVector<int64_t> coeffs;
-  for (unsigned d = 0; d < dims; ++d)
-    coeffs.push_back(at(d) - base);
-  return {base, coeffs};
-}
-
-} // namespace
 
 GenericPlan::Geometry GenericPlan::geometry(ArrayRef<int64_t> tile, ArrayRef<int64_t> lx) const {
   Geometry g;
@@ -202,12 +183,12 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
         continue;
       }
       if (auto expr = dyn_cast<IndexExprOp>(op)) {
-        auto [base, coeffs] = coefficients(expr.getMap().getResult(0), n);
-        double start = double(base);
+        LinearAccess value = linearCoefficients(expr.getMap().getResult(0), n);
+        double start = double(value.base);
         for (int64_t d = 0; d < n; ++d)
-          start += double(coeffs[d]) * double(origin[d]);
-        fill(dst, start, row < 0 ? 0.0 : double(coeffs[row]), double(coeffs[col]), rows,
-             cols);
+          start += double(value.strides[d]) * double(origin[d]);
+        fill(dst, start, row < 0 ? 0.0 : double(value.strides[row]), double(value.strides[col]),
+             rows, cols);
         continue;
       }
       switch (vop.kind) {

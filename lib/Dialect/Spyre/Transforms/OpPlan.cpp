@@ -65,13 +65,6 @@ std::optional<LinearAccess> mlir::spyre::linearize(AffineMap map, BufferType typ
   }
   SmallVector<int64_t> bufferStrides = elementStrides(type);
   unsigned dims = map.getNumDims();
-  MLIRContext *ctx = map.getContext();
-  auto valueAt = [&](AffineExpr e, int64_t dim) {
-    SmallVector<AffineExpr> point(dims, getAffineConstantExpr(0, ctx));
-    if (dim >= 0)
-      point[dim] = getAffineConstantExpr(1, ctx);
-    return cast<AffineConstantExpr>(e.replaceDims(point)).getValue();
-  };
   LinearAccess access;
   access.strides.assign(dims, 0);
   for (auto [j, expr] : llvm::enumerate(map.getResults())) {
@@ -79,12 +72,29 @@ std::optional<LinearAccess> mlir::spyre::linearize(AffineMap map, BufferType typ
       why = "its indexing map is not linear in the loops (floordiv, mod or a product)";
       return std::nullopt;
     }
-    int64_t base = valueAt(expr, -1);
-    access.base += base * bufferStrides[j];
+    LinearAccess result = linearCoefficients(expr, dims);
+    access.base += result.base * bufferStrides[j];
     for (unsigned d = 0; d < dims; ++d)
-      access.strides[d] += (valueAt(expr, d) - base) * bufferStrides[j];
+      access.strides[d] += result.strides[d] * bufferStrides[j];
   }
   return access;
+}
+
+LinearAccess mlir::spyre::linearCoefficients(AffineExpr expr, unsigned dims) {
+  // A linear expression is its value at 0 plus its increments along each
+  // dimension.
+  MLIRContext *ctx = expr.getContext();
+  auto valueAt = [&](int64_t dim) {
+    SmallVector<AffineExpr> point(dims, getAffineConstantExpr(0, ctx));
+    if (dim >= 0)
+      point[dim] = getAffineConstantExpr(1, ctx);
+    return cast<AffineConstantExpr>(expr.replaceDims(point)).getValue();
+  };
+  LinearAccess result;
+  result.base = valueAt(-1);
+  for (unsigned d = 0; d < dims; ++d)
+    result.strides.push_back(valueAt(d) - result.base);
+  return result;
 }
 
 uint8_t mlir::spyre::deviceDType(Type type) {
