@@ -152,10 +152,12 @@ def Spyre_DeallocOp : Spyre_Op<"dealloc"> {
 // Matrix unit
 //===----------------------------------------------------------------------===//
 
-class Spyre_MatmulBase<string mnemonic, int rank> : Spyre_Op<mnemonic> {
+// Effects are declared in C++: `init` is read only when accumulating.
+class Spyre_MatmulBase<string mnemonic, int rank> : Spyre_Op<mnemonic, [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>
+  ]> {
   let arguments = (ins
-    Spyre_In:$lhs, Spyre_In:$rhs,
-    Arg<Spyre_Buffer, "written (and read when accumulating)", [MemRead, MemWrite]>:$init,
+    Spyre_Buffer:$lhs, Spyre_Buffer:$rhs, Spyre_Buffer:$init,
     UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs, UnitAttr:$accumulate
   );
   let assemblyFormat = [{

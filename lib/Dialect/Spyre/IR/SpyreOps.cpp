@@ -213,6 +213,25 @@ static LogicalResult verifyMatmul(OpTy op) {
 LogicalResult MatmulOp::verify() { return verifyMatmul(*this); }
 LogicalResult BatchMatmulOp::verify() { return verifyMatmul(*this); }
 
+template <typename OpTy>
+static void matmulEffects(
+    OpTy op, SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  effects.emplace_back(MemoryEffects::Read::get(), &op.getLhsMutable());
+  effects.emplace_back(MemoryEffects::Read::get(), &op.getRhsMutable());
+  if (op.getAccumulate())
+    effects.emplace_back(MemoryEffects::Read::get(), &op.getInitMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &op.getInitMutable());
+}
+
+void MatmulOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  matmulEffects(*this, effects);
+}
+void BatchMatmulOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>> &effects) {
+  matmulEffects(*this, effects);
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

@@ -52,16 +52,6 @@ LogicalResult collect(KernelOp kernel, const ::spyre::Arch &arch,
   return success();
 }
 
-/// Whether `user` reads `value`. A matmul declares its output read because
-/// it may accumulate into it; it reads it only when it does.
-bool reads(Operation *user, Value value) {
-  if (auto mm = dyn_cast<MatmulOp>(user); mm && value == mm.getInit())
-    return mm.getAccumulate();
-  if (auto mm = dyn_cast<BatchMatmulOp>(user); mm && value == mm.getInit())
-    return mm.getAccumulate();
-  return hasEffect<MemoryEffects::Read>(user, value);
-}
-
 LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
   Block &body = kernel.getBody().front();
   for (BlockArgument arg : body.getArguments())
@@ -91,7 +81,7 @@ LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
       top.walk([&](Operation *user) {
         if (!llvm::is_contained(user->getOperands(), Value(arg)))
           return;
-        if (!written && reads(user, arg))
+        if (!written && hasEffect<MemoryEffects::Read>(user, arg))
           readFirst = true;
         written |= hasEffect<MemoryEffects::Write>(user, arg);
       });
