@@ -135,4 +135,3 @@ def register_device() -> None:
     register_backend_for_device("spyre", SpyreScheduling, Wrapper)
     register_device_op_overrides("spyre", Overrides())
     register_interface_for_device("spyre", Interface)
-    state.device_registered = True

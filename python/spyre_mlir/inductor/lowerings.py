@@ -172,32 +172,33 @@ REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota,
 _installed = False
 
 
+def _dispatch(key, make_ours) -> None:
+    """Replaces the lowering of `key` by one that runs ours (built from the
+    original) for spyre, else the original."""
+    original = lowerings.get(key)
+    if original is None:
+        return
+    ours = make_ours(original)
+
+    def dispatch(*args, **kwargs):
+        if active(*args):
+            try:
+                return ours(*args, **kwargs)
+            except NotImplementedError:
+                pass  # Inductor's lowering; its extern call is counted as a fallback
+        return original(*args, **kwargs)
+    lowerings[key] = dispatch
+
+
 def install() -> None:
-    """Wraps Inductor's lowerings of the ops in OURS (idempotent)."""
+    """Wraps Inductor's lowerings of the ops in OURS and REALIZED (idempotent)."""
     global _installed
     if _installed:
         return
     for packet, ours in OURS.items():
         for key in (packet, packet.default):
-            original = lowerings.get(key)
-            if original is None:
-                continue
-
-            def dispatch(*args, _ours=ours, _original=original, **kwargs):
-                if active(*args):
-                    try:
-                        return _ours(*args, **kwargs)
-                    except NotImplementedError:
-                        pass  # Inductor's lowering; its extern call is counted as a fallback
-                return _original(*args, **kwargs)
-            lowerings[key] = dispatch
+            _dispatch(key, lambda original, ours=ours: ours)
     for packet in REALIZED:
         for key in [packet, *(getattr(packet, o) for o in packet.overloads())]:
-            original = lowerings.get(key)
-            if original is None:
-                continue
-
-            def dispatch(*args, _ours=_realized(original), _original=original, **kwargs):
-                return _ours(*args, **kwargs) if active(*args) else _original(*args, **kwargs)
-            lowerings[key] = dispatch
+            _dispatch(key, _realized)
     _installed = True

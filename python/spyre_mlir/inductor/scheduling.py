@@ -95,18 +95,13 @@ class SpyreScheduling(BaseScheduling):
 
     def _codegen(self, node) -> None:
         try:
-            trace = trace_node(node)
             # The symbol is fixed so that identical kernels of any graph share
             # one entry of the binary cache.
+            trace = trace_node(node)
             kernel = export("kernel", trace, _buffer_info)
-            # Compile now: a kernel the pipeline refuses runs on the CPU
-            # rather than failing when the graph runs.
-            compile_cached(kernel.mlir)
-        except (Unsupported, CompileError) as e:
+        except Unsupported as e:
             self._flush_group()
-            _fallback(_op_names(node), str(e))
-            self.cpu.codegen_node(node)
-            self.cpu.flush()
+            self._run_on_cpu(node, str(e))
             return
         if kernel.ops == "generic":
             # Consecutive elementwise/reduction nodes go into one kernel, where
@@ -114,13 +109,28 @@ class SpyreScheduling(BaseScheduling):
             self.pending.append((node, trace, kernel))
             return
         self._flush_group()
+        self._compile_and_emit(node, kernel)
+
+    def _compile_and_emit(self, node, kernel) -> None:
+        """Compiles now: a kernel the pipeline refuses runs on the CPU rather
+        than failing when the graph runs."""
+        try:
+            compile_cached(kernel.mlir)
+        except CompileError as e:
+            self._run_on_cpu(node, str(e))
+            return
         self._emit([node], kernel)
+
+    def _run_on_cpu(self, node, reason: str) -> None:
+        _fallback(_op_names(node), reason)
+        self.cpu.codegen_node(node)
+        self.cpu.flush()
 
     def _flush_group(self) -> None:
         pending, self.pending = self.pending, []
         if len(pending) == 1:
             node, _, kernel = pending[0]
-            self._emit([node], kernel)
+            self._compile_and_emit(node, kernel)
         if len(pending) <= 1:
             return
         nodes = [node for node, _, _ in pending]
@@ -129,8 +139,8 @@ class SpyreScheduling(BaseScheduling):
             kernel = export_many("kernel", [t for _, t, _ in pending], _buffer_info, temporaries)
             compile_cached(kernel.mlir)
         except (Unsupported, CompileError):
-            for node, _, single in pending:  # each compiled on its own already
-                self._emit([node], single)
+            for node, _, single in pending:  # one kernel each, in order
+                self._compile_and_emit(node, single)
             return
         V.graph.removed_buffers.update(temporaries)  # never allocated by the wrapper
         self._emit(nodes, kernel)

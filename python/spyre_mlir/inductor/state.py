@@ -12,9 +12,6 @@ _state = threading.local()
 #: Raise instead of running any operation on the CPU (env: SPYRE_STRICT=1).
 strict = os.environ.get("SPYRE_STRICT", "") not in ("", "0")
 
-#: Whether the "spyre" device is set up (spyre_mlir.device.register()).
-device_registered = False
-
 
 def active() -> bool:
     return getattr(_state, "active", False)
