@@ -199,7 +199,9 @@ def fallback(names: list[str], reason: str) -> None:
 
 
 # Read-only tensors (parameters above all) converted to the device type, by
-# tensor, with the version counter they had: reused until the tensor changes.
+# tensor, with a copy of the host bytes each conversion was made from: reused
+# while the tensor holds the same bytes. The version counter is not enough:
+# writes through `.data`, `.data = ...` and `.numpy()` do not bump it.
 # (Keyed by id, with a weak reference that drops the entry with the tensor:
 # tensors compare elementwise, so they cannot be dictionary keys.)
 _converted: dict[int, tuple] = {}
@@ -208,16 +210,24 @@ _converted: dict[int, tuple] = {}
 def _converted_input(tensor: torch.Tensor, flat: torch.Tensor, dtype, arch):
     if _same_type(flat.dtype, dtype):
         return _host(flat), False
-    key = (tensor._version, flat.numel(), dtype)
+    host = _bits(flat)
     entry = _converted.get(id(tensor))
-    if entry is not None and entry[0]() is tensor and entry[1] == key:
-        return entry[2], True
+    if entry is not None and entry[0]() is tensor and entry[1] == dtype and \
+            entry[2].shape == host.shape and np.array_equal(entry[2], host):
+        return entry[3], True
     device, copied = _to_device(flat, dtype, arch)
     counters.converted_bytes += device.nbytes
     ident = id(tensor)
     ref = weakref.ref(tensor, lambda _, ident=ident: _converted.pop(ident, None))
-    _converted[ident] = (ref, key, device)
+    _converted[ident] = (ref, dtype, host.copy(), device)
     return device, copied
+
+
+def _bits(flat: torch.Tensor) -> np.ndarray:
+    """The bytes of a 1-D contiguous tensor as unsigned integers of the same
+    size, so that equality is bitwise (NaN payloads and -0.0 included)."""
+    host = _host(flat) if flat.dtype != torch.bfloat16 else _host(flat.view(torch.int16))
+    return host.view(f"u{host.dtype.itemsize}")
 
 
 def _same_type(host: torch.dtype, device) -> bool:
