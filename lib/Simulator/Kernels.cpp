@@ -483,8 +483,10 @@ void execCopy(const Instr &in, uint32_t srcCore, uint32_t dstCore, Memory &mem) 
   };
   auto [dlo, dhi] = range(in.ops[0]);
   auto [slo, shi] = range(in.ops[1]);
-  uint8_t *dst = mem.at(in.ops[0], dstCore, dlo, dhi);
-  const uint8_t *src = mem.at(in.ops[1], srcCore, slo, shi);
+  // at() checks the whole range and points at its lowest byte; a negative
+  // stride walks down from the operand's origin, `lo` bytes above that.
+  uint8_t *dst = mem.at(in.ops[0], dstCore, dlo, dhi) - dlo;
+  const uint8_t *src = mem.at(in.ops[1], srcCore, slo, shi) - slo;
   const int64_t *ds = in.ops[0].stride, *ss = in.ops[1].stride;
   for (int64_t i2 = 0; i2 < n2; ++i2)
     for (int64_t i1 = 0; i1 < n1; ++i1)

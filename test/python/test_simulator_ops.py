@@ -282,6 +282,28 @@ def test_dma_3d_strided_transpose_of_blocks():
     np.testing.assert_array_equal(out, xs.transpose(1, 0, 2))
 
 
+@pytest.mark.parametrize("reverse", ["device", "lx", "both"])
+def test_dma_with_negative_strides_reverses_rows(reverse):
+    """Negative strides walk down from the operand's offset (torch.flip)."""
+    arch = sim.default_arch()
+    b = sim.ProgramBuilder(arch, 1)
+    x = b.add_buffer("x", sim.BufferKind.input, DType.f32, sim.HostDType.f32, [6, 5])
+    y = b.add_buffer("y", sim.BufferKind.output, DType.f32, sim.HostDType.f32, [6, 5])
+    c = b.core(0)
+    row, last = 20, 5 * 20
+    down = lambda buffer=sim.LX: Operand(buffer=buffer, dtype=DType.f32, offset=last,  # noqa
+                                         strides=(-row, 0, 0))
+    up = lambda buffer=sim.LX: Operand(buffer=buffer, dtype=DType.f32, strides=(row, 0, 0))  # noqa
+    src = down(x) if reverse in ("device", "both") else up(x)
+    dst = down() if reverse in ("lx", "both") else up()
+    c.dma(dst, src, row, counts=(6, 1, 1), sync=Sync(signal_sem=0))
+    c.dma(Operand(buffer=y, dtype=DType.f32), Operand(dtype=DType.f32), 6 * row,
+          sync=Sync(wait_sem=0, wait_count=1))
+    xs = _data((6, 5))
+    out = sim.run(b.finish(), {"x": xs}).outputs["y"]
+    np.testing.assert_array_equal(out, xs if reverse == "both" else xs[::-1])
+
+
 def test_gather_embedding_rows():
     arch = sim.default_arch()
     b = sim.ProgramBuilder(arch, 1)
