@@ -15,6 +15,7 @@ import hashlib
 import os
 import tempfile
 import threading
+import warnings
 import weakref
 from dataclasses import dataclass, field
 
@@ -35,6 +36,8 @@ class Counters:
     fallbacks: collections.Counter = field(default_factory=collections.Counter)
     compiles: int = 0
     cache_hits: int = 0
+    #: Cache entries found corrupt (or written for another kernel) and recompiled.
+    corrupt_cache_entries: int = 0
     #: Bytes converted to the card's element types on the way in (f16 to
     #: DLFloat16, int64 to int32); unchanged read-only tensors are converted once.
     converted_bytes: int = 0
@@ -78,31 +81,110 @@ class CompileError(RuntimeError):
     """The C++ pipeline refused a kernel; the message has its diagnostics."""
 
 
-def compile_cached(mlir: str) -> sim.Program:
-    """The program of `mlir`, from the disk cache when a valid entry exists.
-    A corrupt entry is recompiled; concurrent writers replace the file
-    atomically, so a reader sees a whole binary or none."""
-    key = hashlib.sha256((compiler_version() + "\0" + mlir).encode()).hexdigest()
-    path = os.path.join(cache_dir(), key[:2], key + ".spyre")
+class CacheWarning(UserWarning):
+    """The kernel cache could not be used as it should (a corrupt entry, a
+    directory that cannot be written); kernels still compile and run."""
+
+
+# Warnings given once per process, by kind.
+_warned: set[str] = set()
+
+
+def _warn_once(kind: str, message: str) -> None:
+    if kind not in _warned:
+        _warned.add(kind)
+        warnings.warn(message, CacheWarning, stacklevel=3)
+
+
+# An entry is this header and the program binary: the header names the key
+# the entry was written for and the binary's hash, so that a valid binary of
+# another kernel (a copied or mixed-up file) is not run.
+_MAGIC = b"SPYRE-KERNEL-CACHE-1\n"
+_KEY_BYTES = 64  # hex sha256
+_HASH_BYTES = 32
+
+
+def _entry(key: str, binary: bytes) -> bytes:
+    return _MAGIC + key.encode() + hashlib.sha256(binary).digest() + binary
+
+
+def _read_entry(path: str, key: str) -> sim.Program | None:
+    """The program of the entry at `path`, None if there is none; raises
+    ValueError if the entry is not a whole entry written for `key`."""
     try:
         with open(path, "rb") as f:
-            program = sim.Program.parse(f.read())
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    header = len(_MAGIC) + _KEY_BYTES + _HASH_BYTES
+    if len(data) < header or not data.startswith(_MAGIC):
+        raise ValueError("not a cache entry")
+    stored_key = data[len(_MAGIC):len(_MAGIC) + _KEY_BYTES].decode(errors="replace")
+    digest, binary = data[header - _HASH_BYTES:header], data[header:]
+    if stored_key != key:
+        raise ValueError(f"written for key {stored_key}")
+    if hashlib.sha256(binary).digest() != digest:
+        raise ValueError("the binary does not match its hash")
+    try:
+        return sim.Program.parse(binary)
+    except sim.ProgramError as e:
+        raise ValueError(str(e)) from None
+
+
+def compile_cached(mlir: str) -> sim.Program:
+    """The program of `mlir`, from the disk cache when a valid entry exists.
+    A corrupt entry (or one written for another kernel) is recompiled;
+    concurrent writers replace the file atomically, so a reader sees a whole
+    entry or none. A cache that cannot be read or written is warned about
+    once and the kernel compiled without it."""
+    key = hashlib.sha256((compiler_version() + "\0" + mlir).encode()).hexdigest()
+    path = os.path.join(cache_dir(), key[:2], key + ".spyre")
+    if key in _unwritten:
         counters.cache_hits += 1
-        return program
-    except (OSError, sim.ProgramError):
-        pass
+        return sim.Program.parse(_unwritten[key])
+    try:
+        program = _read_entry(path, key)
+        if program is not None:
+            counters.cache_hits += 1
+            return program
+    except ValueError as e:
+        counters.corrupt_cache_entries += 1
+        _warn_once("corrupt", f"corrupt kernel cache entry {path} ({e}): recompiled "
+                              "(further corrupt entries are counted in "
+                              "counters.corrupt_cache_entries, not warned about)")
+    except OSError as e:
+        _warn_once("unusable", f"kernel cache {cache_dir()} cannot be used ({e}): "
+                               "kernels are compiled uncached")
     from ..ir import MLIRError
     try:
         binary = compiler.compile_kernel(mlir)
     except (MLIRError, ValueError) as e:
         raise CompileError(str(e)) from None
     counters.compiles += 1
+    try:
+        _write_entry(path, _entry(key, binary))
+    except OSError as e:
+        _warn_once("unusable", f"kernel cache {cache_dir()} cannot be used ({e}): "
+                               "kernels are compiled uncached")
+        # Kept in memory: kernels are looked up again when graphs run.
+        _unwritten[key] = binary
+    return sim.Program.parse(binary)
+
+
+# Binaries that could not be written to the disk cache, by key.
+_unwritten: dict[str, bytes] = {}
+
+
+def _write_entry(path: str, data: bytes) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-    with os.fdopen(fd, "wb") as f:
-        f.write(binary)
-    os.replace(tmp, path)
-    return sim.Program.parse(binary)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 class SpyreKernel:
