@@ -1,6 +1,7 @@
 //===- SpyreExtension.cpp - Python classes of Spyre types and attrs -------===//
 
 #include "Spyre-c/Dialects.h"
+#include "Spyre/Nesting.h"
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -46,6 +47,18 @@ NB_MODULE(_spyre, m) {
       },
       nb::arg("op"), nb::arg("arch_path") = "",
       "The program binary of the one spyre.hw.program under `op` (a module or the program).");
+
+  m.attr("MAX_NESTING_DEPTH") = mlir::spyre::kMaxNestingDepth;
+  m.def(
+      "check_nesting",
+      [](std::string_view text) {
+        std::string tooDeep = mlir::spyre::checkNesting(text);
+        if (!tooDeep.empty())
+          throw nb::value_error(tooDeep.c_str());
+      },
+      nb::arg("text"),
+      "Raises ValueError if IR text nests deeper than MAX_NESTING_DEPTH, which "
+      "would overflow the stack of MLIR's recursive parser (Spyre/Nesting.h).");
 
   mlir_attribute_subclass(m, "LayoutAttr", spyreAttributeIsALayout,
                           spyreLayoutAttrGetTypeID)

@@ -23,6 +23,14 @@ def pipeline(*, arch_path: str | None = None, cores: int = 0, stop_after: str = 
     return "builtin.module(spyre-compile{" + " ".join(options) + "})"
 
 
+def parse_module(text: str, context: Context | None = None) -> Module:
+    """Module.parse for text from users: refuses (ValueError) text nested
+    deeper than spyre.MAX_NESTING_DEPTH, which would overflow the stack of
+    MLIR's recursive parser and kill the interpreter, then parses it."""
+    spyre.check_nesting(text)
+    return Module.parse(text, context)
+
+
 def compile_module(module: Module, *, arch_path: str | None = None, cores: int = 0,
                    stop_after: str = "lower") -> Module:
     """Runs the pipeline on `module` in place (up to `stop_after`) and returns it.
@@ -37,6 +45,6 @@ def compile_kernel(source: str | Module, *, arch_path: str | None = None,
     """The program binary of the one kernel in `source` (IR text or a module)."""
     if isinstance(source, str):
         with Context():
-            return compile_kernel(Module.parse(source), arch_path=arch_path, cores=cores)
+            return compile_kernel(parse_module(source), arch_path=arch_path, cores=cores)
     compile_module(source, arch_path=arch_path, cores=cores)
     return spyre.program_binary(source, arch_path)

@@ -14,7 +14,13 @@ from typing import Callable, Sequence
 from ._spyre_ops_gen import *  # noqa: F401,F403
 from ._spyre_ops_gen import _Dialect  # noqa: F401
 from ._spyre_ops_gen import GenericOp, KernelOp, YieldOp
-from .._mlir_libs._spyre import BufferType, LayoutAttr, translate_to_binary  # noqa: F401
+from .._mlir_libs._spyre import (  # noqa: F401
+    MAX_NESTING_DEPTH,
+    BufferType,
+    LayoutAttr,
+    check_nesting,
+    translate_to_binary,
+)
 from ..ir import (
     AffineMap,
     AffineMapAttr,
