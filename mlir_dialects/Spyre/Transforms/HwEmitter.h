@@ -86,9 +86,17 @@ public:
   /// Every core finishes its work and meets the others.
   void barrier();
 
-  /// Checks the per-core span of the card: the bytes of one buffer a core
-  /// touches lie within `memory.per_core_span_bytes`. Errors go to `op`.
-  LogicalResult checkSpans(Operation *op);
+  /// Checks what emitting found: the per-core span of the card (the bytes
+  /// of one buffer a core touches lie within `memory.per_core_span_bytes`)
+  /// and the instruction budget. Errors go to `op`.
+  LogicalResult check(Operation *op);
+
+  /// The most instructions a program may have, over all cores. A program
+  /// beyond it (hundreds of MiB of binary) comes from sizes the card cannot
+  /// run in any reasonable time; refusing it bounds the compile time. Every
+  /// step emits at least one instruction, so a pipeline whose steps alone
+  /// exceed the budget is refused before it emits anything.
+  static constexpr int64_t kMaxInstructions = int64_t{1} << 21;
 
 private:
   enum Sem : int64_t { kLoad = 0, kCompute = 1, kStore = 2, kChain = 3 };
@@ -108,6 +116,10 @@ private:
   int64_t numCores;
   DenseMap<Value, std::pair<FlatSymbolRefAttr, int64_t>> deviceBuffers;
   SmallVector<Core> cores;
+  /// Instructions emitted so far; set once a limit is exceeded, which stops
+  /// all further emitting (the program is refused by check()).
+  int64_t instructions = 0;
+  bool overSpan = false, overBudget = false;
 };
 
 } // namespace mlir::spyre

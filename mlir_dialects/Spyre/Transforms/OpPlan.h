@@ -92,6 +92,12 @@ protected:
   ::spyre::Arch arch;
 };
 
+/// Checks that every buffer of `kernel` (arguments and temporaries) can
+/// exist on the card: a rank the program binary holds and no more bytes than
+/// the card's usable device memory. The schedule passes check this first, so
+/// that sizes no card holds are refused before any tile is searched.
+LogicalResult checkBuffersFit(KernelOp kernel, const ::spyre::Arch &arch);
+
 /// Offsets for `slots` (first fit by live range, stick aligned) and the
 /// bytes of LX they span.
 SmallVector<int64_t> assignLx(ArrayRef<LxSlot> slots, int64_t alignment, int64_t &total);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "llvm/Support/MathExtras.h"
 #include "Spyre/IR/SpyreOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -67,11 +68,17 @@ std::optional<IndexRange> rangeOf(AffineExpr expr, ArrayRef<int64_t> domain) {
   if (!l || !r)
     return std::nullopt;
   switch (expr.getKind()) {
-  case AffineExprKind::Add:
-    return IndexRange{l->lo + r->lo, l->hi + r->hi};
+  case AffineExprKind::Add: {
+    IndexRange sum;
+    if (llvm::AddOverflow(l->lo, r->lo, sum.lo) || llvm::AddOverflow(l->hi, r->hi, sum.hi))
+      return std::nullopt;
+    return sum;
+  }
   case AffineExprKind::Mul: {
-    int64_t a = l->lo * r->lo, b = l->lo * r->hi, c = l->hi * r->lo,
-            d = l->hi * r->hi;
+    int64_t a, b, c, d;
+    if (llvm::MulOverflow(l->lo, r->lo, a) || llvm::MulOverflow(l->lo, r->hi, b) ||
+        llvm::MulOverflow(l->hi, r->lo, c) || llvm::MulOverflow(l->hi, r->hi, d))
+      return std::nullopt;
     return IndexRange{std::min({a, b, c, d}), std::max({a, b, c, d})};
   }
   case AffineExprKind::FloorDiv:
@@ -136,9 +143,14 @@ LogicalResult GenericOp::verify() {
                                             getStaticDomain(),
                                             getDomainSizes())))
     return failure();
-  for (int64_t size : getStaticDomain())
+  int64_t points = 1;
+  for (int64_t size : getStaticDomain()) {
     if (!ShapedType::isDynamic(size) && size < 0)
       return emitOpError() << "domain sizes must be >= 0, got " << size;
+    // Loop counts are int64 everywhere; a domain beyond it would wrap.
+    if (!ShapedType::isDynamic(size) && llvm::MulOverflow(points, size, points))
+      return emitOpError() << "domain has more than 2^63 points";
+  }
   if (static_cast<int64_t>(getIteratorTypes().size()) != numLoops)
     return emitOpError() << "has " << getIteratorTypes().size()
                          << " iterator types for " << numLoops << " loops";

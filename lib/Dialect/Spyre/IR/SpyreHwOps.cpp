@@ -40,6 +40,9 @@ LogicalResult HwBufferOp::verify() {
   auto type = cast<BufferType>(getType());
   if (!type.hasStaticShape())
     return emitOpError("device buffers need a static shape");
+  if (type.getRank() > ISA::kMaxRank)
+    return emitOpError() << "has rank " << type.getRank() << "; the program binary holds at most "
+                         << ISA::kMaxRank << " dimensions";
   bool constant = getKind() == HwBufferKind::constant;
   if (constant != getValue().has_value())
     return emitOpError("constant buffers, and only they, carry a value");

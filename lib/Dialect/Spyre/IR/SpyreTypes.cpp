@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::spyre;
@@ -85,6 +86,12 @@ LogicalResult BufferType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!isStorableElementType(elementType))
     return emitError() << "unsupported buffer element type " << elementType
                        << " (expected f16, bf16, f32, i8, i32 or i1)";
+  // Sizes and offsets are int64 everywhere: a shape whose element count
+  // overflows it has no meaning (and would wrap in every size computation).
+  int64_t elements = 1;
+  for (int64_t dim : shape)
+    if (!ShapedType::isDynamic(dim) && llvm::MulOverflow(elements, dim, elements))
+      return emitError() << "buffer has more than 2^63 elements";
   if (layout && layout.getOrder().size() != shape.size())
     return emitError() << "layout has " << layout.getOrder().size()
                        << " dimensions but the buffer has rank "

@@ -69,6 +69,9 @@ Operation *HwEmitter::dma(Core &core, Location loc, const Transfer &t) {
     auto [it, inserted] = core.touched.try_emplace(ref.getBuffer().getValue(), lo, hi);
     if (!inserted)
       it->second = {std::min(it->second.first, lo), std::max(it->second.second, hi)};
+    // Stop at the first step beyond the span, not after emitting a program
+    // of billions of bytes that is refused anyway.
+    overSpan |= it->second.second - it->second.first > arch.perCoreSpanBytes;
   }
   return HwDmaOp::create(core.builder, loc, t.dst, t.src, t.rowBytes, t.counts, nullptr, 0,
                          nullptr, nullptr);
@@ -76,6 +79,12 @@ Operation *HwEmitter::dma(Core &core, Location loc, const Transfer &t) {
 
 void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
                          function_ref<TileStep(int64_t)> stepAt) {
+  if (overSpan || overBudget)
+    return;
+  if (numSteps > kMaxInstructions - instructions) {
+    overBudget = true;
+    return;
+  }
   Core &core = cores[coreIndex];
   const int64_t loadBase = core.signalled[kLoad], computeBase = core.signalled[kCompute],
                 storeBase = core.signalled[kStore];
@@ -94,6 +103,8 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
   for (int64_t t = 0; t < std::min<int64_t>(2, numSteps); ++t)
     issueLoads(t);
   for (int64_t t = 0; t < numSteps; ++t) {
+    if (overSpan || overBudget)
+      return;
     TileStep &step = steps[t];
     StepCompute compute(core.builder, loc);
     step.compute(compute);
@@ -117,6 +128,8 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       signal(core, op, kStore);
     }
     storesThrough.push_back(core.signalled[kStore] - storeBase);
+    instructions += int64_t(ops.size() + step.stores.size() + step.loads.size());
+    overBudget |= instructions > kMaxInstructions;
     if (t + 2 < numSteps)
       issueLoads(t + 2);
     // Steps before t - 1 are no longer needed: keep memory flat on long runs.
@@ -135,7 +148,11 @@ void HwEmitter::barrier() {
     HwBarrierOp::create(core.builder, program.getLoc());
 }
 
-LogicalResult HwEmitter::checkSpans(Operation *op) {
+LogicalResult HwEmitter::check(Operation *op) {
+  if (overBudget)
+    return op->emitError() << "the program would have more than " << kMaxInstructions
+                           << " instructions; the sizes are beyond what the card runs in "
+                              "reasonable time";
   for (auto [index, core] : llvm::enumerate(cores)) {
     SmallVector<StringRef> names(core.touched.keys());
     llvm::sort(names); // report in a stable order

@@ -60,7 +60,7 @@ LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
                                 << " is a dynamic size; the hardware level needs static "
                                    "shapes (specialise the kernel for the size)";
   SmallVector<ScheduledOp> work;
-  if (failed(collect(kernel, arch, work)))
+  if (failed(checkBuffersFit(kernel, arch)) || failed(collect(kernel, arch, work)))
     return failure();
   int64_t numCores = 1;
   for (const ScheduledOp &s : work)
@@ -119,7 +119,7 @@ LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
     if (i + 1 < work.size())
       emitter.barrier();
   }
-  if (failed(emitter.checkSpans(kernel)))
+  if (failed(emitter.check(kernel)))
     return failure();
   kernel.erase();
   return success();

@@ -27,6 +27,8 @@ namespace {
 LogicalResult forEachPlan(ModuleOp module, const ::spyre::Arch &arch,
                           function_ref<LogicalResult(Operation *, OpPlan &)> fn) {
   WalkResult result = module.walk([&](KernelOp kernel) {
+    if (failed(checkBuffersFit(kernel, arch)))
+      return WalkResult::interrupt();
     for (Operation &op : kernel.getBody().front()) {
       FailureOr<std::unique_ptr<OpPlan>> plan = OpPlan::get(&op, arch);
       if (failed(plan) || (*plan && failed(fn(&op, **plan))))

@@ -139,3 +139,11 @@ spyre.hw.program @p num_cores = 1 {
 
 // expected-error @+1 {{'spyre.hw.dma' op must be inside a spyre.hw.core}}
 spyre.hw.dma #spyre.ref<lx, f32>, #spyre.ref<lx, f32> row 4 x [1, 1, 1]
+
+// -----
+
+// The binary holds at most 8 dimensions per buffer (BufferDesc, docs/binary-format.md).
+spyre.hw.program @p num_cores = 1 {
+  // expected-error @+1 {{has rank 9; the program binary holds at most 8 dimensions}}
+  spyre.hw.buffer @x input : !spyre.buffer<1x1x1x1x1x1x1x1x2xf32>
+}

@@ -491,3 +491,25 @@ spyre.kernel @fused_other(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
 
 // expected-error @+1 {{custom op 'spyre.frobnicate' is unknown}}
 spyre.frobnicate
+
+// -----
+
+// expected-error @+1 {{buffer has more than 2^63 elements}}
+spyre.kernel @huge(%a: !spyre.buffer<4294967296x4294967296x4xf32>) {
+  spyre.return
+}
+
+// -----
+
+#b = affine_map<(d0, d1) -> (d1)>
+spyre.kernel @huge_domain(%x: !spyre.buffer<64xf32>, %y: !spyre.buffer<64xf32>) {
+  // expected-error @+1 {{domain has more than 2^63 points}}
+  spyre.generic domain [4611686018427387904, 64] {indexing_maps = [#b, #b],
+      iterator_types = [#spyre.iterator<reduction>, #spyre.iterator<parallel>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%x : !spyre.buffer<64xf32>) outs(%y : !spyre.buffer<64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}

@@ -69,3 +69,29 @@ spyre.kernel @axis1(%t: !spyre.buffer<4x100xf16>, %i: !spyre.buffer<3xi32>, %g: 
   spyre.gather ins(%t, %i : !spyre.buffer<4x100xf16>, !spyre.buffer<3xi32>) outs(%g : !spyre.buffer<4x3xf16>) axis = 1
   spyre.return
 }
+
+// -----
+
+// Refused before any tile is searched: what no card holds.
+// expected-error @+1 {{argument 0 has rank 9; the program binary holds at most 8 dimensions}}
+spyre.kernel @rank9(%x: !spyre.buffer<1x1x1x1x1x1x1x1x2xf32>, %y: !spyre.buffer<1x1x1x1x1x1x1x1x2xf32>) {
+  spyre.copy ins(%x : !spyre.buffer<1x1x1x1x1x1x1x1x2xf32>) outs(%y : !spyre.buffer<1x1x1x1x1x1x1x1x2xf32>)
+  spyre.return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0 ('!spyre.buffer<2147483648x64xf16>') does not fit in the card's 120259084288 bytes of device memory}}
+spyre.kernel @too_big(%a: !spyre.buffer<2147483648x64xf16>, %b: !spyre.buffer<64x64xf16>, %c: !spyre.buffer<2147483648x64xf16>) {
+  spyre.matmul ins(%a, %b : !spyre.buffer<2147483648x64xf16>, !spyre.buffer<64x64xf16>) outs(%c : !spyre.buffer<2147483648x64xf16>)
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+spyre.kernel @temporary_too_big(%x: !spyre.buffer<4x4xf32>) {
+  // expected-error @+1 {{the temporary ('!spyre.buffer<1099511627776x64xf32>') does not fit in the card's}}
+  %t = spyre.alloc() : !spyre.buffer<1099511627776x64xf32>
+  spyre.return
+}
