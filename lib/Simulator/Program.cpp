@@ -216,13 +216,15 @@ Range viewRange(std::initializer_list<std::pair<int64_t, int64_t>> countsStrides
 
 class Validator {
 public:
-  Validator(const Program &p, const Arch &arch)
-      : p(p), arch(arch), lxHighWater(p.numCores, 0) {}
+  Validator(const Program &p, const Arch &arch) : p(p), arch(arch) {}
 
   std::vector<int64_t> run() {
+    // The header's core count sizes per-core state: check it before
+    // allocating anything by it (a hostile count would ask for gigabytes).
     if (p.numCores == 0 || p.numCores > static_cast<uint64_t>(arch.cores))
       throw Error("program is for " + std::to_string(p.numCores) +
                   " cores; the card has " + std::to_string(arch.cores));
+    lxHighWater.assign(p.numCores, 0);
     for (const Buffer &b : p.buffers) {
       i128 elems = 1;
       for (int64_t d : b.dims) {

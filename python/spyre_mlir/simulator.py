@@ -125,9 +125,15 @@ def run(program: Program | bytes, inputs: Mapping[str, object], arch: Arch | Non
         else:
             if name not in inputs:
                 raise ValueError(f"input '{name}' is missing")
-            data = to_device(inputs[name], buf["dtype"], arch)
+            value = np.asarray(inputs[name])
+            if np.iscomplexobj(value):  # astype would drop the imaginary part
+                raise ValueError(f"input '{name}' is complex ({value.dtype}); the card has "
+                                 "no complex types")
+            data = to_device(value, buf["dtype"], arch)
             if data.shape != shape:
                 raise ValueError(f"input '{name}' has shape {data.shape}, expected {shape}")
+            if not data.flags.writeable:  # bind takes writable memory (memory-mapped inputs)
+                data = data.copy()
         device[name] = data
         simulator.bind(index, data)
     unknown = set(inputs) - names

@@ -56,26 +56,46 @@ def spyre_run(argv: list[str] | None = None) -> int:
                         help="write a Chrome trace-event file (opens in Perfetto)")
     parser.add_argument("--json", action="store_true", help="print the counters as JSON")
     args = parser.parse_args(argv)
+
+    def fail(message: str) -> int:
+        print(f"spyre-run: error: {message}", file=sys.stderr)
+        return 1
+
+    inputs = {}
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep:
+            parser.error(f"--input takes NAME=FILE.npy, got {item!r}")
+        try:
+            inputs[name] = np.load(path, allow_pickle=False)
+        except MemoryError:
+            return fail(f"out of memory reading input '{name}' from {path}")
+        except Exception as e:  # numpy raises many types for a bad file
+            return fail(f"cannot read input '{name}' from {path}: {e or type(e).__name__}")
+        if not isinstance(inputs[name], np.ndarray):
+            return fail(f"cannot read input '{name}' from {path}: not a single array (.npy)")
+    # Where results go is checked before simulating, which may take long.
+    try:
+        os.makedirs(args.output_dir, exist_ok=True)
+        if not os.access(args.output_dir, os.W_OK | os.X_OK):
+            return fail(f"output directory {args.output_dir} is not writable")
+        trace = open(args.trace, "w") if args.trace else None
+    except OSError as e:
+        return fail(str(e))
     try:
         arch = sim.Arch.load(args.arch) if args.arch else sim.default_arch()
         with open(args.program, "rb") as f:
             program = sim.Program.parse(f.read())
-        inputs = {}
-        for item in args.input:
-            name, sep, path = item.partition("=")
-            if not sep:
-                parser.error(f"--input takes NAME=FILE.npy, got {item!r}")
-            inputs[name] = np.load(path, allow_pickle=False)
-        result = sim.run(program, inputs, arch=arch, trace=bool(args.trace))
+        result = sim.run(program, inputs, arch=arch, trace=trace is not None)
+        for name, value in result.outputs.items():
+            np.save(os.path.join(args.output_dir, f"{name}.npy"), value)
+        if trace is not None:
+            with trace:
+                trace.write(result.stats.pop("trace"))
+    except MemoryError:
+        return fail("out of memory (the program's buffers do not fit the host)")
     except (OSError, ValueError, RuntimeError) as e:
-        print(f"spyre-run: error: {e}", file=sys.stderr)
-        return 1
-    os.makedirs(args.output_dir, exist_ok=True)
-    for name, value in result.outputs.items():
-        np.save(os.path.join(args.output_dir, f"{name}.npy"), value)
-    if args.trace:
-        with open(args.trace, "w") as f:
-            f.write(result.stats.pop("trace"))
+        return fail(str(e))
     if args.json:
         print(json.dumps(result.stats, indent=1, default=str))
     else:
