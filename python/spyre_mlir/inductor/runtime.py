@@ -38,6 +38,9 @@ class Counters:
     cache_hits: int = 0
     #: Cache entries found corrupt (or written for another kernel) and recompiled.
     corrupt_cache_entries: int = 0
+    #: Finite values that became infinities when the card rounded them to
+    #: DLFloat16 (stored in a DLFloat16 buffer, or fed to the matrix unit).
+    dlfloat16_overflows: int = 0
     #: Bytes converted to the card's element types on the way in (f16 to
     #: DLFloat16, int64 to int32); unchanged read-only tensors are converted once.
     converted_bytes: int = 0
@@ -58,7 +61,8 @@ def compiler_version() -> str:
         h = hashlib.sha256(__version__.encode())
         root = os.path.dirname(os.path.dirname(__file__))
         # The native libraries (passes, simulator) and the export's Python code.
-        for dirpath, _, files in sorted(os.walk(root)):
+        # followlinks: development installs link the sources into site-packages.
+        for dirpath, _, files in sorted(os.walk(root, followlinks=True)):
             for f in sorted(files):
                 if f.endswith(".so") or f.endswith(".py"):
                     st = os.stat(os.path.join(dirpath, f))
@@ -86,14 +90,18 @@ class CacheWarning(UserWarning):
     directory that cannot be written); kernels still compile and run."""
 
 
+class DLFloat16OverflowWarning(RuntimeWarning):
+    """A kernel produced infinities from finite values beyond DLFloat16's range."""
+
+
 # Warnings given once per process, by kind.
 _warned: set[str] = set()
 
 
-def _warn_once(kind: str, message: str) -> None:
+def _warn_once(kind: str, message: str, category=CacheWarning) -> None:
     if kind not in _warned:
         _warned.add(kind)
-        warnings.warn(message, CacheWarning, stacklevel=3)
+        warnings.warn(message, category, stacklevel=3)
 
 
 # An entry is this header and the program binary: the header names the key
@@ -205,12 +213,17 @@ class SpyreKernel:
         simulator = sim.Simulator(arch)
         simulator.load(program)
         by_name = dict(zip(self.buffers, tensors))
+        bound = [(index, buf, by_name[buf["name"]]) for index, buf in enumerate(program.buffers)
+                 if buf["kind"] not in (sim.BufferKind.scratch, sim.BufferKind.constant)]
         write_back = []
-        for index, buf in enumerate(program.buffers):
-            kind = buf["kind"]
-            if kind in (sim.BufferKind.scratch, sim.BufferKind.constant):
+        aliased = set()
+        for group in _converted_alias_groups(bound):
+            _bind_aliases(simulator, group, arch, write_back)
+            aliased.update(index for index, _, _ in group)
+        for index, buf, tensor in bound:
+            if index in aliased:
                 continue
-            tensor = by_name[buf["name"]]
+            kind = buf["kind"]
             shape = tuple(buf["shape"])
             numel = int(np.prod(shape))
             flat = tensor.as_strided((numel,), (1,)) if numel else tensor.new_empty(0)
@@ -223,16 +236,64 @@ class SpyreKernel:
                 device, copied = _to_device(flat, buf["dtype"], arch)
             simulator.bind(index, device.reshape(shape))
             if copied and kind in (sim.BufferKind.output, sim.BufferKind.inout):
-                write_back.append((flat, device, buf["dtype"]))
+                write_back.append((tensor, device, buf["dtype"]))
         stats = simulator.run(False)
-        for flat, device, dtype in write_back:
-            host = torch.from_numpy(np.asarray(sim.from_device(device, dtype, arch)))
-            flat.copy_(host.reshape(flat.shape).to(flat.dtype))
+        for tensor, device, dtype in write_back:
+            # Through the tensor's own view: the flat extent also spans
+            # elements of other views of the storage (the other inputs of a
+            # concatenation) that the kernel did not write.
+            host = torch.from_numpy(np.asarray(sim.from_device(device, dtype, arch))).reshape(-1)
+            tensor.copy_(host.as_strided(tensor.shape, tensor.stride()).to(tensor.dtype))
         with _lock:
             counters.kernels_run += 1
             counters.simulated_cycles += stats["cycles"]
             counters.cycles_per_kernel[self.name] += stats["cycles"]
             counters.cycles_per_graph[self.graph] += stats["cycles"]
+            counters.dlfloat16_overflows += stats["overflows"]
+        if stats["overflows"]:
+            _warn_once("overflow", f"kernel {self.name} turned {stats['overflows']} finite values "
+                       "beyond DLFloat16's range into infinities (the matrix unit rounds its "
+                       "operands to DLFloat16; f16 tensors are DLFloat16 on the card); further "
+                       "ones are counted in counters.dlfloat16_overflows, not warned about",
+                       DLFloat16OverflowWarning)
+
+
+def _extent(buf) -> int:
+    return int(np.prod(tuple(buf["shape"])))
+
+
+def _converted_alias_groups(bound) -> list[list]:
+    """Arguments that are views of one storage (the inputs of a
+    concatenation written into slices of its result, and the result) and
+    need converting: they must share one device copy, as they share memory
+    when bound without a copy."""
+    groups = collections.defaultdict(list)
+    for member in bound:
+        _, buf, tensor = member
+        if _extent(buf) and not _same_type(tensor.dtype, buf["dtype"]):
+            groups[tensor.untyped_storage().data_ptr()].append(member)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def _bind_aliases(simulator, group, arch, write_back) -> None:
+    """Binds views of one storage to slices of one converted device array
+    covering all of them; outputs are written back through their own views."""
+    lo = min(t.storage_offset() for _, _, t in group)
+    hi = max(t.storage_offset() + _extent(buf) for _, buf, t in group)
+    tensor0, dtype = group[0][2], group[0][1]["dtype"]
+    if any(buf["dtype"] != dtype for _, buf, _ in group):
+        raise RuntimeError("views of one tensor with different device types")
+    span = tensor0.as_strided((hi - lo,), (1,), lo)
+    if all(buf["kind"] == sim.BufferKind.output for _, buf, _ in group):
+        device = np.zeros(hi - lo, sim._DEVICE_NUMPY[dtype])
+    else:
+        device, _ = _to_device(span, dtype, arch)
+    for index, buf, tensor in group:
+        at = tensor.storage_offset() - lo
+        part = device[at:at + _extent(buf)]
+        simulator.bind(index, part.reshape(tuple(buf["shape"])))
+        if buf["kind"] in (sim.BufferKind.output, sim.BufferKind.inout):
+            write_back.append((tensor, part, dtype))
 
 
 def dump_dir() -> str | None:
