@@ -13,7 +13,7 @@ config.name = "spyre-mlir"
 # PyPI's lit runs RUN lines with its internal shell only.
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
-config.excludes = ["lit.cfg.py", "python"]
+config.excludes = ["lit.cfg.py", "python", "fuzz"]  # fuzz: regression inputs, replayed by pytest
 config.test_source_root = os.path.dirname(__file__)
 
 

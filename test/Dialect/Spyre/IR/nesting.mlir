@@ -15,3 +15,7 @@
 spyre.kernel @k(%a: !spyre.buffer<4xf32>) attributes {note = "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["} {
   spyre.return
 }
+
+// MLIR 22's parser aborts on dense arrays of index (found by scripts/fuzz.py).
+// RUN: echo "module attributes {a.b = array<index: 2, 8>} {}" | not spyre-opt 2>&1 | FileCheck %s --check-prefix=INDEX
+// INDEX: error: line 1, column {{[0-9]+}}: dense arrays of index (array<index: ...>) are not supported; use i64
