@@ -52,6 +52,7 @@ py::dict countersDict(const Counters &c) {
   d["lx_write_bytes"] = c.lxWriteBytes;
   d["macs"] = c.macs;
   d["vector_ops"] = c.vectorOps;
+  d["overflows"] = c.dlfloat16Overflows;
   return d;
 }
 
@@ -304,6 +305,11 @@ PYBIND11_MODULE(_simulator, m) {
           kernels[py::int_(id)] = d;
         }
         out["kernels"] = kernels;
+        // Finite values that DLFloat16 rounding turned into infinities, all cores.
+        int64_t overflows = 0;
+        for (const Counters &c : stats.cores)
+          overflows += c.dlfloat16Overflows;
+        out["overflows"] = overflows;
         if (trace)
           out["trace"] = stats.traceJson;
         return out;

@@ -59,16 +59,28 @@ public:
 
   float toFloat(uint16_t bits) const { return table[bits]; }
 
-  /// Encodes `n` values to `out` (2 bytes each, any alignment). The
-  /// parameters are copied to locals so that the compiler keeps them in
-  /// registers and can vectorise, instead of reloading them after every
-  /// store through the byte pointer.
-  void fromFloat(const float *values, uint8_t *out, int64_t n) const {
+  /// Whether encoding the finite or infinite `value` as `bits` overflowed:
+  /// a finite value beyond the format's range became an infinity.
+  bool overflowed(float value, uint16_t bits) const {
+    uint32_t u;
+    std::memcpy(&u, &value, sizeof u);
+    return ((bits & 0x7fffu) == (expMax << fracBits)) & ((u & 0x7f800000u) != 0x7f800000u);
+  }
+
+  /// Encodes `n` values to `out` (2 bytes each, any alignment) and returns
+  /// how many overflowed. The parameters are copied to locals so that the
+  /// compiler keeps them in registers and can vectorise, instead of
+  /// reloading them after every store through the byte pointer; the count
+  /// is branch-free for the same reason.
+  int64_t fromFloat(const float *values, uint8_t *out, int64_t n) const {
     const DLFloat16 local(*this, /*withoutTable=*/true);
+    int64_t overflows = 0;
     for (int64_t i = 0; i < n; ++i) {
       uint16_t bits = local.fromFloat(values[i]);
       std::memcpy(out + 2 * i, &bits, 2);
+      overflows += local.overflowed(values[i], bits);
     }
+    return overflows;
   }
 
   /// Decodes `n` values stored at `bits`; branch-free so that the compiler vectorises it,

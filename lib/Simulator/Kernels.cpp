@@ -76,9 +76,20 @@ void storeI(uint8_t *p, DType t, int64_t v) {
   }
 }
 
+/// Overflows to DLFloat16 infinities of the instruction running on this
+/// thread (execute() resets and returns it); a thread-local keeps the store
+/// helpers' signatures, and is touched only when a value overflows.
+thread_local int64_t tlsOverflows = 0;
+
 void storeF(uint8_t *p, DType t, float v, const DLFloat16 &dl) {
   switch (t) {
-  case DType::dl16: { uint16_t w = dl.fromFloat(v); std::memcpy(p, &w, 2); return; }
+  case DType::dl16: {
+    uint16_t w = dl.fromFloat(v);
+    std::memcpy(p, &w, 2);
+    if (dl.overflowed(v, w)) [[unlikely]]
+      ++tlsOverflows;
+    return;
+  }
   case DType::f32: std::memcpy(p, &v, 4); return;
   case DType::u8: *p = v != 0.0f ? 1 : 0; return; // booleans
   case DType::i32: storeI(p, t, toInt(v, INT32_MIN, INT32_MAX)); return;
@@ -395,8 +406,8 @@ void decodeRow(const DLFloat16 &dl, const uint8_t *row, float *dst, int64_t n) {
 }
 
 __attribute__((target_clones("avx2", "default")))
-void encodeRow(const DLFloat16 &dl, const float *values, uint8_t *row, int64_t n) {
-  dl.fromFloat(values, row, n);
+int64_t encodeRow(const DLFloat16 &dl, const float *values, uint8_t *row, int64_t n) {
+  return dl.fromFloat(values, row, n);
 }
 
 /// Loads a stored rows x cols matrix (row stride in bytes, elements
@@ -418,11 +429,15 @@ void loadMatrix(const Operand &o, uint32_t core, Memory &mem, const DLFloat16 &d
     if (type == DType::dl16) {
       decodeRow(dl, row, dst, cols);
     } else { // f32 inputs are rounded to DLFloat16 on their way to the array
+      int64_t overflows = 0;
       for (int64_t c = 0; c < cols; ++c) {
         float v;
         std::memcpy(&v, row + 4 * c, 4);
-        dst[c] = dl.round(v);
+        uint16_t bits = dl.fromFloat(v);
+        dst[c] = dl.toFloat(bits);
+        overflows += dl.overflowed(v, bits);
       }
+      tlsOverflows += overflows;
     }
   }
 }
@@ -467,7 +482,7 @@ void execMatmul(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl
       std::memcpy(row, result + i * n, n * 4);
       continue;
     }
-    encodeRow(dl, result + i * n, row, n);
+    tlsOverflows += encodeRow(dl, result + i * n, row, n);
   }
 }
 
@@ -535,23 +550,25 @@ bool isTranscendental(const Instr &in) {
   return false;
 }
 
-void execute(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
+int64_t execute(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl) {
+  tlsOverflows = 0;
   try {
     switch (static_cast<Opcode>(in.opcode)) {
-    case Opcode::dma: execCopy(in, core, core, mem); return;
-    case Opcode::ring: execCopy(in, core, in.ops[0].core, mem); return;
-    case Opcode::gather: execGather(in, core, mem); return;
-    case Opcode::matmul: execMatmul(in, core, mem, dl); return;
-    case Opcode::unary: execUnary(in, core, mem, dl); return;
-    case Opcode::binary: execBinary(in, core, mem, dl); return;
-    case Opcode::select: execSelect(in, core, mem, dl); return;
-    case Opcode::fill: execFill(in, core, mem, dl); return;
-    case Opcode::reduce: execReduce(in, core, mem, dl); return;
+    case Opcode::dma: execCopy(in, core, core, mem); break;
+    case Opcode::ring: execCopy(in, core, in.ops[0].core, mem); break;
+    case Opcode::gather: execGather(in, core, mem); break;
+    case Opcode::matmul: execMatmul(in, core, mem, dl); break;
+    case Opcode::unary: execUnary(in, core, mem, dl); break;
+    case Opcode::binary: execBinary(in, core, mem, dl); break;
+    case Opcode::select: execSelect(in, core, mem, dl); break;
+    case Opcode::fill: execFill(in, core, mem, dl); break;
+    case Opcode::reduce: execReduce(in, core, mem, dl); break;
     default: throw Error("not an engine instruction");
     }
   } catch (const std::out_of_range &) {
     throw Error("operand refers to a missing buffer or core");
   }
+  return tlsOverflows;
 }
 
 } // namespace spyre

@@ -29,7 +29,9 @@ struct Memory {
 
 /// Runs one engine instruction whose operand offsets already include the
 /// loop increments. Throws Error; the caller adds where it happened.
-void execute(const isa::Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl);
+/// Returns how many finite values became infinities when rounded to
+/// DLFloat16 (stored, or fed to the matrix unit).
+int64_t execute(const isa::Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl);
 
 /// Whether a vector instruction runs at the transcendental rate.
 bool isTranscendental(const isa::Instr &in);

@@ -38,6 +38,7 @@ void Counters::add(const Counters &o) {
   lxWriteBytes += o.lxWriteBytes;
   macs += o.macs;
   vectorOps += o.vectorOps;
+  dlfloat16Overflows += o.dlfloat16Overflows;
 }
 
 namespace {
@@ -413,12 +414,13 @@ struct Simulator::Impl {
     for (auto [id, engine] : done)
       (static_cast<Engine>(engine) == Engine::dma ? movement : compute).push_back({id, engine});
     std::vector<std::string> errors(compute.size());
+    std::vector<int64_t> overflows(compute.size(), 0);
 #pragma omp parallel for schedule(dynamic) if (compute.size() > 1)
     for (size_t i = 0; i < compute.size(); ++i) {
       auto [id, engine] = compute[i];
       const Issued &cur = cores[id].engines[engine].cur;
       try {
-        execute(cur.in, id, mem, dl);
+        overflows[i] = execute(cur.in, id, mem, dl);
       } catch (const std::exception &e) {
         errors[i] = where(id, cur.pc) + e.what();
       }
@@ -426,16 +428,26 @@ struct Simulator::Impl {
     for (const std::string &error : errors)
       if (!error.empty())
         throw Error(error); // the first in (core, engine) order: deterministic
+    for (size_t i = 0; i < compute.size(); ++i)
+      if (overflows[i])
+        countOverflows(compute[i].first, cores[compute[i].first].engines[compute[i].second].cur,
+                       overflows[i]);
     for (auto [id, engine] : movement) {
       const Issued &cur = cores[id].engines[engine].cur;
       try {
-        execute(cur.in, id, mem, dl);
+        execute(cur.in, id, mem, dl); // copies: nothing is rounded
       } catch (const Error &e) {
         throw Error(where(id, cur.pc) + e.what());
       }
     }
     for (auto [id, engine] : done)
       finish(id, engine);
+  }
+
+  void countOverflows(uint32_t id, const Issued &cur, int64_t n) {
+    stats.cores[id].dlfloat16Overflows += n;
+    if (cur.kernel >= 0)
+      stats.kernels[cur.kernel].dlfloat16Overflows += n;
   }
 
   void finish(uint32_t id, int engine) {

@@ -33,6 +33,8 @@ struct Counters {
   int64_t deviceReadBytes = 0, deviceWriteBytes = 0; ///< whole sticks moved
   int64_t ringBytes = 0, lxReadBytes = 0, lxWriteBytes = 0;
   int64_t macs = 0, vectorOps = 0;
+  /// Finite values that became infinities when rounded to DLFloat16.
+  int64_t dlfloat16Overflows = 0;
   void add(const Counters &other);
 };
 

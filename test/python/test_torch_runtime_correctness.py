@@ -57,3 +57,44 @@ def test_unchanged_parameters_are_not_converted_again():
             compiled(x)
             converted.append(counters.converted_bytes)
     assert converted[0] - converted[1] >= linear.weight.numel() * 2
+
+
+@pytest.fixture
+def _fresh_overflow_warning(monkeypatch):
+    monkeypatch.setattr(runtime, "_warned", set())
+    counters.reset()
+
+
+def test_bf16_values_beyond_dlfloat16_range(_fresh_overflow_warning):
+    # bf16 has f32's exponent range; DLFloat16's largest value is about 4.3e9.
+    x = torch.full((4, 8), 1e10, dtype=torch.bfloat16)
+    x[0, 0] = -3e20
+    torch._dynamo.reset()
+    out = torch.compile(lambda x: x * 2, backend="spyre")(x)
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out, x * 2, rtol=0, atol=0)
+    assert counters.dlfloat16_overflows == 0
+
+
+def test_f32_matmul_operands_beyond_dlfloat16_range_are_counted(_fresh_overflow_warning):
+    a = torch.full((8, 16), 1e10)
+    b = torch.ones(16, 4)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a, b: a @ b, backend="spyre")
+    with pytest.warns(runtime.DLFloat16OverflowWarning, match="counters.dlfloat16_overflows"):
+        out = compiled(a, b)
+    assert torch.isinf(out).all()  # the matrix unit sees DLFloat16 operands
+    first = counters.dlfloat16_overflows
+    assert first >= a.numel()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", runtime.DLFloat16OverflowWarning)  # once per process
+        compiled(a, b)
+    assert counters.dlfloat16_overflows == 2 * first
+
+
+def test_values_within_range_are_not_counted(_fresh_overflow_warning):
+    a, b = torch.randn(8, 16) * 1e4, torch.randn(16, 4)
+    torch._dynamo.reset()
+    out = torch.compile(lambda a, b: torch.softmax(a @ b, -1) * 1e9, backend="spyre")(a, b)
+    assert torch.isfinite(out).all() and counters.dlfloat16_overflows == 0

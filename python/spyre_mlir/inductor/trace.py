@@ -194,8 +194,11 @@ def linear(expr: sympy.Expr, variables: list[sympy.Symbol]) -> tuple[int, list[i
     return base, coeffs
 
 
+# bf16 is f32 on the card: bf16 has f32's exponent range, which DLFloat16
+# lacks (largest value ~4.3e9), and Inductor's CPU code computes bf16 in f32
+# too; the runtime rounds results to bf16 on the way out.
 TORCH_TO_MLIR = {
-    torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
+    torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "f32",
     torch.int64: "i32", torch.int32: "i32", torch.int8: "i8", torch.bool: "i1",
 }
 
