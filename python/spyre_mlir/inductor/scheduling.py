@@ -98,6 +98,7 @@ class SpyreScheduling(BaseScheduling):
             # The symbol is fixed so that identical kernels of any graph share
             # one entry of the binary cache.
             trace = trace_node(node)
+            _resolve_storage(trace)
             kernel = export("kernel", trace, _buffer_info)
         except Unsupported as e:
             self._flush_group()
@@ -175,6 +176,30 @@ class SpyreScheduling(BaseScheduling):
         raise Unsupported("templates")
 
 
+def _storage(name: str) -> tuple[str, int]:
+    """The buffer whose memory `name` is, and the element offset of `name`
+    in it. A mutation names the buffer it mutates (an in-place op on a graph
+    input stores into the input), and a view (the inputs of a concatenation
+    are written into slices of its result) names its base: kernel arguments
+    then never alias, as the C++ pipeline assumes when it fuses and orders
+    accesses, and 16-bit views are converted together with their base."""
+    offset = 0
+    while True:
+        name = V.graph.scheduler.mutation_real_name.get(name, name)
+        layout = V.graph.get_buffer(name).get_layout()
+        if not isinstance(layout, ir.NonOwningLayout):
+            return name, offset
+        offset += int(V.graph.sizevars.simplify(layout.view.get_layout().offset))
+        name = layout.view.data.get_name()
+
+
+def _resolve_storage(trace) -> None:
+    for instr in trace.instrs:
+        if instr.op in ("load", "store", "store_reduction"):
+            name, offset = _storage(instr.args[0])
+            instr.args = (name, instr.args[1] + offset, *instr.args[2:])
+
+
 def _temporaries(nodes) -> set[str]:
     """Buffers the nodes write and only they read: not graph outputs, not
     mutated or aliased, every user among the nodes."""
@@ -185,7 +210,8 @@ def _temporaries(nodes) -> set[str]:
         for buf in node.get_outputs():
             name = buf.get_name()
             if name in outputs or buf.node.get_mutation_names() or \
-                    buf.node.get_inputs_that_alias_output():
+                    buf.node.get_inputs_that_alias_output() or \
+                    _storage(name) != (name, 0):
                 continue
             users = [u.node for u in buf.users]
             if users and all(getattr(u, "get_name", lambda: None)() in names for u in users):
