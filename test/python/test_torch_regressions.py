@@ -102,3 +102,26 @@ def test_batch_norm_training_updates_running_stats():
     torch.testing.assert_close(model.running_mean, reference.running_mean)
     torch.testing.assert_close(model.running_var, reference.running_var)
     assert int(model.num_batches_tracked) == int(reference.num_batches_tracked) == 1
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_products_with_an_empty_inner_dimension(dtype):
+    """A sum of no products is zero (the lowering asserted on K = 0)."""
+    a, b = torch.randn(4, 0).to(dtype), torch.randn(0, 5).to(dtype)
+    compiled = compiled_once(lambda a, b: a @ b + 1, a, b)
+    assert compiled.dtype == dtype
+    torch.testing.assert_close(compiled, torch.ones(4, 5, dtype=dtype))
+    a3 = torch.randn(5, 5, 0).to(dtype)
+    compiled = compiled_once(torch.matmul, a3, b)
+    torch.testing.assert_close(compiled, torch.zeros(5, 5, 5, dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("transposed", [False, True])
+def test_batched_products_of_opinfo_shapes(transposed, dtype):
+    a, b, c = rand(5, 5, 10, dtype=dtype), rand(5, 10, 5, dtype=dtype), rand(5, 5, 5, dtype=dtype)
+    if transposed:
+        a, b = rand(5, 10, 5, dtype=dtype).transpose(1, 2), rand(5, 5, 10, dtype=dtype).mT
+    check(torch.bmm, a, b, dtype=dtype, depth=10)
+    check(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=2), c, a, b, dtype=dtype,
+          depth=10)

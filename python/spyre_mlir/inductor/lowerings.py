@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch._inductor import ir
 from torch._inductor.lowering import lowerings
-from torch._inductor.virtualized import ops
+from torch._inductor.virtualized import V, ops
 
 from .state import active as _compiling_for_spyre
 
@@ -50,10 +50,13 @@ def _matrix(x):
 
 
 def _product(a, b, batched: bool):
-    a, b = _matrix(a), _matrix(b)
-    a_load, b_load = a.make_loader(), b.make_loader()
     *lead, m, k = a.get_size()
     n = b.get_size()[-1]
+    if V.graph.sizevars.statically_known_equals(k, 0):  # a sum of no products
+        return lowerings[aten.full.default]([*lead, m, n], 0, dtype=a.get_dtype(),
+                                            device=a.get_device())
+    a, b = _matrix(a), _matrix(b)
+    a_load, b_load = a.make_loader(), b.make_loader()
 
     def inner_fn(index, reduction_index):
         (r,) = reduction_index
@@ -166,6 +169,17 @@ def _realized(original):
     return lower
 
 
+def _dense_indices(original):
+    """Embedding, realized, with its indices a dense buffer (copied if they
+    are, say, broadcast over the batch): the card's gather reads one index
+    per row it gathers."""
+    lower = _realized(original)
+
+    def embedding(weight, indices, *args, **kwargs):
+        return lower(weight, ir.ExternKernel.require_contiguous(indices), *args, **kwargs)
+    return embedding
+
+
 OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm,
         aten.convolution: convolution, aten.constant_pad_nd: constant_pad_nd}
 REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota, aten.arange]
@@ -200,5 +214,5 @@ def install() -> None:
             _dispatch(key, lambda original, ours=ours: ours)
     for packet in REALIZED:
         for key in [packet, *(getattr(packet, o) for o in packet.overloads())]:
-            _dispatch(key, _realized)
+            _dispatch(key, _dense_indices if packet is aten.embedding else _realized)
     _installed = True
