@@ -31,54 +31,27 @@ public:
   }
 
   uint16_t fromFloat(float value) const {
-    uint32_t u;
-    std::memcpy(&u, &value, sizeof u);
-    uint32_t sign = (u >> 16) & 0x8000u;
-    uint32_t e8 = (u >> 23) & 0xffu;
-    uint32_t m23 = u & 0x7fffffu;
-    if (e8 == 0xffu) // inf or NaN
-      return sign | (expMax << fracBits) | (m23 ? 1u << (fracBits - 1) : 0u);
-    if (e8 == 0) // zero or f32 subnormal: far below our smallest normal
-      return sign;
-    uint32_t m = m23 >> shift;
-    uint32_t rem = m23 & ((1u << shift) - 1);
-    uint32_t half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (m & 1u))) {
-      if (++m == (1u << fracBits)) {
-        m = 0;
-        ++e8;
-      }
-    }
-    int32_t e = static_cast<int32_t>(e8) - 127 + bias;
-    if (e >= static_cast<int32_t>(expMax))
-      return sign | (expMax << fracBits);
-    if (e <= 0)
-      return sign;
-    return sign | (static_cast<uint32_t>(e) << fracBits) | m;
+    int64_t unused = 0;
+    return encode<false>(value, unused);
+  }
+
+  /// Also counts in `overflows` a finite value that became an infinity.
+  uint16_t fromFloat(float value, int64_t &overflows) const {
+    return encode<true>(value, overflows);
   }
 
   float toFloat(uint16_t bits) const { return table[bits]; }
 
-  /// Whether encoding the finite or infinite `value` as `bits` overflowed:
-  /// a finite value beyond the format's range became an infinity.
-  bool overflowed(float value, uint16_t bits) const {
-    uint32_t u;
-    std::memcpy(&u, &value, sizeof u);
-    return ((bits & 0x7fffu) == (expMax << fracBits)) & ((u & 0x7f800000u) != 0x7f800000u);
-  }
-
   /// Encodes `n` values to `out` (2 bytes each, any alignment) and returns
-  /// how many overflowed. The parameters are copied to locals so that the
-  /// compiler keeps them in registers and can vectorise, instead of
-  /// reloading them after every store through the byte pointer; the count
-  /// is branch-free for the same reason.
+  /// how many finite values became infinities. The parameters are copied
+  /// to locals so that the compiler keeps them in registers, instead of
+  /// reloading them after every store through the byte pointer.
   int64_t fromFloat(const float *values, uint8_t *out, int64_t n) const {
     const DLFloat16 local(*this, /*withoutTable=*/true);
     int64_t overflows = 0;
     for (int64_t i = 0; i < n; ++i) {
-      uint16_t bits = local.fromFloat(values[i]);
+      uint16_t bits = local.fromFloat(values[i], overflows);
       std::memcpy(out + 2 * i, &bits, 2);
-      overflows += local.overflowed(values[i], bits);
     }
     return overflows;
   }
@@ -106,6 +79,38 @@ public:
   float round(float value) const { return toFloat(fromFloat(value)); }
 
 private:
+  /// Counting is compiled out of the plain conversion.
+  template <bool Count>
+  uint16_t encode(float value, int64_t &overflows) const {
+    uint32_t u;
+    std::memcpy(&u, &value, sizeof u);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t e8 = (u >> 23) & 0xffu;
+    uint32_t m23 = u & 0x7fffffu;
+    if (e8 == 0xffu) // inf or NaN
+      return sign | (expMax << fracBits) | (m23 ? 1u << (fracBits - 1) : 0u);
+    if (e8 == 0) // zero or f32 subnormal: far below our smallest normal
+      return sign;
+    uint32_t m = m23 >> shift;
+    uint32_t rem = m23 & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (m & 1u))) {
+      if (++m == (1u << fracBits)) {
+        m = 0;
+        ++e8;
+      }
+    }
+    int32_t e = static_cast<int32_t>(e8) - 127 + bias;
+    if (e >= static_cast<int32_t>(expMax)) { // a finite value beyond the range
+      if constexpr (Count)
+        ++overflows;
+      return sign | (expMax << fracBits);
+    }
+    if (e <= 0)
+      return sign;
+    return sign | (static_cast<uint32_t>(e) << fracBits) | m;
+  }
+
   DLFloat16(const DLFloat16 &other, bool /*withoutTable*/)
       : fracBits(other.fracBits), expMax(other.expMax), bias(other.bias), shift(other.shift) {}
 

@@ -84,10 +84,11 @@ thread_local int64_t tlsOverflows = 0;
 void storeF(uint8_t *p, DType t, float v, const DLFloat16 &dl) {
   switch (t) {
   case DType::dl16: {
-    uint16_t w = dl.fromFloat(v);
+    int64_t overflow = 0; // the thread-local is touched only when it did
+    uint16_t w = dl.fromFloat(v, overflow);
     std::memcpy(p, &w, 2);
-    if (dl.overflowed(v, w)) [[unlikely]]
-      ++tlsOverflows;
+    if (overflow) [[unlikely]]
+      tlsOverflows += overflow;
     return;
   }
   case DType::f32: std::memcpy(p, &v, 4); return;
@@ -433,9 +434,7 @@ void loadMatrix(const Operand &o, uint32_t core, Memory &mem, const DLFloat16 &d
       for (int64_t c = 0; c < cols; ++c) {
         float v;
         std::memcpy(&v, row + 4 * c, 4);
-        uint16_t bits = dl.fromFloat(v);
-        dst[c] = dl.toFloat(bits);
-        overflows += dl.overflowed(v, bits);
+        dst[c] = dl.toFloat(dl.fromFloat(v, overflows));
       }
       tlsOverflows += overflows;
     }
