@@ -5,7 +5,10 @@ did before (decline, or the original decomposition)."""
 
 from __future__ import annotations
 
+import math
+
 import torch
+import torch.nn.functional as F
 
 from . import state
 
@@ -45,11 +48,243 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
     return torch.where(onehot, -grad, torch.zeros((), dtype=self.dtype))
 
 
+
+# --------------------------------------------------------------------------
+# Attention as matrix products and a softmax. On the CPU, Inductor's graphs
+# reach scaled_dot_product_attention as the CPU flash-attention kernel (and,
+# in training, its backward): both would be extern calls. Computations are in
+# f32, as the CPU kernel accumulates.
+
+
+def _grouped(x, kv_heads):
+    """x (B, H, L, E) as (B, kv_heads, H // kv_heads * L, E): the query heads
+    that share a key/value head (grouped-query attention) as one matrix, so
+    that products with that head need no repeated copy of it."""
+    b, h, length, e = x.shape
+    return x.reshape(b, kv_heads, h // kv_heads * length, e)
+
+
+def _scores(query, key, attn_mask, is_causal, scale):
+    """Scaled query-key products (B, H, L, S) in f32, -inf where masked."""
+    kv_heads = key.shape[1]
+    scores = torch.matmul(_grouped(query.float(), kv_heads), key.float().transpose(-2, -1))
+    scores = scores.reshape(*query.shape[:-1], key.shape[-2]) * scale
+    if is_causal:  # aligned at the top left, as eager's
+        rows = torch.arange(query.shape[-2], device=query.device).unsqueeze(1)
+        keep = rows >= torch.arange(key.shape[-2], device=query.device)
+        scores = torch.where(keep, scores, -math.inf)
+    if attn_mask is not None:
+        if attn_mask.dtype == torch.bool:
+            scores = torch.where(attn_mask, scores, -math.inf)
+        else:
+            scores = scores + attn_mask.float()
+    return scores
+
+
+def _softmax(scores):
+    """Softmax over the last dimension and its log-sum-exp. A row with every
+    position masked gets zeros, as from eager attention, not NaN."""
+    top = scores.amax(-1, keepdim=True)
+    top = torch.where(top == -math.inf, 0.0, top)
+    exp = torch.exp(scores - top)
+    total = exp.sum(-1, keepdim=True)
+    probs = exp / torch.where(total == 0, 1.0, total)
+    return probs, (torch.log(total) + top).squeeze(-1)
+
+
+def _laid_out_as(x, like):
+    """x with the memory order of `like`, as the CPU kernel returns its result
+    (callers may view the result in ways only that order allows)."""
+    order = sorted(range(like.dim()), key=lambda d: -like.stride(d))
+    inverse = sorted(range(like.dim()), key=lambda d: order[d])
+    return x.permute(order).contiguous().permute(inverse)
+
+
+def _scale(query, scale):
+    return 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+
+
+def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None,
+                    scale=None):
+    scale = _scale(query, scale)
+    probs, logsumexp = _softmax(_scores(query, key, attn_mask, is_causal, scale))
+    out = torch.matmul(_grouped(probs, key.shape[1]), value.float())
+    out = out.reshape(*query.shape[:-1], value.shape[-1]).to(query.dtype)
+    return _laid_out_as(out, query), logsumexp
+
+
+def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
+                             *, attn_mask=None, scale=None):
+    # The probabilities are recomputed from the scores rather than from
+    # `logsumexp`, which is -inf in fully masked rows.
+    scale = _scale(query, scale)
+    probs, _ = _softmax(_scores(query, key, attn_mask, is_causal, scale))
+    kv_heads = key.shape[1]
+    grad_out = grad_out.float()
+    grad_grouped = _grouped(grad_out, kv_heads)
+    # Products over grouped query heads sum the gradients of a shared head.
+    grad_value = torch.matmul(_grouped(probs, kv_heads).transpose(-2, -1), grad_grouped)
+    grad_probs = torch.matmul(grad_grouped, value.float().transpose(-2, -1)).reshape(probs.shape)
+    # Softmax backward: sum_j P_ij dP_ij is sum_e dO_ie O_ie.
+    row = (grad_out * out.float()).sum(-1, keepdim=True)
+    grad_scores = _grouped(probs * (grad_probs - row) * scale, kv_heads)
+    grad_query = torch.matmul(grad_scores, key.float()).reshape(query.shape)
+    grad_key = torch.matmul(grad_scores.transpose(-2, -1), _grouped(query.float(), kv_heads))
+    return grad_query.to(query.dtype), grad_key.to(key.dtype), grad_value.to(value.dtype)
+
+
+def _keep(mask, mask_type, batch):
+    """The positions a fast-path mask lets attend, broadcastable to (B, H, L, S):
+    nonzero entries are masked out whatever the dtype, as in eager; mask type 1
+    is a key padding mask (B, S)."""
+    keep = mask == 0
+    return keep.reshape(batch, 1, 1, -1) if mask_type == 1 else keep
+
+
+def native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias,
+                                proj_weight, proj_bias, mask=None, need_weights=True,
+                                average_attn_weights=True, mask_type=None):
+    """nn.MultiheadAttention's fast path (eval, batch first) as its slow path
+    computes it: projections, attention, output projection."""
+    batch, length, _ = query.shape
+    q_w, k_w, v_w = qkv_weight.chunk(3)
+    q_b, k_b, v_b = qkv_bias.chunk(3)
+
+    def heads(x, w, b):
+        return F.linear(x, w, b).reshape(batch, -1, num_head, embed_dim // num_head).transpose(1, 2)
+
+    q, k, v = heads(query, q_w, q_b), heads(key, k_w, k_b), heads(value, v_w, v_b)
+    keep = None if mask is None else _keep(mask, mask_type, batch)
+    probs, _ = _softmax(_scores(q, k, keep, False, _scale(q, None)))
+    context = torch.matmul(probs, v.float()).to(query.dtype)
+    out = F.linear(context.transpose(1, 2).reshape(batch, length, embed_dim), proj_weight,
+                   proj_bias)
+    if not need_weights:
+        return out, query.new_empty(0)  # as the fake implementation the graph was traced with
+    weights = probs.to(query.dtype)
+    return out, weights.mean(1) if average_attn_weights else weights
+
+
+def transformer_encoder_layer(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight,
+                              proj_bias, use_gelu, norm_first, eps, norm_weight_1, norm_bias_1,
+                              norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2,
+                              ffn_bias_2, mask=None, mask_type=None):
+    """nn.TransformerEncoderLayer's fast path (eval): as its forward() computes
+    it outside the fast path."""
+    def norm1(x):
+        return F.layer_norm(x, (embed_dim,), norm_weight_1, norm_bias_1, eps)
+
+    def norm2(x):
+        return F.layer_norm(x, (embed_dim,), norm_weight_2, norm_bias_2, eps)
+
+    def attention(x):
+        return native_multi_head_attention(x, x, x, embed_dim, num_heads, qkv_weight, qkv_bias,
+                                           proj_weight, proj_bias, mask, False, True,
+                                           mask_type)[0]
+
+    def feed_forward(x):
+        hidden = F.linear(x, ffn_weight_1, ffn_bias_1)
+        hidden = F.gelu(hidden) if use_gelu else F.relu(hidden)
+        return F.linear(hidden, ffn_weight_2, ffn_bias_2)
+
+    if norm_first:
+        x = src + attention(norm1(src))
+        return x + feed_forward(norm2(x))
+    x = norm1(src + attention(src))
+    return norm2(x + feed_forward(x))
+
+
+# --------------------------------------------------------------------------
+# Gathers of single elements (torch.gather, advanced indexing other than a
+# row lookup) as comparisons of each index with every position it may pick,
+# summed: the card gathers whole rows only. They cost a comparison per
+# position, so they are bounded.
+
+#: Beyond this many comparisons the simulated time is better spent on the CPU.
+MAX_PICK_COMPARISONS = 1 << 24
+
+
+def _pick_last(values, index):
+    """values[..., index] along the last dimension of `values`, broadcasting
+    the other dimensions of both."""
+    positions = torch.arange(values.shape[-1], device=values.device)
+    onehot = index.unsqueeze(-1) == positions
+    if values.dtype == torch.bool:
+        return (onehot & values).any(-1)
+    zero = torch.zeros((), dtype=values.dtype, device=values.device)
+    return torch.where(onehot, values, zero).sum(-1, dtype=values.dtype)
+
+
+def gather(self, dim, index, sparse_grad=False):
+    dim = dim % self.dim()
+    # The other dimensions of the result are those of the index.
+    source = self
+    for d in range(self.dim()):
+        if d != dim and index.shape[d] != self.shape[d]:
+            source = source.narrow(d, 0, index.shape[d])
+    picked = _pick_last(source.movedim(dim, -1).unsqueeze(-2), index.movedim(dim, -1))
+    return picked.movedim(-1, dim)
+
+
+def _gather_applies(self, dim, index, sparse_grad=False):
+    return self.dim() > 0 and index.numel() * self.shape[dim] <= MAX_PICK_COMPARISONS
+
+
+def index(self, indices):
+    """self[indices] for adjacent integer index tensors (None for the
+    dimensions taken whole), as one flat index into those dimensions."""
+    first = next(d for d, i in enumerate(indices) if i is not None)
+    tensors = [i for i in indices if i is not None]
+    indexed = self.shape[first:first + len(tensors)]
+    flat = None
+    for i, size in zip(tensors, indexed):
+        i = torch.where(i < 0, i + size, i)
+        flat = i if flat is None else flat * size + i
+    before, after = self.shape[:first], self.shape[first + len(tensors):]
+    # values: before + [1] * flat.dim() + after + [positions]
+    values = self.reshape(*before, -1, *after).movedim(first, -1)
+    values = values.reshape(*before, *([1] * flat.dim()), *after, values.shape[-1])
+    flat = flat.reshape(*([1] * len(before)), *flat.shape, *([1] * len(after)))
+    return _pick_last(values, flat)
+
+
+def _index_applies(self, indices):
+    """Adjacent integer index tensors, but not a lookup of whole rows (one
+    index tensor on the first dimension), which the card's gather does."""
+    positions = [d for d, i in enumerate(indices) if i is not None]
+    tensors = [i for i in indices if i is not None]
+    if not tensors or positions != list(range(positions[0], positions[0] + len(tensors))) \
+            or any(i.dtype not in (torch.int64, torch.int32) for i in tensors):
+        return False
+    if positions == [0] and self.dim() >= 2:
+        return False
+    shape = torch.broadcast_shapes(*(i.shape for i in tensors))
+    picks = math.prod(shape) * math.prod(self.shape[positions[0] + len(tensors):])
+    return picks * math.prod(self.shape[d] for d in positions) <= MAX_PICK_COMPARISONS
+
+
+def embedding_dense_backward(grad_output, indices, num_weights, padding_idx,
+                             scale_grad_by_freq):
+    """The gradient of an embedding table as a matrix product, one-hot rows
+    of the indices times the gradients of the rows looked up: the card has no
+    scatter-add."""
+    flat = indices.reshape(-1)
+    rows = torch.arange(num_weights, device=flat.device).unsqueeze(1)
+    onehot = (flat == rows) & (flat != padding_idx)  # (num_weights, lookups)
+    grad = grad_output.reshape(flat.shape[0], -1).float()
+    out = torch.mm(onehot.float(), grad).to(grad_output.dtype)
+    return out.reshape(num_weights, *grad_output.shape[indices.dim():])
+
+
+def _embedding_backward_applies(grad_output, indices, num_weights, padding_idx,
+                                scale_grad_by_freq):
+    return not scale_grad_by_freq and indices.numel() * num_weights <= MAX_PICK_COMPARISONS
+
+
 def install() -> None:
-    from torch._decomp import decomposition_table
     from torch._inductor import decomposition
 
-    def wrap(ours, original, applies=lambda *args: True):
+    def wrap(ours, original, applies=lambda *args, **kwargs: True):
         def decompose(*args, **kwargs):
             if _for_spyre(args) and applies(*args, **kwargs):
                 return ours(*args, **kwargs)
@@ -57,6 +292,10 @@ def install() -> None:
         return decompose
 
     flash = aten._scaled_dot_product_flash_attention_for_cpu.default
+    flash_backward = aten._scaled_dot_product_flash_attention_for_cpu_backward.default
+    # Dropout keeps the original: the CPU kernel (counted as a fallback).
+    no_dropout = lambda q, k, v, dropout_p=0.0, *rest, **kw: dropout_p == 0  # noqa: E731
+    no_dropout_backward = lambda *args, **kw: args[6] == 0  # noqa: E731
     # 2-D inputs without class weights; the rest keeps the original gather.
     plain = lambda self, target, weight, *rest: weight is None and self.dim() == 2  # noqa: E731
     plain_backward = lambda grad, self, target, weight, *rest: (  # noqa: E731
@@ -64,7 +303,23 @@ def install() -> None:
     entries = {
         # Attention as matrix products and a softmax: the CPU flash-attention
         # kernel would be an extern call.
-        flash: wrap(decomposition_table[flash], None),
+        flash: wrap(flash_attention, None, no_dropout),
+        flash_backward: wrap(flash_attention_backward, None, no_dropout_backward),
+        # The fast paths of nn.MultiheadAttention and nn.TransformerEncoderLayer
+        # (eval mode) are single CPU kernels. They are decomposed here rather
+        # than avoided: Dynamo picks the fast path while it traces the module,
+        # before any backend is involved, and turning it off process-wide would
+        # change eager runs too.
+        aten._native_multi_head_attention.default: wrap(native_multi_head_attention, None),
+        aten._transformer_encoder_layer_fwd.default: wrap(transformer_encoder_layer, None),
+        aten.gather.default: wrap(gather, decomposition.decompositions.get(aten.gather.default),
+                                  _gather_applies),
+        aten.embedding_dense_backward.default: wrap(
+            embedding_dense_backward,
+            decomposition.decompositions.get(aten.embedding_dense_backward.default),
+            _embedding_backward_applies),
+        aten.index.Tensor: wrap(index, decomposition.decompositions.get(aten.index.Tensor),
+                                _index_applies),
         aten.nll_loss_forward.default: wrap(
             nll_loss_forward, decomposition.decompositions[aten.nll_loss_forward.default], plain),
         aten.nll_loss_backward.default: wrap(

@@ -106,6 +106,7 @@ def trace_node(node) -> Trace:
         node._body(xs, rs)
     while _split_a_loop(trace):
         pass
+    _drop_bounded_mods(trace)
     if not trace.variables:  # a scalar: one loop of one point
         trace.sizes.append(1)
         trace.variables.append(sympy.Symbol("x0", integer=True, nonnegative=True))
@@ -167,6 +168,30 @@ def _split_a_loop(trace: Trace) -> bool:
                 trace.reduction_sizes[p:p + 1] = split
             return True
     return False
+
+
+def _drop_bounded_mods(trace: Trace) -> None:
+    """ModularIndexing(e, 1, m) is e where the loops keep 0 <= e < m, as they
+    may once a loop is split: (8 * lo + x) mod 32 with lo < 4 and x < 8."""
+    from torch.utils._sympy.functions import ModularIndexing
+
+    sizes = trace.sizes + trace.reduction_sizes
+
+    def bounded(t) -> bool:
+        if not isinstance(t, ModularIndexing) or t.args[1] != 1 or not t.args[2].is_Integer:
+            return False
+        try:
+            base, coeffs = linear(t.args[0], trace.variables)
+        except Unsupported:
+            return False
+        top = base + sum(c * (n - 1) for c, n in zip(coeffs, sizes))
+        return base >= 0 and min(coeffs, default=0) >= 0 and top < int(t.args[2])
+
+    for instr in trace.instrs:
+        if instr.op in _INDEXED:
+            k = _INDEXED[instr.op]
+            expr = sympy.sympify(instr.args[k]).replace(bounded, lambda t: t.args[0])
+            instr.args = instr.args[:k] + (expr,) + instr.args[k + 1:]
 
 
 def _static(size) -> int:

@@ -1,0 +1,101 @@
+"""Hugging Face transformers models (built from small configs, random
+weights, nothing downloaded) with torch.compile(backend="spyre") against
+eager: zero CPU fallbacks, results within DLFloat16 tolerance."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from spyre_mlir.inductor import counters  # noqa: E402
+from test_torch_ops import tolerance  # noqa: E402
+
+transformers = pytest.importorskip("transformers")
+
+VOCAB, HIDDEN, LAYERS, HEADS, SEQ = 256, 64, 2, 4, 16
+
+
+def gpt2(attn):
+    config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS,
+                                     n_head=HEADS, n_positions=2 * SEQ, bos_token_id=0,
+                                     eos_token_id=0, attn_implementation=attn)
+    return transformers.GPT2LMHeadModel(config)
+
+
+def bert(attn):
+    config = transformers.BertConfig(vocab_size=VOCAB, hidden_size=HIDDEN,
+                                     num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                                     intermediate_size=2 * HIDDEN,
+                                     max_position_embeddings=2 * SEQ, attn_implementation=attn)
+    return transformers.BertModel(config)
+
+
+def llama(attn):
+    # Two key/value heads for four query heads: grouped-query attention.
+    config = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=HIDDEN,
+                                      num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                                      num_key_value_heads=HEADS // 2,
+                                      intermediate_size=2 * HIDDEN,
+                                      max_position_embeddings=2 * SEQ, bos_token_id=0,
+                                      eos_token_id=0, attn_implementation=attn)
+    return transformers.LlamaForCausalLM(config)
+
+
+MODELS = {"gpt2": gpt2, "bert": bert, "llama": llama}
+
+
+def inputs(padded):
+    ids = torch.randint(0, VOCAB, (2, SEQ))
+    mask = torch.ones(2, SEQ, dtype=torch.long)
+    if padded:
+        mask[1, SEQ // 2:] = 0  # the second sequence is half padding
+    return ids, mask
+
+
+def compare(actual, expected, padded_mask=None):
+    if padded_mask is not None:  # padded positions are not compared
+        keep = padded_mask.bool()
+        actual, expected = actual[keep], expected[keep]
+    torch.testing.assert_close(actual, expected, **tolerance(torch.float16, HIDDEN))
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "eager"])
+@pytest.mark.parametrize("name", list(MODELS))
+def test_forward(name, attn):
+    torch.manual_seed(0)
+    model = MODELS[name](attn).eval()
+    ids, mask = inputs(padded=name == "bert")
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        expected = model(input_ids=ids, attention_mask=mask)[0]
+        actual = torch.compile(model, backend="spyre")(input_ids=ids, attention_mask=mask)[0]
+    assert dict(counters.fallbacks) == {}
+    assert counters.kernels_run > 0
+    compare(actual, expected, mask if name == "bert" else None)
+
+
+def test_gpt2_gradients():
+    """A language-model loss and its gradients: attention's backward too."""
+    torch.manual_seed(0)
+    model = gpt2("sdpa").eval()  # eval: no dropout
+    ids, _ = inputs(padded=False)
+
+    def gradients(fn):
+        model.zero_grad()
+        loss = fn(input_ids=ids, labels=ids).loss
+        loss.backward()
+        return loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters()}
+
+    expected_loss, expected = gradients(model)
+    torch._dynamo.reset()
+    counters.reset()
+    actual_loss, actual = gradients(torch.compile(model, backend="spyre"))
+    assert dict(counters.fallbacks) == {}
+    torch.testing.assert_close(actual_loss, expected_loss, **tolerance(torch.float16, HIDDEN))
+    for name in expected:
+        scale = expected[name].abs().max().clamp(min=1e-3)
+        torch.testing.assert_close(actual[name] / scale, expected[name] / scale,
+                                   **tolerance(torch.float16, HIDDEN), msg=name)
