@@ -1,0 +1,241 @@
+"""Attention with torch.compile(backend="spyre") against eager: the whole
+scaled_dot_product_attention signature (scale, boolean and additive masks,
+is_causal, grouped-query attention) forward and backward,
+nn.MultiheadAttention and nn.TransformerEncoderLayer (eval-mode fast path).
+Zero CPU fallbacks, results within DLFloat16 tolerance."""
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from spyre_mlir.inductor import counters
+from test_torch_ops import tolerance
+
+B, H, L, S, E = 2, 4, 16, 12, 16
+
+
+def compiled(fn, *args):
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        return torch.compile(fn, backend="spyre")(*args)
+
+
+def close(actual, expected, depth):
+    torch.testing.assert_close(actual, expected, **tolerance(torch.float16, depth))
+
+
+def masks():
+    torch.manual_seed(1)
+    keep = torch.rand(B, 1, L, S) > 0.3
+    keep[0, 0, 3] = False  # a row with every position masked: zeros, as eager
+    return {"bool": keep, "float": torch.randn(L, S), "bool_2d": torch.rand(L, S) > 0.5}
+
+
+SDPA = {
+    "plain": dict(),
+    "scale": dict(scale=0.3),
+    "causal": dict(is_causal=True),
+    "causal_scale": dict(is_causal=True, scale=0.2),
+    "bool_mask": dict(attn_mask="bool"),
+    "bool_mask_2d": dict(attn_mask="bool_2d"),
+    "float_mask_scale": dict(attn_mask="float", scale=0.5),
+    "gqa": dict(enable_gqa=True),
+    "gqa_causal": dict(enable_gqa=True, is_causal=True),
+    "gqa_bool_mask_scale": dict(enable_gqa=True, attn_mask="bool", scale=0.4),
+    "dropout_zero": dict(dropout_p=0.0),
+}
+
+
+def sdpa_inputs(kwargs, dtype=torch.float32):
+    torch.manual_seed(0)
+    kv_heads = H // 2 if kwargs.get("enable_gqa") else H
+    q = torch.randn(B, H, L, E, dtype=dtype)
+    k, v = (torch.randn(B, kv_heads, S, E, dtype=dtype) for _ in range(2))
+    kwargs = dict(kwargs)
+    if isinstance(kwargs.get("attn_mask"), str):
+        mask = masks()[kwargs["attn_mask"]]
+        kwargs["attn_mask"] = mask.to(dtype) if mask.is_floating_point() else mask
+    return q, k, v, kwargs
+
+
+@pytest.mark.parametrize("name", list(SDPA))
+def test_sdpa(name):
+    q, k, v, kwargs = sdpa_inputs(SDPA[name])
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+    actual = compiled(fn, q, k, v)
+    assert dict(counters.fallbacks) == {}
+    close(actual, fn(q, k, v), max(E, S))
+
+
+def test_sdpa_float16():
+    q, k, v, kwargs = sdpa_inputs(SDPA["gqa_causal"], torch.float16)
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+    actual = compiled(fn, q, k, v)
+    assert dict(counters.fallbacks) == {}
+    assert actual.dtype == torch.float16
+    close(actual.float(), fn(q, k, v).float(), max(E, S))
+
+
+def test_sdpa_layout_of_transposed_inputs():
+    """As transformers calls it: heads split from (B, L, H*E) by a view and a
+    transpose, the result transposed back and viewed."""
+    torch.manual_seed(0)
+    x = torch.randn(B, L, H * E)
+
+    def fn(x):
+        q = x.view(B, L, H, E).transpose(1, 2)
+        out = F.scaled_dot_product_attention(q, q * 2, q + 1, is_causal=True, scale=0.3)
+        return out.transpose(1, 2).reshape(B, L, H * E)
+
+    actual = compiled(fn, x)
+    assert dict(counters.fallbacks) == {}
+    close(actual, fn(x), E)
+
+
+@pytest.mark.parametrize("name", ["causal", "float_mask_scale", "gqa_bool_mask_scale"])
+def test_sdpa_gradients(name):
+    """The backward too: the CPU flash-attention backward must not be given
+    anything but its own forward's results."""
+    q, k, v, kwargs = sdpa_inputs(SDPA[name])
+    weights = torch.randn(B, H, L, E)
+
+    def fn(q, k, v):
+        return (F.scaled_dot_product_attention(q, k, v, **kwargs) * weights).sum()
+
+    def gradients(f):
+        inputs = [t.clone().requires_grad_() for t in (q, k, v)]
+        f(*inputs).backward()
+        return [t.grad for t in inputs]
+
+    expected = gradients(fn)
+    torch._dynamo.reset()
+    counters.reset()
+    actual = gradients(torch.compile(fn, backend="spyre"))
+    assert dict(counters.fallbacks) == {}
+    for a, e in zip(actual, expected):
+        scale = e.abs().max()
+        close(a / scale, e / scale, max(E, S))
+
+
+def test_sdpa_dropout_in_training_is_counted():
+    """Random dropout is not decomposed: it runs on the CPU, counted."""
+    q, k, v, _ = sdpa_inputs({})
+    torch._dynamo.reset()
+    counters.reset()
+    out = torch.compile(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=0.5),
+                        backend="spyre")(q, k, v)
+    assert out.shape == q.shape
+    assert sum(counters.fallbacks.values()) > 0
+
+
+EMBED, HEADS, LEN = 32, 4, 8
+
+
+def mha_inputs():
+    torch.manual_seed(0)
+    x = torch.randn(B, LEN, EMBED)
+    padding = torch.zeros(B, LEN, dtype=torch.bool)
+    padding[1, LEN // 2:] = True
+    return x, padding, nn.Transformer.generate_square_subsequent_mask(LEN)
+
+
+MHA = {
+    "weights": lambda m, x, pad, causal: m(x, x, x),
+    "per_head_weights": lambda m, x, pad, causal: m(x, x, x, average_attn_weights=False),
+    "no_weights": lambda m, x, pad, causal: m(x, x, x, need_weights=False)[0],
+    "key_padding": lambda m, x, pad, causal: m(x, x, x, key_padding_mask=pad),
+    "causal": lambda m, x, pad, causal: m(x, x, x, attn_mask=causal, need_weights=False)[0],
+    "cross": lambda m, x, pad, causal: m(x, x[:, :5] * 2, x[:, :5] + 1),
+}
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+@pytest.mark.parametrize("name", list(MHA))
+def test_multihead_attention(name, batch_first):
+    x, pad, causal = mha_inputs()
+    module = nn.MultiheadAttention(EMBED, HEADS, batch_first=batch_first).eval()
+    if not batch_first:
+        x = x.transpose(0, 1).contiguous()
+
+    def fn(x):
+        return MHA[name](module, x, pad, causal)
+
+    actual = compiled(fn, x)
+    assert dict(counters.fallbacks) == {}
+    with torch.no_grad():
+        expected = fn(x)
+    if isinstance(expected, torch.Tensor):
+        actual, expected = (actual,), (expected,)
+    for a, e in zip(actual, expected):
+        close(a, e, EMBED)
+
+
+@pytest.mark.parametrize("mask_type", [None, 0, 1, 2])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_native_multi_head_attention(mask_type, need_weights):
+    """nn.MultiheadAttention's fast-path op, with each kind of mask (nonzero
+    entries are masked out)."""
+    x, pad, causal = mha_inputs()
+    module = nn.MultiheadAttention(EMBED, HEADS, batch_first=True).eval()
+    mask = {None: None, 0: causal, 1: pad, 2: torch.rand(B, HEADS, LEN, LEN) > 0.6}[mask_type]
+    args = (EMBED, HEADS, module.in_proj_weight, module.in_proj_bias, module.out_proj.weight,
+            module.out_proj.bias, mask, need_weights, True, mask_type)
+
+    def fn(x):
+        return torch._native_multi_head_attention(x, x, x, *args)
+
+    actual = compiled(fn, x)
+    assert dict(counters.fallbacks) == {}
+    with torch.no_grad():
+        expected = fn(x)
+    close(actual[0], expected[0], EMBED)
+    if need_weights:
+        close(actual[1], expected[1], EMBED)
+
+
+ENCODER = {
+    "relu": dict(),
+    "gelu_norm_first": dict(activation="gelu", norm_first=True),
+}
+
+
+@pytest.mark.parametrize("mask", [None, "key_padding", "causal"])
+@pytest.mark.parametrize("name", list(ENCODER))
+def test_transformer_encoder_layer(name, mask):
+    """Eval mode without gradients: the fast path, one CPU kernel in eager."""
+    x, pad, causal = mha_inputs()
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(EMBED, HEADS, 2 * EMBED, batch_first=True,
+                                       **ENCODER[name]).eval()
+    kwargs = {None: {}, "key_padding": dict(src_key_padding_mask=pad),
+              "causal": dict(src_mask=causal, is_causal=True)}[mask]
+
+    def fn(x):
+        return layer(x, **kwargs)
+
+    actual = compiled(fn, x)
+    assert dict(counters.fallbacks) == {}
+    with torch.no_grad():
+        expected = fn(x)
+    close(actual, expected, 2 * EMBED)
+
+
+def test_transformer_encoder():
+    x, _, _ = mha_inputs()
+    torch.manual_seed(0)
+    encoder = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(EMBED, HEADS, 2 * EMBED, batch_first=True), 2,
+        enable_nested_tensor=False).eval()
+    actual = compiled(encoder, x)
+    assert dict(counters.fallbacks) == {}
+    with torch.no_grad():
+        expected = encoder(x)
+    close(actual, expected, 2 * EMBED)
