@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from spyre_mlir.inductor import counters
+from spyre_mlir.inductor import counters, state
 from test_torch_ops import check, rand
 
 torch.manual_seed(0)
@@ -125,3 +125,34 @@ def test_batched_products_of_opinfo_shapes(transposed, dtype):
     check(torch.bmm, a, b, dtype=dtype, depth=10)
     check(lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=2), c, a, b, dtype=dtype,
           depth=10)
+
+
+# The card holds int64 as int32: results that leave int32 were saturated or
+# wrapped. They now run on the CPU, counted, and strict mode refuses them.
+@pytest.mark.parametrize("fn,x,fallback", [
+    (lambda x: x.sum(), torch.tensor([2 ** 29] * 8), "aten.sum.default"),
+    (lambda x: x * x, torch.tensor([100000] * 8), "aten.mul.Tensor"),
+    (lambda x: x + 2 ** 31, torch.tensor([1] * 8), "aten.add.Tensor"),
+    (lambda x: x + 1, torch.tensor([2 ** 40] * 8), "spyre.int64_inputs"),
+], ids=["sum", "square", "add_constant", "input_beyond_int32"])
+def test_int64_results_beyond_int32_fall_back(fn, x, fallback):
+    torch._dynamo.reset()
+    counters.reset()
+    torch.testing.assert_close(torch.compile(fn, backend="spyre")(x), fn(x))
+    assert fallback in counters.fallbacks, dict(counters.fallbacks)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="strict mode"):
+        state.strict = True
+        try:
+            torch.compile(fn, backend="spyre")(x)
+        finally:
+            state.strict = False
+
+
+def test_int64_results_the_card_holds_run_on_it():
+    """Bounded integers still run on the card: counts of booleans, small
+    increments, argmax."""
+    x, n = torch.randn(100), torch.tensor([5, -3, 7])
+    check(lambda x: (x > 0).sum(), x)
+    check(lambda n: n + 1, n)
+    check(lambda x: x.argmax(), x)

@@ -53,8 +53,29 @@ def _compile(gm, example_inputs):
     if dump_dir():  # a cached graph would generate (and dump) nothing
         config["fx_graph_cache"] = False
     with state.activated():
-        return compile_fx(gm, example_inputs, inner_compile=_inner_compile,
-                          config_patches=config)
+        compiled = compile_fx(gm, example_inputs, inner_compile=_inner_compile,
+                              config_patches=config)
+    return _int64_inputs_checked(compiled, gm)
+
+
+def _int64_inputs_checked(compiled, gm):
+    """Runs the whole graph on the CPU (counted) when an int64 input holds
+    values beyond ranges.INT64_INPUTS: the card holds int64 as int32, and the
+    compiler proved its kernels' integers fit only for inputs in that range.
+    Checked before any kernel runs, so nothing is computed twice."""
+    from .ranges import INT64_INPUTS
+    low, high = int(INT64_INPUTS.lower), int(INT64_INPUTS.upper)
+
+    def run(*args):
+        for a in args:
+            if isinstance(a, torch.Tensor) and a.dtype == torch.int64 and a.numel() and \
+                    (int(a.min()) < low or int(a.max()) > high):
+                from .runtime import fallback
+                fallback(["spyre.int64_inputs"], f"int64 inputs beyond [{low}, {high}], what "
+                         "the card's int32 holds with room for a sum")
+                return gm(*args)
+        return compiled(*args)
+    return run
 
 
 def _symbolic(example_inputs) -> bool:

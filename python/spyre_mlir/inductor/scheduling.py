@@ -16,6 +16,7 @@ from torch._inductor.virtualized import V
 
 from . import state
 from .export import export, export_many
+from .ranges import check_integer_ranges
 from .runtime import CompileError, compile_cached, dump
 from .trace import Unsupported, trace_node
 
@@ -60,6 +61,7 @@ class SpyreScheduling(BaseScheduling):
         self.cpu = CppScheduling(scheduler)
         self._externs_counted = False
         self.pending = []  # (node, trace, its own kernel) not yet emitted
+        self.cpu_computed: set[str] = set()  # buffers written by CPU code
 
     def _count_externs(self) -> None:
         """Extern kernels (ops Inductor calls as library functions) never reach
@@ -69,6 +71,8 @@ class SpyreScheduling(BaseScheduling):
         self._externs_counted = True
         for node in self.scheduler.nodes:
             # MultiOutput only unpacks the results of the extern call before it.
+            if isinstance(node, ExternKernelSchedulerNode):
+                self.cpu_computed.update(buf.get_name() for buf in node.get_outputs())
             if isinstance(node, ExternKernelSchedulerNode) and \
                     not isinstance(node.node, ir.MultiOutput):
                 kernel = node.node
@@ -99,6 +103,7 @@ class SpyreScheduling(BaseScheduling):
             # one entry of the binary cache.
             trace = trace_node(node)
             _resolve_storage(trace)
+            check_integer_ranges(trace, V.graph.get_dtype, self.cpu_computed)
             kernel = export("kernel", trace, _buffer_info)
         except Unsupported as e:
             self._flush_group()
@@ -124,6 +129,7 @@ class SpyreScheduling(BaseScheduling):
 
     def _run_on_cpu(self, node, reason: str) -> None:
         _fallback(_op_names(node), reason)
+        self.cpu_computed.update(_storage(buf.get_name())[0] for buf in node.get_outputs())
         self.cpu.codegen_node(node)
         self.cpu.flush()
 
