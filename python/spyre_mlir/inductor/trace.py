@@ -83,6 +83,9 @@ class TraceHandler:
     def check_bounds(self, expr, size, lower, upper):
         pass
 
+    def frexp(self, x):  # mantissa and exponent: two results
+        return self._emit("frexp", x, results=2)
+
     # Everything else is a pure op on values.
     def __getattr__(self, name: str):
         if name.startswith("_"):
