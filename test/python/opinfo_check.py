@@ -1,0 +1,265 @@
+"""Runs one PyTorch OpInfo sample through torch.compile(backend="spyre") and
+classifies the result against eager, for test_opinfo.py and its report.
+
+Classes:
+  card      same result as eager, nothing ran on the CPU
+  fallback  same result as eager, part of it ran on the CPU (counted by our
+            counters, or a Dynamo graph break left ops to eager PyTorch)
+  wrong     a result differs from eager beyond DLFloat16-aware tolerance
+  error     the compiled call raised where eager did not
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+
+import torch
+import torch.utils._pytree as pytree
+
+from spyre_mlir.inductor import counters, state
+
+#: DLFloat16 keeps 9 fraction bits, and the matrix unit rounds even f32
+#: operands to it: results are compared at a few of its roundings, relative
+#: to the size of the values involved (sums of rounded terms cancel), growing
+#: slowly with the sample's size (rounding errors of a sum of n terms grow
+#: like sqrt(n); the number of terms summed is not known per op, so the
+#: fourth root of the largest input's size stands in for it).
+EPS = 2.0 ** -9
+
+
+#: Ops whose values are unspecified (empty) or random: only their shapes and
+#: dtypes are compared.
+UNSPECIFIED_VALUES = ("empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
+                      "new_empty_strided", "rand_like", "randn", "randn_like", "randint",
+                      "randint_like", "normal", "normal.number_mean", "normal.in_place",
+                      "uniform", "bernoulli", "multinomial", "cauchy", "exponential",
+                      "geometric", "log_normal", "nn.functional.dropout",
+                      "nn.functional.dropout2d", "nn.functional.dropout3d",
+                      "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout.with_train",
+                      "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d",
+                      "nn.functional.rrelu")
+
+
+@dataclass
+class Outcome:
+    status: str
+    detail: str = ""
+    fallbacks: list[str] = field(default_factory=list)
+    kernels: int = 0
+
+
+def first_sample(op, dtype):
+    """The first sample eager PyTorch accepts, or None."""
+    for sample in op.sample_inputs("cpu", dtype, requires_grad=False):
+        try:
+            with torch.no_grad():
+                expected = op(sample.input, *sample.args, **sample.kwargs)
+        except Exception:
+            continue
+        return sample, expected
+    return None
+
+
+def _scale(values: list[torch.Tensor]) -> float:
+    biggest = 0.0
+    for v in values:
+        if v.is_floating_point() and v.numel():
+            finite = v.detach().double()[torch.isfinite(v.detach().double())]
+            if finite.numel():
+                biggest = max(biggest, float(finite.abs().max()))
+    return biggest
+
+
+def _comparable(x):
+    if isinstance(x, torch.Tensor):
+        if x.layout != torch.strided:
+            x = x.to_dense()
+        return x.resolve_conj().resolve_neg()
+    return x
+
+
+def compare(actual, expected, inputs, depth: int, values: bool = True) -> str | None:
+    """Why `actual` is not `expected` (None if it is), DLFloat16-aware; only
+    structure, shapes and dtypes unless `values`."""
+    actual, expected = pytree.tree_map(_comparable, actual), pytree.tree_map(_comparable, expected)
+    a_leaves, a_spec = pytree.tree_flatten(actual)
+    e_leaves, e_spec = pytree.tree_flatten(expected)
+    if a_spec != e_spec:
+        return f"structure {a_spec} != {e_spec}"
+    tensors = [x for x in pytree.tree_leaves(inputs) if isinstance(x, torch.Tensor)]
+    scale = max(1.0, _scale(tensors), _scale([e for e in e_leaves if isinstance(e, torch.Tensor)]))
+    for k, (a, e) in enumerate(zip(a_leaves, e_leaves)):
+        if not isinstance(e, torch.Tensor):
+            if a != e and not (isinstance(a, float) and math.isnan(a) and math.isnan(e)):
+                return f"output {k}: {a!r} != {e!r}"
+            continue
+        if not isinstance(a, torch.Tensor):
+            return f"output {k} is {type(a).__name__}, expected a tensor"
+        if a.shape != e.shape or a.dtype != e.dtype:
+            return f"output {k}: {a.dtype}{list(a.shape)} != {e.dtype}{list(e.shape)}"
+        if not values:
+            continue
+        if e.is_complex():
+            a, e = torch.view_as_real(a), torch.view_as_real(e)
+        if not e.is_floating_point():
+            bad = (a != e)
+        else:
+            a64, e64 = a.detach().double(), e.detach().double()
+            tol = 4 * EPS * (scale * max(depth, 1) ** 0.25 + e64.abs())
+            both_nan = torch.isnan(a64) & torch.isnan(e64)
+            same_inf = torch.isinf(e64) & (a64 == e64)
+            bad = ~((a64 - e64).abs() <= tol) & ~both_nan & ~same_inf
+        if bad.any():
+            return f"output {k}: {int(bad.sum())} of {bad.numel()} elements differ"
+    return None
+
+
+def run(op, dtype) -> Outcome | None:
+    """The outcome of the op's first sample, or None if eager has none."""
+    found = first_sample(op, dtype)
+    if found is None:
+        return None
+    return run_sample(op, *found)
+
+
+def run_all(op, dtype) -> list[Outcome]:
+    """The outcomes of every sample eager accepts."""
+    outcomes = []
+    for sample in op.sample_inputs("cpu", dtype, requires_grad=False):
+        try:
+            with torch.no_grad():
+                expected = op(sample.input, *sample.args, **sample.kwargs)
+        except Exception:
+            continue
+        outcomes.append(run_sample(op, sample, expected))
+    return outcomes
+
+
+def run_sample(op, sample, expected) -> Outcome:
+    leaves, spec = pytree.tree_flatten((sample.input, sample.args, sample.kwargs))
+    positions = [k for k, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+
+    def fn(*tensors):
+        values = list(leaves)
+        for k, t in zip(positions, tensors):
+            values[k] = t
+        x, args, kwargs = pytree.tree_unflatten(values, spec)
+        return op(x, *args, **kwargs)
+
+    tensors = [leaves[k] for k in positions]
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    counters.reset()
+    try:
+        with torch.no_grad(), _seeded_without_freezing():
+            actual = torch.compile(fn, backend="spyre")(*[t.clone() for t in tensors])
+    except Exception as e:  # what the user would see
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        return Outcome("error", f"{type(e).__name__}: {first[:300]}")
+    fallbacks = sorted(counters.fallbacks)
+    if sum(torch._dynamo.utils.counters["graph_break"].values()):
+        fallbacks.append("dynamo.graph_break")
+    kernels = counters.kernels_run
+    depth = max((t.numel() for t in tensors), default=1)
+    values = op_id(op) not in UNSPECIFIED_VALUES
+    why = compare(actual, expected, tensors, depth, values)
+    if why is not None and values and _16_bit(tensors):
+        # Within DLFloat16's rounding of the 16-bit inputs (floor, tan, ...)?
+        rounded = [_dlfloat16_rounded(t) for t in tensors]
+        try:
+            with torch.no_grad():
+                why = compare(actual, fn(*rounded), rounded, depth) and why
+        except Exception:
+            pass
+    if why is not None:
+        return Outcome("wrong", why, fallbacks, kernels)
+    if not fallbacks:
+        return Outcome("card", "", fallbacks, kernels)
+    return Outcome("fallback", _fallback_reason(fn, tensors), fallbacks, kernels)
+
+
+@contextlib.contextmanager
+def _seeded_without_freezing():
+    """OpInfo runs random ops through wrapper_set_seed, whose RNG-state
+    context manager Dynamo cannot trace (a graph break in the harness, not in
+    the op): seed once outside the compiled region instead."""
+    import torch.testing._internal.common_methods_invocations as cmi
+    original = cmi.wrapper_set_seed
+    cmi.wrapper_set_seed = lambda op, *args, **kwargs: op(*args, **kwargs)
+    torch.manual_seed(42)
+    try:
+        yield
+    finally:
+        cmi.wrapper_set_seed = original
+
+
+def _16_bit(tensors) -> bool:
+    return any(t.dtype in (torch.float16, torch.bfloat16) for t in tensors)
+
+
+def _dlfloat16_rounded(t: torch.Tensor) -> torch.Tensor:
+    """`t` as the card holds it: 16-bit floats rounded to DLFloat16."""
+    if t.dtype not in (torch.float16, torch.bfloat16) or t.layout != torch.strided:
+        return t
+    from spyre_mlir import simulator as sim
+    rounded = sim.dl16().round(t.detach().float().contiguous().numpy())
+    return torch.from_numpy(rounded).to(t.dtype).reshape(t.shape)
+
+
+def _fallback_reason(fn, tensors) -> str:
+    """Why the first CPU fallback happens: strict mode's message."""
+    torch._dynamo.reset()
+    previous, state.strict = state.strict, True
+    try:
+        with torch.no_grad(), _seeded_without_freezing():
+            torch.compile(fn, backend="spyre")(*[t.clone() for t in tensors])
+    except Exception as e:
+        return str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
+    finally:
+        state.strict = previous
+    return "a Dynamo graph break"
+
+
+def op_id(op) -> str:
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+def main(argv=None) -> None:
+    """python test/python/opinfo_check.py [--dtype f32|f16] [--all-samples] [--out F] [op ...]
+    Classifies every OpInfo op (or the ones named) and prints the counts."""
+    import argparse
+    import collections
+    import json
+    import sys
+    import time
+    import warnings
+
+    from torch.testing._internal.common_methods_invocations import op_db
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dtype", default="f32", choices=["f32", "f16"])
+    parser.add_argument("--all-samples", action="store_true")
+    parser.add_argument("--out", help="JSON lines, one per op and sample")
+    parser.add_argument("ops", nargs="*")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore")
+    dtype = {"f32": torch.float32, "f16": torch.float16}[args.dtype]
+    out = open(args.out, "w") if args.out else sys.stdout
+    totals = collections.Counter()
+    for op in op_db:
+        if not op.supports_dtype(dtype, "cpu") or (args.ops and op_id(op) not in args.ops):
+            continue
+        start = time.time()
+        outcomes = run_all(op, dtype) if args.all_samples else [run(op, dtype)]
+        for k, o in enumerate(x for x in outcomes if x is not None):
+            totals[o.status] += 1
+            out.write(json.dumps(dict(op=op_id(op), sample=k, status=o.status, detail=o.detail,
+                                      fallbacks=o.fallbacks, kernels=o.kernels,
+                                      seconds=round(time.time() - start, 2))) + "\n")
+            out.flush()
+    print(dict(totals), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
