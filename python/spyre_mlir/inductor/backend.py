@@ -19,7 +19,8 @@ class _CompilerVersion(CustomGraphPass):
 
     def uuid(self):
         from .runtime import compiler_version
-        return "spyre-" + compiler_version()
+        # Check mode generates other code (the CPU twin of every kernel).
+        return "spyre-" + compiler_version() + ("-check" if state.check else "")
 
 
 CONFIG = {

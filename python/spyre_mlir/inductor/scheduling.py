@@ -20,7 +20,8 @@ from .ranges import check_integer_ranges
 from .runtime import CompileError, compile_cached, dump
 from .trace import Unsupported, trace_node
 
-_IMPORT = "import spyre_mlir.inductor.runtime as spyre_runtime"
+_IMPORTS = ("import spyre_mlir.inductor.runtime as spyre_runtime",
+            "import spyre_mlir.inductor.check as spyre_check")
 
 
 def make_scheduling(scheduler):
@@ -52,7 +53,8 @@ def _import_runtime(wrapper) -> None:
     if not hasattr(wrapper, "_spyre_kernels"):
         wrapper._spyre_kernels = []
         wrapper._spyre_graph = f"graph{next(_graphs)}"
-        wrapper.header.writeline(_IMPORT)
+        for line in _IMPORTS:
+            wrapper.header.writeline(line)
 
 
 class SpyreScheduling(BaseScheduling):
@@ -149,7 +151,8 @@ class SpyreScheduling(BaseScheduling):
             for node, _, single in pending:  # one kernel each, in order
                 self._compile_and_emit(node, single)
             return
-        V.graph.removed_buffers.update(temporaries)  # never allocated by the wrapper
+        if not state.check:  # check mode's CPU code needs them
+            V.graph.removed_buffers.update(temporaries)  # never allocated by the wrapper
         self._emit(nodes, kernel)
 
     def _emit(self, nodes, kernel) -> None:
@@ -165,7 +168,20 @@ class SpyreScheduling(BaseScheduling):
             name, f"spyre_runtime.SpyreKernel({name!r}, {kernel.mlir!r}, {kernel.buffers!r}, "
                   f"{graph!r})",
             gpu=False)
-        wrapper.writeline(f"{name}({', '.join(kernel.buffers)})")
+        args = ", ".join(kernel.buffers)
+        if not state.check:
+            wrapper.writeline(f"{name}({args})")
+            return
+        # check.py: the kernel, then Inductor's CPU code for the same nodes.
+        ops = sorted({op for node in nodes for op in _op_names(node)})
+        wrapper.writeline(f"{name}_check = spyre_check.KernelCheck({name}, {ops!r}, [{args}])")
+        wrapper.writeline(f"{name}({args})")
+        wrapper.writeline(f"{name}_check.card_done()")
+        for node in nodes:
+            self.cpu.codegen_node(node)
+        self.cpu.flush()
+        wrapper.writeline(f"{name}_check.compare()")
+        wrapper.writeline(f"del {name}_check")
 
     def codegen_sync(self) -> None:
         pass

@@ -12,6 +12,11 @@ _state = threading.local()
 #: Raise instead of running any operation on the CPU (env: SPYRE_STRICT=1).
 strict = os.environ.get("SPYRE_STRICT", "") not in ("", "0")
 
+#: Check mode (env: SPYRE_CHECK=1), read when a graph is compiled: every
+#: kernel also runs through Inductor's CPU code on the same inputs, and the
+#: first kernel whose results differ raises check.SpyreCheckError.
+check = os.environ.get("SPYRE_CHECK", "") not in ("", "0")
+
 
 def active() -> bool:
     return getattr(_state, "active", False)
