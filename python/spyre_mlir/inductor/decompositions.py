@@ -10,7 +10,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import state
+from . import scans, state
 
 aten = torch.ops.aten
 
@@ -204,15 +204,31 @@ def transformer_encoder_layer(src, embed_dim, num_heads, qkv_weight, qkv_bias, p
 MAX_PICK_COMPARISONS = 1 << 24
 
 
-def _pick_last(values, index):
-    """values[..., index] along the last dimension of `values`, broadcasting
-    the other dimensions of both."""
-    positions = torch.arange(values.shape[-1], device=values.device)
-    onehot = index.unsqueeze(-1) == positions
+def _pick_last(values, indices, sizes):
+    """values[..., p] along the last dimension of `values` (broadcasting the
+    others with the indices'), at the position p whose coordinates are
+    `indices` when that dimension flattens dimensions of `sizes`. Indices are
+    compared with each position's coordinates, never multiplied: int64
+    indices may be beyond what the card's int32 holds once scaled."""
+    total = values.shape[-1]
+    positions = torch.arange(total, device=values.device)
+    onehot, stride = None, total
+    for i, size in zip(indices, sizes):
+        stride //= size
+        coordinate = positions // stride if stride > 1 else positions
+        coordinate = coordinate % size if size * stride < total else coordinate
+        match = torch.where(i < 0, i + size, i).unsqueeze(-1) == coordinate
+        onehot = match if onehot is None else onehot & match
     if values.dtype == torch.bool:
         return (onehot & values).any(-1)
-    zero = torch.zeros((), dtype=values.dtype, device=values.device)
-    return torch.where(onehot, values, zero).sum(-1, dtype=values.dtype)
+    if values.is_floating_point():
+        zero = torch.zeros((), dtype=values.dtype, device=values.device)
+        return torch.where(onehot, values, zero).sum(-1)
+    # A maximum rather than a sum for integers: the card sums in f32, which
+    # need not hold a sum of large integers exactly (one term is nonzero, but
+    # nothing tells the card's range checks so).
+    lowest = torch.iinfo(torch.int32).min
+    return torch.where(onehot, values, lowest).amax(-1)
 
 
 def gather(self, dim, index, sparse_grad=False):
@@ -222,7 +238,8 @@ def gather(self, dim, index, sparse_grad=False):
     for d in range(self.dim()):
         if d != dim and index.shape[d] != self.shape[d]:
             source = source.narrow(d, 0, index.shape[d])
-    picked = _pick_last(source.movedim(dim, -1).unsqueeze(-2), index.movedim(dim, -1))
+    picked = _pick_last(source.movedim(dim, -1).unsqueeze(-2), [index.movedim(dim, -1)],
+                        [self.shape[dim]])
     return picked.movedim(-1, dim)
 
 
@@ -232,20 +249,18 @@ def _gather_applies(self, dim, index, sparse_grad=False):
 
 def index(self, indices):
     """self[indices] for adjacent integer index tensors (None for the
-    dimensions taken whole), as one flat index into those dimensions."""
+    dimensions taken whole): a pick from those dimensions flattened."""
     first = next(d for d, i in enumerate(indices) if i is not None)
     tensors = [i for i in indices if i is not None]
-    indexed = self.shape[first:first + len(tensors)]
-    flat = None
-    for i, size in zip(tensors, indexed):
-        i = torch.where(i < 0, i + size, i)
-        flat = i if flat is None else flat * size + i
+    sizes = self.shape[first:first + len(tensors)]
     before, after = self.shape[:first], self.shape[first + len(tensors):]
-    # values: before + [1] * flat.dim() + after + [positions]
+    shape = torch.broadcast_shapes(*(i.shape for i in tensors))
+    # values: before + [1] * len(shape) + after + [positions]
     values = self.reshape(*before, -1, *after).movedim(first, -1)
-    values = values.reshape(*before, *([1] * flat.dim()), *after, values.shape[-1])
-    flat = flat.reshape(*([1] * len(before)), *flat.shape, *([1] * len(after)))
-    return _pick_last(values, flat)
+    values = values.reshape(*before, *([1] * len(shape)), *after, values.shape[-1])
+    tensors = [i.expand(shape).reshape(*([1] * len(before)), *shape, *([1] * len(after)))
+               for i in tensors]
+    return _pick_last(values, tensors, sizes)
 
 
 def _index_applies(self, indices):
@@ -326,5 +341,8 @@ def install() -> None:
             nll_loss_backward, decomposition.decompositions[aten.nll_loss_backward.default],
             plain_backward),
     }
+    # Scans and sorts as masked reductions over n x n squares (scans.py).
+    for op, (ours, applies) in scans.entries().items():
+        entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
     for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
         table.update(entries)  # the second is a cached copy of the first
