@@ -193,6 +193,68 @@ class Body:
     def op_isinf(self, x): return math.isinf(self._float(x))
     def op_fmod(self, a, b): return self._arith(arith.remf, arith.remsi, a, b)
 
+    def op_remainder(self, a, b):
+        # Python's %: the result takes the divisor's sign, so a remainder of
+        # the other sign (fmod's, the dividend's) moves by one divisor.
+        a, b = self.common(a, b)
+        zero = self.const(0, a.type)
+        r = self.op_fmod(a, b)
+        wrong_sign = arith.andi(self.op_ne(r, zero),
+                                arith.xori(self.op_lt(r, zero), self.op_lt(b, zero)))
+        return arith.select(wrong_sign, self.op_add(r, b), r)
+
+    def op_sign(self, x):
+        # (x > 0) - (x < 0): NaN compares false both ways, so its sign is 0
+        # as in PyTorch.
+        if not self.is_float(x.type) and IntegerType(x.type).width == 1:
+            return x
+        zero = self.const(0, x.type)
+        return self.op_sub(self.cast(self.op_gt(x, zero), x.type),
+                           self.cast(self.op_lt(x, zero), x.type))
+
+    def op_signbit(self, x):
+        # copysign carries the sign bit, so -0.0 and -NaN count as negative.
+        if not self.is_float(x.type):
+            return self.op_lt(x, self.const(0, x.type))
+        one = self.const(1, x.type)
+        return self.op_lt(math.copysign(one, x), self.const(0, x.type))
+
+    def op_copysign(self, a, b):
+        a, b = self.common(self._float(a), self._float(b))
+        return math.copysign(a, b)
+
+    def op_atan2(self, a, b):
+        a, b = self.common(self._float(a), self._float(b))
+        return math.atan2(a, b)
+
+    def op_hypot(self, a, b):
+        # max * sqrt(1 + (min / max)^2): squaring the operands themselves
+        # would overflow long before the result does (DLFloat16 above all).
+        a, b = self.common(self._float(a), self._float(b))
+        a, b = math.absf(a), math.absf(b)
+        big, small = arith.maximumf(a, b), arith.minimumf(a, b)
+        ratio = arith.divf(small, big)
+        one = self.const(1, a.type)
+        h = arith.mulf(big, math.sqrt(arith.addf(one, arith.mulf(ratio, ratio))))
+        # 0 / 0 and inf / inf have no ratio: hypot(0, 0) is 0 and an
+        # infinite operand makes the result infinite even beside a NaN.
+        h = arith.select(self.op_eq(big, self.const(0, a.type)), big, h)
+        inf = self.const(float("inf"), a.type)
+        return arith.select(arith.ori(self.op_eq(a, inf), self.op_eq(b, inf)), inf, h)
+
+    def op_div_rn(self, a, b):  # division rounded to nearest: the card's divf
+        return self.op_truediv(a, b)
+
+    def op_fma(self, a, b, c):
+        # Not fused: the SFU rounds the product to f32 before adding, which
+        # is within the card's tolerance for what Inductor uses fma for.
+        return self.op_add(self.op_mul(a, b), c)
+
+    def op_nextafter(self, a, b):
+        raise Unsupported("nextafter steps through the bits of a float, which no vector "
+                          "instruction reachable from a generic body does (fp16 has one "
+                          "fraction bit more than the card's DLFloat16, too)")
+
 
 def _unary_float(fn):
     def op(self, x):
