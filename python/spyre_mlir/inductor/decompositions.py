@@ -256,7 +256,8 @@ def index(self, indices):
     before, after = self.shape[:first], self.shape[first + len(tensors):]
     shape = torch.broadcast_shapes(*(i.shape for i in tensors))
     # values: before + [1] * len(shape) + after + [positions]
-    values = self.reshape(*before, -1, *after).movedim(first, -1)
+    # The flattened size spelled out: -1 is ambiguous when `before` is empty.
+    values = self.reshape(*before, math.prod(sizes), *after).movedim(first, -1)
     values = values.reshape(*before, *([1] * len(shape)), *after, values.shape[-1])
     tensors = [i.expand(shape).reshape(*([1] * len(before)), *shape, *([1] * len(after)))
                for i in tensors]
