@@ -78,7 +78,8 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None
             results = instr.result if isinstance(instr.result, tuple) else (instr.result,)
             for r in results:
                 dtypes[r] = dtype
-                ranges[r] = ValueRanges.unknown()
+                ranges[r] = ValueRanges.unknown_bool() if dtype == torch.bool else \
+                    ValueRanges.unknown()
             if dtype.is_floating_point or dtype == torch.bool or kind not in ("sum", "prod"):
                 if kind in ("max", "min"):
                     ranges[results[0]] = ranged(value)
@@ -109,6 +110,8 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None
                 r = r if isinstance(r, ValueRanges) else ValueRanges.unknown()
             except Exception:
                 r = ValueRanges.unknown()
+        if dtype == torch.bool and not r.is_bool:  # 0 or 1, whatever op made it
+            r = ValueRanges.unknown_bool()
         dtypes[instr.result], ranges[instr.result] = dtype, r
         if dtype == torch.int64 and not _within(r, INT32):
             raise Unsupported(f"int64 {op} may leave the card's int32 (values in [{r.lower}, "

@@ -1,0 +1,308 @@
+"""Scans (cumsum, cumprod, cummax, cummin, logcumsumexp) and sorts (sort,
+topk, kthvalue, median, nanmedian) as decompositions the card runs, used in
+spyre compiles (decompositions.py registers them).
+
+Inductor calls library kernels for all of these on the CPU. Here each one is
+a masked reduction over an n x n square per row of the scanned dimension:
+position i of a scan reduces the positions j <= i, and a sort ranks each
+element by counting the elements that go before it, then picks, for each
+output position, the element of that rank. That is n^2 work per row, but
+every step is an elementwise op or a row reduction of the vector unit, in
+f32 (no DLFloat16 rounding of operands as on the matrix unit), so results
+are those of a sequential scan up to the order of f32 additions, and sorts
+are exact. The work is bounded (MAX_SQUARE) so that long rows stay on the CPU.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+#: Elements of the n x n squares beyond which the CPU's n log n is better.
+MAX_SQUARE = 1 << 22
+
+
+def _square_fits(x, dim) -> bool:
+    if x.dim() == 0:
+        return True
+    n = x.shape[dim]
+    return x.numel() > 0 and x.numel() * n <= MAX_SQUARE
+
+
+def _floating_or_int(x) -> bool:
+    return x.is_floating_point() or x.dtype in (torch.int32, torch.int64, torch.int16,
+                                                torch.int8, torch.uint8)
+
+
+def _last(x, dim):
+    """x with `dim` last (a 0-d tensor as one element)."""
+    return x.reshape(1) if x.dim() == 0 else x.movedim(dim, -1)
+
+
+def _back(y, x, dim):
+    return y.reshape(()) if x.dim() == 0 else y.movedim(-1, dim)
+
+
+def _positions(n, device):
+    # int32 (the card's integers): int64 values must be proven to fit int32,
+    # which Inductor's range analysis does not do through where and max.
+    return torch.arange(n, dtype=torch.int32, device=device)
+
+
+def _lower_triangle(n, device):
+    """keep[i, j]: position j is part of the scan at position i."""
+    p = _positions(n, device)
+    return p.unsqueeze(1) >= p
+
+
+def _lowest(dtype):
+    """What no element is below: -inf, or for integers int32's least value
+    (the card's integers are int32)."""
+    return -math.inf if dtype.is_floating_point else torch.iinfo(torch.int32).min
+
+
+def _highest(dtype):
+    return math.inf if dtype.is_floating_point else torch.iinfo(torch.int32).max
+
+
+# --------------------------------------------------------------------------
+# Scans: row i of the square holds x[j] for j <= i and the identity beyond.
+
+
+def _scan(x, dim, identity, reduce):
+    v = _last(x, dim)
+    keep = _lower_triangle(v.shape[-1], v.device)
+    square = torch.where(keep, v.unsqueeze(-2), identity)  # (..., i, j)
+    return _back(reduce(square), x, dim)
+
+
+def cumsum(self, dim, *, dtype=None):
+    x = self if dtype is None else self.to(dtype)
+    if not x.is_floating_point():
+        x = x.to(torch.int64)  # as eager: integer sums are int64
+    return _scan(x, dim, 0, lambda s: s.sum(-1, dtype=x.dtype))
+
+
+def cumprod(self, dim, *, dtype=None):
+    x = self if dtype is None else self.to(dtype)
+    if not x.is_floating_point():
+        x = x.to(torch.int64)
+    return _scan(x, dim, 1, lambda s: s.prod(-1, dtype=x.dtype))
+
+
+def _cumulative_extreme(self, dim, largest):
+    """cummax/cummin: the running extreme (NaN from the first NaN on) and,
+    as eager's kernel, the last position j <= i holding it (for NaN, the
+    last NaN)."""
+    v = _last(self, dim)
+    n = v.shape[-1]
+    keep = _lower_triangle(n, v.device)
+    spread = v.unsqueeze(-2)
+    if largest:
+        values = torch.where(keep, spread, _lowest(v.dtype)).amax(-1)
+    else:
+        values = torch.where(keep, spread, _highest(v.dtype)).amin(-1)
+    holds = spread == values.unsqueeze(-1)
+    if v.is_floating_point():
+        holds = holds | torch.isnan(spread)
+    positions = _positions(n, v.device)
+    indices = torch.where(keep & holds, positions, -1).amax(-1).to(torch.int64)
+    return _back(values, self, dim), _back(indices, self, dim)
+
+
+def cummax(self, dim):
+    return _cumulative_extreme(self, dim, True)
+
+
+def cummin(self, dim):
+    return _cumulative_extreme(self, dim, False)
+
+
+def logcumsumexp(self, dim):
+    """log(sum_{j<=i} exp(x_j)) with the running maximum taken out of each
+    sum (as softmax takes it), in f32."""
+    v = _last(self, dim).float()
+    keep = _lower_triangle(v.shape[-1], v.device)
+    spread = v.unsqueeze(-2)
+    top = torch.where(keep, spread, -math.inf).amax(-1, keepdim=True)
+    top = torch.where(torch.isinf(top), 0.0, top)  # all -inf, or an inf: no shift
+    total = torch.where(keep, torch.exp(spread - top), 0.0).sum(-1)
+    out = torch.log(total) + top.squeeze(-1)
+    return _back(out.to(self.dtype), self, dim)
+
+
+def _scan_applies(self, dim, *args, **kwargs):
+    return _square_fits(self, dim) and (_floating_or_int(self) or self.dtype == torch.bool)
+
+
+def _float_scan_applies(self, dim, *args, **kwargs):
+    return _square_fits(self, dim) and self.is_floating_point()
+
+
+def _extreme_applies(self, dim):
+    return _square_fits(self, dim) and _floating_or_int(self)
+
+
+# --------------------------------------------------------------------------
+# Sorts: an element's rank is how many elements go before it: those that
+# order before it, and equal ones at earlier positions (a stable sort). NaN
+# orders after every number ascending, before them descending, as in eager.
+
+
+def _ranks(v, descending):
+    """rank (..., n) of each element of v (..., n) along the last dimension."""
+    n = v.shape[-1]
+    me, other = v.unsqueeze(-1), v.unsqueeze(-2)  # (..., i, 1), (..., 1, j)
+    before = other > me if descending else other < me
+    tie = other == me
+    if v.is_floating_point():
+        me_nan, other_nan = torch.isnan(me), torch.isnan(other)
+        nan_first = other_nan & ~me_nan if descending else me_nan & ~other_nan
+        before = before | nan_first
+        tie = tie | (me_nan & other_nan)
+    p = _positions(n, v.device)
+    earlier = p.unsqueeze(-1) > p  # [i, j]: j is before i
+    # Counted in f32, exact up to 2^24 (MAX_SQUARE keeps n below): the card
+    # sums in f32, and integer sums must be proven to stay exact there.
+    return (before | (tie & earlier)).sum(-1, dtype=torch.float32)
+
+
+def _select(v, ranks, wanted):
+    """For each rank in `wanted` (..., k), the value of v (..., n) of that
+    rank and its position: a one-hot comparison and a max over the row."""
+    onehot = ranks.unsqueeze(-2) == wanted.unsqueeze(-1)  # (..., k, n)
+    values = torch.where(onehot, v.unsqueeze(-2), _lowest(v.dtype)).amax(-1)
+    positions = _positions(v.shape[-1], v.device)
+    indices = torch.where(onehot, positions, -1).amax(-1).to(torch.int64)
+    return values.to(v.dtype), indices
+
+
+def _sorted(self, dim, descending, count=None):
+    v = _last(self, dim)
+    ranks = _ranks(v, descending)
+    wanted = _positions(v.shape[-1] if count is None else count, v.device)
+    values, indices = _select(v, ranks, wanted)
+    return _back(values, self, dim), _back(indices, self, dim)
+
+
+def sort_stable(self, *, stable=None, dim=-1, descending=False):
+    return _sorted(self, dim, descending)
+
+
+def sort(self, dim=-1, descending=False):
+    return _sorted(self, dim, descending)
+
+
+def _sort_stable_applies(self, *, stable=None, dim=-1, descending=False):
+    return _square_fits(self, dim) and _floating_or_int(self)
+
+
+def _sort_applies(self, dim=-1, descending=False):
+    return _square_fits(self, dim) and _floating_or_int(self)
+
+
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    return _sorted(self, dim, largest, k)
+
+
+def _topk_applies(self, k, dim=-1, largest=True, sorted=True):
+    # Unsorted results come in the CPU kernel's own order.
+    return sorted and _square_fits(self, dim) and _floating_or_int(self)
+
+
+def _pick_rank(self, dim, keepdim, rank):
+    """The element of rank `rank` (ascending, a tensor broadcastable to the
+    rows) along `dim` and its position."""
+    v = _last(self, dim)
+    values, indices = _select(v, _ranks(v, False), rank.unsqueeze(-1))
+    values, indices = values.squeeze(-1), indices.squeeze(-1)
+    if keepdim and self.dim() > 0:
+        values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
+    return values, indices
+
+
+def kthvalue(self, k, dim=-1, keepdim=False):
+    rank = torch.full((), k - 1, dtype=torch.int32, device=self.device)
+    return _pick_rank(self, dim, keepdim, rank)
+
+
+def _kthvalue_applies(self, k, dim=-1, keepdim=False):
+    return _square_fits(self, dim) and _floating_or_int(self)
+
+
+def _first_nan(v):
+    """Whether each row of v (..., n) has a NaN, and the first NaN's position."""
+    nan = torch.isnan(v)
+    n = v.shape[-1]
+    positions = _positions(n, v.device)
+    return nan.any(-1), torch.where(nan, positions, n).amin(-1).to(torch.int64)
+
+
+def _median(self, dim, keepdim, ignore_nan):
+    """The lower median: rank (count - 1) // 2. With NaNs, eager's median is
+    NaN at the first NaN; nanmedian counts only the numbers, and is NaN at
+    the first NaN of a row of NaNs."""
+    v = _last(self, dim)
+    n = v.shape[-1]
+    if v.is_floating_point():
+        has_nan, first = _first_nan(v)
+        count = (~torch.isnan(v)).sum(-1, dtype=torch.float32).to(torch.int32) \
+            if ignore_nan else torch.full(v.shape[:-1], n, dtype=torch.int32, device=v.device)
+        use_nan = (count == 0) if ignore_nan else has_nan
+    else:
+        count = torch.full(v.shape[:-1], n, dtype=torch.int32, device=v.device)
+        use_nan = None
+    rank = torch.where(count > 0, (count - 1) // 2, 0)
+    values, indices = _select(v, _ranks(v, False), rank.unsqueeze(-1))
+    values, indices = values.squeeze(-1), indices.squeeze(-1)
+    if use_nan is not None:
+        values = torch.where(use_nan, math.nan, values).to(v.dtype)
+        indices = torch.where(use_nan, first, indices)
+    if keepdim and self.dim() > 0:
+        values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
+    return values, indices
+
+
+def median_dim(self, dim, keepdim=False):
+    return _median(self, dim, keepdim, False)
+
+
+def nanmedian_dim(self, dim, keepdim=False):
+    return _median(self, dim, keepdim, True)
+
+
+def median(self):
+    return _median(self.reshape(-1), 0, False, False)[0]
+
+
+def nanmedian(self):
+    return _median(self.reshape(-1), 0, False, True)[0]
+
+
+def _median_dim_applies(self, dim, keepdim=False):
+    return _square_fits(self, dim) and _floating_or_int(self)
+
+
+def _median_applies(self):
+    return self.numel() > 0 and self.numel() ** 2 <= MAX_SQUARE and _floating_or_int(self)
+
+
+def entries():
+    """{aten overload: (decomposition, whether it applies to the arguments)}"""
+    aten = torch.ops.aten
+    return {
+        aten.cumsum.default: (cumsum, _scan_applies),
+        aten.cumprod.default: (cumprod, _scan_applies),
+        aten.cummax.default: (cummax, _extreme_applies),
+        aten.cummin.default: (cummin, _extreme_applies),
+        aten.logcumsumexp.default: (logcumsumexp, _float_scan_applies),
+        aten.sort.default: (sort, _sort_applies),
+        aten.sort.stable: (sort_stable, _sort_stable_applies),
+        aten.topk.default: (topk, _topk_applies),
+        aten.kthvalue.default: (kthvalue, _kthvalue_applies),
+        aten.median.default: (median, _median_applies),
+        aten.median.dim: (median_dim, _median_dim_applies),
+        aten.nanmedian.default: (nanmedian, _median_applies),
+        aten.nanmedian.dim: (nanmedian_dim, _median_dim_applies),
+    }
