@@ -242,6 +242,8 @@ LogicalResult GenericOp::verifyRegions() {
                            << std::get<0>(pair) << " but input #" << i
                            << " holds " << expected;
   }
+  if (body.empty())
+    return emitOpError("body must end with 'spyre.yield'");
   for (Operation &op : body.without_terminator())
     if (!isa<arith::ArithDialect, math::MathDialect>(op.getDialect()) &&
         !isa<IndexExprOp>(op))

@@ -88,7 +88,7 @@ LogicalResult KernelOp::verify() {
                            << "; kernel arguments are buffers or index values";
   if (getBody().empty())
     return emitOpError("needs a body");
-  if (!isa<ReturnOp>(getBody().front().back()))
+  if (getBody().front().empty() || !isa<ReturnOp>(getBody().front().back()))
     return emitOpError("body must end with 'spyre.return'");
   return success();
 }

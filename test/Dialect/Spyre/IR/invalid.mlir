@@ -513,3 +513,10 @@ spyre.kernel @huge_domain(%x: !spyre.buffer<64xf32>, %y: !spyre.buffer<64xf32>) 
   }
   spyre.return
 }
+
+// -----
+
+// An empty body (found by scripts/fuzz.py: the verifier asserted).
+// expected-error @+1 {{body must end with 'spyre.return'}}
+spyre.kernel @empty(%a: !spyre.buffer<4xf32>) {
+}
