@@ -19,7 +19,7 @@ python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(
 python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 [ -f /usr/include/toml++/toml.h ] || missing+=(libtomlplusplus-dev)
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
-ls /usr/include/*/cblas.h /usr/include/cblas.h >/dev/null 2>&1 || missing+=(libopenblas-dev)
+compgen -G "/usr/include/*/cblas.h" >/dev/null || [ -f /usr/include/cblas.h ] || missing+=(libopenblas-dev)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "== installing system packages: ${missing[*]}"
   sudo=""; [ "$(id -u)" -ne 0 ] && sudo=sudo
