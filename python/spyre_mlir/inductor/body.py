@@ -8,6 +8,7 @@ import math as pymath
 
 from ..dialects import arith, math, spyre
 from ..ir import AffineMap, F32Type, IntegerType, Type, Value
+from . import special
 from .trace import TV, Unsupported, element_type, linear
 
 
@@ -250,6 +251,21 @@ class Body:
         # is within the card's tolerance for what Inductor uses fma for.
         return self.op_add(self.op_mul(a, b), c)
 
+    # Special functions (special.py), computed in f32 and rounded to the
+    # type of their operand.
+    def _special(self, fn, *args):
+        f32 = F32Type.get()
+        result = fn(*(special.F(self.cast(a, f32)) for a in args)).v
+        t = args[-1].type
+        return self.cast(result, t if self.is_float(t) else f32)
+
+    def op_polygamma(self, n, x):
+        order = _constant(n)
+        if order is None or order != int(order) or order < 0:
+            raise Unsupported("polygamma of an order that is not a constant non-negative "
+                              "integer")
+        return self._special(lambda v: special.polygamma(int(order), v), x)
+
     def op_nextafter(self, a, b):
         raise Unsupported("nextafter steps through the bits of a float, which no vector "
                           "instruction reachable from a generic body does (fp16 has one "
@@ -272,6 +288,36 @@ for _name, _fn in {"exp": math.exp, "exp2": math.exp2, "expm1": math.expm1, "log
                    "trunc": math.trunc, "round": math.roundeven,
                    "libdevice_exp": math.exp}.items():
     setattr(Body, "op_" + _name, _unary_float(_fn))
+
+
+def _special_op(fn):
+    def op(self, *args):
+        return self._special(fn, *args)
+    return op
+
+
+for _name, _fn in {"lgamma": special.lgamma, "digamma": special.digamma, "zeta": special.zeta,
+                   "erfinv": special.erfinv, "ndtri": special.ndtri, "erfcx": special.erfcx,
+                   "i0": special.i0, "i0e": special.i0e, "i1": special.i1, "i1e": special.i1e,
+                   "modified_bessel_i0": special.i0, "modified_bessel_i1": special.i1,
+                   "modified_bessel_k0": special.k0, "modified_bessel_k1": special.k1,
+                   "scaled_modified_bessel_k0": special.k0e,
+                   "scaled_modified_bessel_k1": special.k1e,
+                   "bessel_j0": special.j0, "bessel_j1": special.j1, "bessel_y0": special.y0,
+                   "bessel_y1": special.y1,
+                   "spherical_bessel_j0": special.spherical_j0}.items():
+    setattr(Body, "op_" + _name, _special_op(_fn))
+
+
+def _constant(v: Value):
+    """The value of a body constant (possibly converted), or None."""
+    op = v.owner  # a Block for block arguments
+    while getattr(op, "name", None) in ("arith.sitofp", "arith.extf", "arith.truncf",
+                                        "arith.fptosi", "arith.extsi", "arith.trunci"):
+        op = op.operands[0].owner
+    if getattr(op, "name", None) != "arith.constant":
+        return None
+    return float(op.attributes["value"].value)
 
 
 def _width(t: Type) -> int:

@@ -110,9 +110,26 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None
                 r = r if isinstance(r, ValueRanges) else ValueRanges.unknown()
             except Exception:
                 r = ValueRanges.unknown()
+            r = _bounded(op, args, ranged, r)
         if dtype == torch.bool and not r.is_bool:  # 0 or 1, whatever op made it
             r = ValueRanges.unknown_bool()
         dtypes[instr.result], ranges[instr.result] = dtype, r
         if dtype == torch.int64 and not _within(r, INT32):
             raise Unsupported(f"int64 {op} may leave the card's int32 (values in [{r.lower}, "
                               f"{r.upper}])")
+
+
+def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
+    """Bounds Inductor's value-range analysis leaves unknown: a sign is -1, 0
+    or 1, and a remainder is smaller in magnitude than its divisor (indices
+    wrapped by a dimension's size, as in take_along_dim)."""
+    if op == "sign":
+        return ValueRanges(-1, 1)
+    if op in ("remainder", "fmod", "mod"):
+        divisor = ranged(args[1])
+        try:
+            largest = max(abs(int(divisor.lower)), abs(int(divisor.upper)))
+        except (TypeError, ValueError, OverflowError):
+            return r
+        return ValueRanges(-largest, largest)
+    return r
