@@ -297,6 +297,23 @@ def _embedding_backward_applies(grad_output, indices, num_weights, padding_idx,
     return not scale_grad_by_freq and indices.numel() * num_weights <= MAX_PICK_COMPARISONS
 
 
+# --------------------------------------------------------------------------
+# Random ops that Inductor would call as library kernels, as rand and randn,
+# which run on the card (random.py).
+
+
+def uniform(self, low=0.0, high=1.0, *, generator=None):
+    return torch.rand_like(self) * (high - low) + low
+
+
+def normal(shape, *, mean, std, dtype, device, requires_grad, generator=None):
+    return torch.randn(shape, dtype=dtype, device=device) * std + mean
+
+
+def _no_generator(*args, generator=None, **kwargs):
+    return generator is None
+
+
 def install() -> None:
     from torch._inductor import decomposition
 
@@ -342,6 +359,11 @@ def install() -> None:
             nll_loss_backward, decomposition.decompositions[aten.nll_loss_backward.default],
             plain_backward),
     }
+    entries[aten.uniform.default] = wrap(uniform, decomposition.decompositions.get(
+        aten.uniform.default), _no_generator)
+    prims_normal = torch.ops.prims.normal.default
+    entries[prims_normal] = wrap(normal, decomposition.decompositions.get(prims_normal),
+                                 _no_generator)
     # Scans and sorts as masked reductions over n x n squares (scans.py).
     for op, (ours, applies) in scans.entries().items():
         entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)

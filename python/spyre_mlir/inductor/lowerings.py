@@ -6,11 +6,14 @@ and emits `spyre.matmul`. Outside a spyre compile the original lowerings run.
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch._inductor import ir
 from torch._inductor.lowering import lowerings
 from torch._inductor.virtualized import V, ops
 
+from . import random as _random
 from .state import active as _compiling_for_spyre
 
 
@@ -120,9 +123,16 @@ def _pad_by_concat(x, pads, value=0.0):
     return x
 
 
-def _pad(x, padding):
-    ph, pw = padding
-    return _pad_by_concat(x, [(pw, pw), (ph, ph)])
+def _pad_or_crop(x, pairs):
+    """x padded with zeros (positive) or cropped (negative) by (before,
+    after) per spatial dimension, the first spatial dimension being 2."""
+    for k, (before, after) in enumerate(pairs):
+        dim = 2 + k
+        size = int(x.get_size()[dim])
+        if before < 0 or after < 0:
+            x = lowerings[aten.slice.Tensor](x, dim, max(-before, 0), size + min(after, 0))
+    pads = [(max(b, 0), max(a, 0)) for b, a in reversed(pairs)]
+    return _pad_by_concat(ir.ExternKernel.require_contiguous(x), pads)
 
 
 def constant_pad_nd(x, pad, value=0.0):
@@ -130,31 +140,94 @@ def constant_pad_nd(x, pad, value=0.0):
     return _pad_by_concat(x, pairs, value)
 
 
+def _interleaved(x, strides):
+    """x with stride - 1 zeros after each element along each spatial
+    dimension (what a transposed convolution convolves), by concatenating
+    zeros along a new last dimension and folding it in."""
+    for k, s in enumerate(strides):
+        if s == 1:
+            continue
+        dim = 2 + k
+        size = [int(d) for d in x.get_size()]
+        x = lowerings[aten.unsqueeze.default](x, dim + 1)
+        x = _pad_by_concat(ir.ExternKernel.require_contiguous(x),
+                           [(0, 0)] * (len(size) - dim - 1) + [(0, s - 1)])
+        x = lowerings[aten.reshape.default](x, size[:dim] + [size[dim] * s] + size[dim + 1:])
+    return x
+
+
+def _direct_weight(weight, groups):
+    """A transposed convolution's weight (in, out / groups, *k) as the weight
+    of the direct convolution that computes it: (out, in / groups, *k),
+    flipped along every spatial dimension."""
+    cin, cog, *ks = [int(s) for s in weight.get_size()]
+    cig = cin // groups
+    load = weight.make_loader()
+
+    def flipped(index):
+        g, o, i, *k = index
+        return load([g * cig + i, o, *[n - 1 - j for n, j in zip(ks, k)]])
+
+    w = ir.Pointwise.create(device=weight.get_device(), dtype=weight.get_dtype(),
+                            inner_fn=flipped, ranges=[groups, cog, cig, *ks])
+    w.realize()
+    return lowerings[aten.reshape.default](w, [groups * cog, cig, *ks])
+
+
 def convolution(x, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    """2-D convolution as im2col and a matrix product on the matrix unit."""
-    if transposed or groups != 1 or len(weight.get_size()) != 4:
-        raise NotImplementedError("only 2-D, non-transposed, ungrouped convolutions")
-    x = _pad(ir.ExternKernel.require_contiguous(x), [int(p) for p in padding])
-    n, c, h, w = [int(s) for s in x.get_size()]
-    co, ci, kh, kw = [int(s) for s in weight.get_size()]
-    (sh, sw), (dh, dw) = [int(s) for s in stride], [int(d) for d in dilation]
-    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    """1-, 2- and 3-D convolutions, grouped or not, as im2col and a matrix
+    product on the matrix unit (a batch of products, one per group). A
+    transposed convolution is the direct convolution, with the flipped
+    kernel, of its input with zeros interleaved."""
+    spatial = len(weight.get_size()) - 2
+    if spatial not in (1, 2, 3):
+        raise NotImplementedError(f"{spatial}-D convolution")
+    stride, padding = [int(s) for s in stride], [int(p) for p in padding]
+    dilation, groups = [int(d) for d in dilation], int(groups)
+    if transposed:
+        ks = [int(k) for k in weight.get_size()[2:]]
+        x = _interleaved(ir.ExternKernel.require_contiguous(x), stride)
+        # The interleaving left stride - 1 zeros after the last element too.
+        pairs = [(d * (k - 1) - p, d * (k - 1) - p + int(o) - (s - 1))
+                 for k, s, p, d, o in zip(ks, stride, padding, dilation, output_padding)]
+        weight, stride = _direct_weight(weight, groups), [1] * spatial
+    else:
+        pairs = [(p, p) for p in padding]
+    x = _pad_or_crop(ir.ExternKernel.require_contiguous(x), pairs)
+    n, c, *size = [int(s) for s in x.get_size()]
+    co, cig, *ks = [int(s) for s in weight.get_size()]
+    cog = co // groups
+    out = [(i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(size, ks, stride, dilation)]
+    if min(out) <= 0:
+        raise NotImplementedError("an empty convolution")
     load = x.make_loader()
 
     def column(index):
-        b, i, j, ch, u, v = index
-        return load([b, ch, i * sh + u * dh, j * sw + v * dw])
+        g, b, *rest = index
+        o, (ch, *k) = rest[:spatial], rest[spatial:]
+        return load([b, g * cig + ch, *[i * s + j * d for i, j, s, d in
+                                        zip(o, k, stride, dilation)]])
 
     cols = ir.Pointwise.create(device=x.get_device(), dtype=x.get_dtype(), inner_fn=column,
-                               ranges=[n, oh, ow, c, kh, kw])
+                               ranges=[groups, n, *out, cig, *ks])
     cols.realize()
-    cols = lowerings[aten.reshape.default](cols, [n * oh * ow, c * kh * kw])
-    w2 = lowerings[aten.reshape.default](weight, [co, ci * kh * kw])
-    out = _product(cols, lowerings[aten.permute.default](w2, [1, 0]), False)  # (n*oh*ow, co)
+    points, taps = n * math.prod(out), cig * math.prod(ks)
+    w = lowerings[aten.reshape.default](weight, [groups, cog, taps])
+    w = lowerings[aten.permute.default](w, [0, 2, 1])  # (groups, taps, cog)
+    if groups == 1:
+        cols = lowerings[aten.reshape.default](cols, [points, taps])
+        result = _product(cols, lowerings[aten.reshape.default](w, [taps, cog]), False)
+    else:
+        cols = lowerings[aten.reshape.default](cols, [groups, points, taps])
+        result = _product(cols, w, True)  # (groups, points, cog)
+    result = lowerings[aten.reshape.default](result, [groups, points, cog])
     if bias is not None:
-        out = lowerings[aten.add.Tensor](out, bias)
-    out = lowerings[aten.reshape.default](out, [n, oh, ow, co])
-    return lowerings[aten.permute.default](out, [0, 3, 1, 2])
+        result = lowerings[aten.add.Tensor](
+            result, lowerings[aten.reshape.default](bias, [groups, 1, cog]))
+    result = lowerings[aten.reshape.default](result, [groups, n, *out, cog])
+    order = [1, 0, spatial + 2, *range(2, spatial + 2)]  # (n, groups, cog, *out)
+    result = lowerings[aten.permute.default](result, order)
+    return lowerings[aten.reshape.default](result, [n, co, *out])
 
 
 def _realized(original):
@@ -212,6 +285,8 @@ def install() -> None:
     for packet, ours in OURS.items():
         for key in (packet, packet.default):
             _dispatch(key, lambda original, ours=ours: ours)
+    for key, ours in _random.lowerings().items():  # random numbers in loop bodies
+        _dispatch(key, lambda original, ours=ours: ours)
     for packet in REALIZED:
         for key in [packet, *(getattr(packet, o) for o in packet.overloads())]:
             _dispatch(key, _dense_indices if packet is aten.embedding else _realized)

@@ -75,8 +75,11 @@ class SpyreScheduling(BaseScheduling):
             # MultiOutput only unpacks the results of the extern call before it.
             if isinstance(node, ExternKernelSchedulerNode):
                 self.cpu_computed.update(buf.get_name() for buf in node.get_outputs())
+            # Drawing random seeds from torch's generator is the host's part of
+            # random ops (random.py), not an op the card could run instead.
             if isinstance(node, ExternKernelSchedulerNode) and \
-                    not isinstance(node.node, ir.MultiOutput):
+                    not isinstance(node.node, ir.MultiOutput) and \
+                    not getattr(node.node, "host_rng_draw", False):
                 kernel = node.node
                 name = str(getattr(kernel, "op_overload", None) or
                            getattr(kernel, "python_kernel_name", None) or type(kernel).__name__)

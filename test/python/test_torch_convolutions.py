@@ -1,0 +1,65 @@
+"""Convolutions beyond 2-D ungrouped with torch.compile(backend="spyre")
+against eager, zero CPU fallbacks: 1-D and 3-D, grouped and depthwise,
+transposed (stride, padding, output padding, dilation, groups)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from spyre_mlir.inductor import counters
+from test_torch_ops import tolerance
+
+
+def check(fn, *args, depth):
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        actual = torch.compile(fn, backend="spyre")(*args)
+        expected = fn(*args)
+    assert dict(counters.fallbacks) == {}
+    torch.testing.assert_close(actual, expected, **tolerance(args[0].dtype, depth))
+
+
+def inputs(x_shape, w_shape, dtype=torch.float32, out_channels=None):
+    torch.manual_seed(0)
+    x = torch.randn(*x_shape).to(dtype)
+    w = torch.randn(*w_shape).to(dtype)
+    b = torch.randn(out_channels or w_shape[0]).to(dtype)
+    return x, w, b
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_conv1d(dtype):
+    x, w, b = inputs((2, 4, 17), (6, 4, 3), dtype)
+    check(lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2), x, w, b, depth=12)
+    check(lambda x, w: F.conv1d(x, w), x, w, depth=12)
+
+
+def test_conv3d():
+    x, w, b = inputs((1, 3, 5, 6, 7), (4, 3, 2, 3, 2))
+    check(lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1), x, w, b, depth=36)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_grouped_and_depthwise_conv2d(dtype):
+    x, w, b = inputs((2, 6, 7, 8), (9, 2, 3, 3), dtype)
+    check(lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=3), x, w, b, depth=18)
+    x, w, b = inputs((2, 6, 7, 8), (6, 1, 3, 3), dtype)
+    check(lambda x, w, b: F.conv2d(x, w, b, stride=2, groups=6), x, w, b, depth=9)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(stride=2), dict(stride=2, padding=1),
+                                    dict(stride=3, padding=1, output_padding=2),
+                                    dict(dilation=2, padding=2), dict(stride=2, groups=2)])
+def test_conv_transpose1d(kwargs):
+    x, w, b = inputs((2, 4, 9), (4, 3, 3), out_channels=3 * kwargs.get("groups", 1))
+    check(lambda x, w, b: F.conv_transpose1d(x, w, b, **kwargs), x, w, b, depth=12)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_conv_transpose2d_and_3d(dtype):
+    x, w, b = inputs((2, 4, 5, 6), (4, 2, 3, 2), dtype, out_channels=2)
+    check(lambda x, w, b: F.conv_transpose2d(x, w, b, stride=(2, 1), padding=(1, 0),
+                                             output_padding=(1, 0)), x, w, b, depth=24)
+    x, w, b = inputs((1, 2, 3, 4, 3), (2, 3, 2, 2, 2), dtype, out_channels=3)
+    check(lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2), x, w, b, depth=16)
