@@ -50,17 +50,16 @@ class Outcome:
     kernels: int = 0
 
 
-def first_sample(op, dtype):
-    """The first sample eager PyTorch accepts, or None."""
-    torch.manual_seed(0)  # the same sample whatever ran before in the process
+def eager_samples(op, dtype):
+    """(sample, eager's result) for the samples eager PyTorch accepts."""
+    torch.manual_seed(0)  # the same samples whatever ran before in the process
     for sample in op.sample_inputs("cpu", dtype, requires_grad=False):
         try:
             with torch.no_grad():
                 expected = op(sample.input, *sample.args, **sample.kwargs)
         except Exception:
             continue
-        return sample, expected
-    return None
+        yield sample, expected
 
 
 def _scale(values: list[torch.Tensor]) -> float:
@@ -120,24 +119,13 @@ def compare(actual, expected, inputs, depth: int, values: bool = True) -> str | 
 def run(op, dtype, explain: bool = True) -> Outcome | None:
     """The outcome of the op's first sample, or None if eager has none;
     `explain` adds strict mode's reason to fallbacks (one more compile)."""
-    found = first_sample(op, dtype)
-    if found is None:
-        return None
-    return run_sample(op, *found, explain=explain)
+    found = next(eager_samples(op, dtype), None)
+    return None if found is None else run_sample(op, *found, explain=explain)
 
 
 def run_all(op, dtype) -> list[Outcome]:
     """The outcomes of every sample eager accepts."""
-    outcomes = []
-    torch.manual_seed(0)
-    for sample in op.sample_inputs("cpu", dtype, requires_grad=False):
-        try:
-            with torch.no_grad():
-                expected = op(sample.input, *sample.args, **sample.kwargs)
-        except Exception:
-            continue
-        outcomes.append(run_sample(op, sample, expected))
-    return outcomes
+    return [run_sample(op, sample, expected) for sample, expected in eager_samples(op, dtype)]
 
 
 def run_sample(op, sample, expected, explain: bool = True) -> Outcome:
