@@ -314,6 +314,17 @@ def _no_generator(*args, generator=None, **kwargs):
     return generator is None
 
 
+def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    """The sum over the batch of products as one product over the batch and
+    the inner dimension together (Inductor calls a library kernel)."""
+    b, n, p = batch1.shape
+    product = torch.mm(batch1.transpose(0, 1).reshape(n, b * p), batch2.reshape(b * p, -1))
+    product = product if alpha == 1 else product * alpha
+    if beta == 0:  # self is ignored, NaN included
+        return product
+    return product + (self if beta == 1 else self * beta)
+
+
 def install() -> None:
     from torch._inductor import decomposition
 
@@ -364,6 +375,8 @@ def install() -> None:
     prims_normal = torch.ops.prims.normal.default
     entries[prims_normal] = wrap(normal, decomposition.decompositions.get(prims_normal),
                                  _no_generator)
+    entries[aten.addbmm.default] = wrap(addbmm, decomposition.decompositions.get(
+        aten.addbmm.default))
     # Scans and sorts as masked reductions over n x n squares (scans.py).
     for op, (ours, applies) in scans.entries().items():
         entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
