@@ -12,6 +12,12 @@ in an unexpected Python exception (binaries), or succeeds on an input that is
 refused by construction (unbalanced or too deeply nested text, a truncated or
 bad-magic binary, an impossible core count or rank, a wrong checksum).
 
+The time limit is on CPU time (20 s), so that a busy host does not turn slow
+cases into hangs, with a wall-clock limit (3 times as long) for a case that
+blocks without computing. A tool that cannot be started (a rebuild replacing
+it mid-run) is retried for a while, then its cases count as unrunnable: the
+run goes on and exits non-zero, and no regression input is saved for them.
+
 Cases are deterministic: case i of seed s is the same on every run. CI runs
 the default number (scripts/test.sh); `--cases N` runs longer, and failing
 cases are saved as regression inputs under test/fuzz/ (replayed by
@@ -31,6 +37,7 @@ import os
 import random
 import re
 import resource
+import signal
 import struct
 import subprocess
 import sys
@@ -44,7 +51,9 @@ REGRESSIONS = os.path.join(ROOT, "test", "fuzz")
 ENTRIES = ("opt", "compile", "translate", "binary")
 EXTENSION = {"opt": "mlir", "compile": "mlir", "translate": "mlir", "binary": "spyre"}
 CI_CASES = 2400              # what CI runs: a few minutes on 2 cores
-TIME_LIMIT = 20.0            # seconds per case; real cases take well under one
+TIME_LIMIT = 20.0            # CPU seconds per case; real cases take well under one
+WALL_FACTOR = 3              # wall-clock limit: this many times the CPU limit
+TOOL_RETRY_SECONDS = 120     # how long an unstartable tool is retried (a rebuild)
 # Bytes of address space per case; SPYRE_FUZZ_MEMORY_LIMIT=0 lifts it (for
 # AddressSanitizer builds, which reserve terabytes of shadow memory).
 MEMORY_LIMIT = int(os.environ.get("SPYRE_FUZZ_MEMORY_LIMIT", 4 << 30))
@@ -76,17 +85,39 @@ def lit_chunks() -> list[str]:
     return chunks
 
 
+class ToolUnavailable(Exception):
+    """A tool binary could not be started even after retrying."""
+
+
+def spawn(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    """subprocess.run, retrying while the tool cannot be started: a rebuild
+    that replaces the binary makes exec fail for a moment (ETXTBSY, EACCES,
+    ENOENT). Raises ToolUnavailable after TOOL_RETRY_SECONDS."""
+    deadline = time.monotonic() + TOOL_RETRY_SECONDS
+    delay = 0.5
+    while True:
+        try:
+            return subprocess.run(cmd, **kwargs)
+        except subprocess.TimeoutExpired:
+            raise
+        except (OSError, subprocess.SubprocessError) as e:
+            if time.monotonic() > deadline:
+                raise ToolUnavailable(f"{cmd[0]}: {type(e).__name__}: {e}") from e
+            time.sleep(delay)
+            delay = min(2 * delay, 8)
+
+
 def compiled(chunk: str) -> str | None:
-    out = subprocess.run([tool("spyre-opt"), "--spyre-compile"], input=chunk, text=True,
-                         capture_output=True, timeout=60)
+    out = spawn([tool("spyre-opt"), "--spyre-compile"], input=chunk, text=True,
+                capture_output=True, timeout=60)
     return out.stdout if out.returncode == 0 and "spyre.hw.program" in out.stdout else None
 
 
 def translated(hw: str) -> bytes | None:
     with tempfile.TemporaryDirectory() as d:
-        out = subprocess.run([tool("spyre-translate"), "--spyre-hw-to-binary", "-o",
-                              os.path.join(d, "p.spyre")], input=hw, text=True,
-                             capture_output=True, timeout=60)
+        out = spawn([tool("spyre-translate"), "--spyre-hw-to-binary", "-o",
+                     os.path.join(d, "p.spyre")], input=hw, text=True,
+                    capture_output=True, timeout=60)
         if out.returncode != 0:
             return None
         with open(os.path.join(d, "p.spyre"), "rb") as f:
@@ -203,7 +234,7 @@ def mutate_binary(rng: random.Random, binary: bytes) -> tuple[bytes, bool]:
     # Below: the checksum is fixed, so the mutation reaches the parser and
     # the validator; any outcome but a crash or hang is fine.
     for _ in range(rng.choice([1, 1, 2, 4])):
-        op = rng.randrange(4)
+        op = rng.randrange(5)
         if op == 0:  # a field of 4 or 8 bytes becomes an interesting value
             width = rng.choice([4, 8])
             i = rng.randrange(0, len(data) - width + 1) & ~(width - 1)
@@ -214,16 +245,37 @@ def mutate_binary(rng: random.Random, binary: bytes) -> tuple[bytes, bool]:
             data[i] ^= 1 << rng.randrange(8)
         elif op == 2:  # a byte set to an interesting byte
             data[rng.randrange(len(data))] = rng.choice([0, 1, 2, 0x7F, 0x80, 0xFE, 0xFF])
-        else:  # an instruction record duplicated over another (352 bytes)
+        elif op == 3:  # an instruction record duplicated over another (352 bytes)
             code = section(data, 4)
             if code is not None and len(data) > code + 8 + 16 + 2 * 352:
                 a = rng.randrange(code, len(data) - 352)
                 b = rng.randrange(code, len(data) - 352)
                 data[b:b + 352] = data[a:a + 352]
+        else:  # an instruction's shape value (sizes, a loop's trips) grows: work
+            record = instruction(data, rng)
+            if record is not None:
+                i = record + 40 + 8 * rng.randrange(4)
+                value = rng.choice([1 << rng.randrange(33), rng.choice(INTERESTING)])
+                data[i:i + 8] = (value & ((1 << 64) - 1)).to_bytes(8, "little")
     if rng.random() < 0.2:  # the file size field agrees with a grown file
         data += bytes(rng.randrange(1, 64))
         struct.pack_into("<Q", data, 16, len(data))
     return bytes(with_crc(data)), False
+
+
+def instruction(data: bytearray, rng: random.Random) -> int | None:
+    """Offset of a random instruction record of a random stream, if any."""
+    code = section(data, 4)
+    try:
+        streams = struct.unpack_from("<I", data, code)[0] if code is not None else 0
+        if not streams:
+            return None
+        _, count, offset = struct.unpack_from("<IIQ", data, code + 8 + 16 * rng.randrange(
+            min(streams, 64)))
+        record = code + offset + 352 * rng.randrange(max(count, 1))
+        return record if count and record + 352 <= len(data) else None
+    except struct.error:
+        return None
 
 
 def section(data: bytearray, kind: int) -> int | None:
@@ -254,9 +306,17 @@ def make_case(seeds: dict, seed: int, index: int) -> tuple[str, bytes, bool]:
 # ---------------------------------------------------------------- running
 
 
-def limit_memory():
+def limit_resources(cpu_seconds: float):
+    """In the case's process: its memory and CPU time (SIGXCPU past the limit)."""
     if MEMORY_LIMIT:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    cpu = max(1, int(cpu_seconds + 0.999))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGKILL 5 s later
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def out_of_time(signum: int) -> bool:
+    return signum in (signal.SIGXCPU, signal.SIGKILL)
 
 
 def run_tool(entry: str, data: bytes, timeout: float) -> tuple[str, str]:
@@ -273,10 +333,13 @@ def run_tool(entry: str, data: bytes, timeout: float) -> tuple[str, str]:
             if entry == "compile":
                 cmd.append("--spyre-compile")
         try:
-            out = subprocess.run(cmd, capture_output=True, timeout=timeout, preexec_fn=limit_memory)
+            out = spawn(cmd, capture_output=True, timeout=timeout * WALL_FACTOR,
+                        preexec_fn=lambda: limit_resources(timeout))
         except subprocess.TimeoutExpired:
-            return "hang", f"more than {timeout:g} s"
+            return "hang", f"more than {timeout * WALL_FACTOR:g} s of wall-clock time"
     stderr = out.stderr.decode(errors="replace")
+    if out.returncode < 0 and out_of_time(-out.returncode):
+        return "hang", f"more than {timeout:g} s of CPU time"
     if out.returncode < 0 or "Stack dump" in stderr or "LLVM ERROR" in stderr:
         return "crash", f"exit {out.returncode}: {stderr[-2000:]}"
     return ("ok" if out.returncode == 0 else "error"), stderr[:200]
@@ -315,7 +378,7 @@ def run_binary(data: bytes, timeout: float) -> tuple[str, str]:
         os.close(read)
         code = 3
         try:
-            limit_memory()
+            limit_resources(timeout)
             result = attempt_binary(data)
             code = 0
         except BaseException as e:  # an unexpected exception is a failure
@@ -323,19 +386,23 @@ def run_binary(data: bytes, timeout: float) -> tuple[str, str]:
         os.write(write, result.encode()[:4000])
         os._exit(code)
     os.close(write)
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + timeout * WALL_FACTOR
+    pause = 0.0005
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
         if time.monotonic() > deadline:
-            os.kill(pid, 9)
+            os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(read)
-            return "hang", f"more than {timeout:g} s"
-        time.sleep(0.002)
+            return "hang", f"more than {timeout * WALL_FACTOR:g} s of wall-clock time"
+        time.sleep(pause)
+        pause = min(2 * pause, 0.02)
     with os.fdopen(read, "rb") as f:
         result = f.read().decode(errors="replace")
+    if os.WIFSIGNALED(status) and out_of_time(os.WTERMSIG(status)):
+        return "hang", f"more than {timeout:g} s of CPU time"
     if os.WIFSIGNALED(status):
         return "crash", f"signal {os.WTERMSIG(status)}"
     if result.startswith("exception"):
@@ -368,19 +435,55 @@ def _run_case(args):
     seed, index, timeout = args
     entry, data, refused = make_case(_SEEDS, seed, index)
     start = time.monotonic()
-    outcome, detail = check(entry, data, refused, timeout)
+    try:
+        outcome, detail = check(entry, data, refused, timeout)
+    except ToolUnavailable as e:
+        outcome, detail = "unrunnable", str(e)
+    except Exception as e:  # a bug of the harness: report it, keep going
+        outcome, detail = "harness", f"{type(e).__name__}: {e}"
     return index, entry, data, refused, outcome, detail, time.monotonic() - start
 
 
+COMPRESS_ABOVE = 64 << 10  # bytes; larger regression inputs are kept as .xz
+
+
 def save(entry: str, data: bytes, refused: bool) -> str:
-    """Keeps a failing case as a regression input: test/fuzz/ENTRY-HASH[.refused].EXT."""
+    """Keeps a failing case as a regression input:
+    test/fuzz/ENTRY-HASH[.refused].EXT, compressed (.xz) when large."""
+    import lzma
     os.makedirs(REGRESSIONS, exist_ok=True)
     name = f"{entry}-{hashlib.sha1(data).hexdigest()[:12]}{'.refused' if refused else ''}" \
            f".{EXTENSION[entry]}"
+    if len(data) > COMPRESS_ABOVE:
+        name, data = name + ".xz", lzma.compress(data, preset=9)
     path = os.path.join(REGRESSIONS, name)
     with open(path, "wb") as f:
         f.write(data)
     return path
+
+
+def read_regression(path: str) -> bytes:
+    """A saved regression input's bytes (decompressed)."""
+    import lzma
+    with open(path, "rb") as f:
+        data = f.read()
+    return lzma.decompress(data) if path.endswith(".xz") else data
+
+
+def for_this_card(data: bytes) -> bytes:
+    """A saved binary, stamped with the current card description's fingerprint
+    (its checksum fixed): a regression input must reach the validator and the
+    simulator after the description changes, not be refused for being built
+    for another card. Binaries whose header or checksum is broken stay as
+    they are, so what was refused by construction still is."""
+    from spyre_mlir import simulator as sim
+    if len(data) < HEADER or data[:8] != b"SPYREBIN" \
+            or struct.unpack_from("<Q", data, 16)[0] != len(data) \
+            or struct.unpack_from("<I", data, 24)[0] != zlib.crc32(data[HEADER:]) & 0xFFFFFFFF:
+        return data
+    out = bytearray(data)
+    struct.pack_into("<Q", out, 32, sim.default_arch().fingerprint)
+    return bytes(with_crc(out))
 
 
 def regression_cases() -> list[tuple[str, str, bool]]:
@@ -416,7 +519,7 @@ def main(argv: list[str] | None = None) -> int:
           flush=True)
     outcomes: Counter = Counter()
     slowest = (0.0, "")
-    failures = []
+    failures, unrunnable = [], []
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(args.jobs, initializer=_worker_init) as pool:
         work = ((args.seed, i, args.timeout) for i in range(cases))
@@ -424,21 +527,25 @@ def main(argv: list[str] | None = None) -> int:
                 pool.imap_unordered(_run_case, work, chunksize=8), 1):
             outcomes[entry, outcome] += 1
             slowest = max(slowest, (seconds, f"case {index} ({entry})"))
+            if outcome in ("unrunnable", "harness"):
+                unrunnable.append(index)
+                print(f"fuzz: case {index} ({entry}) not run: {outcome}: {detail.strip()[:500]}",
+                      flush=True)
             if outcome in ("crash", "hang", "accepted"):
                 where = save(entry, data, refused) if save_failures else "not saved"
                 failures.append(index)
                 print(f"fuzz: FAIL case {index} ({entry}, {outcome}): {detail.strip()[:500]} "
                       f"[{where}]", flush=True)
-            if done % 1000 == 0:
+            if done % 1000 == 0 or done == CI_CASES:
                 print(f"fuzz: {done} cases, {time.monotonic() - start:.0f} s", flush=True)
     elapsed = time.monotonic() - start
     for entry in ENTRIES:
         counts = {o: n for (e, o), n in sorted(outcomes.items()) if e == entry}
         print(f"fuzz: {entry:<9} {sum(counts.values()):>6} cases: {counts}")
     print(f"fuzz: {cases} cases (seed {args.seed}) in {elapsed:.0f} s, "
-          f"{len(failures)} failures (crashes, hangs, refused inputs accepted); "
-          f"slowest case {slowest[0]:.1f} s: {slowest[1]}")
-    return 1 if failures else 0
+          f"{len(failures)} failures (crashes, hangs, refused inputs accepted), "
+          f"{len(unrunnable)} not run; slowest case {slowest[0]:.1f} s: {slowest[1]}")
+    return 1 if failures else 2 if unrunnable else 0
 
 
 if __name__ == "__main__":
