@@ -131,13 +131,13 @@ inline constexpr int kNumSems = 64;
 inline constexpr int kMaxLoopDepth = 3;
 inline constexpr int kMaxRank = 8;
 
-/// Simulator limits (docs/isa.md): far beyond what fits the card's LX, they
-/// keep a corrupt or hostile program from occupying the host for hours.
+/// Simulator limits per instruction (docs/isa.md): far beyond what fits the
+/// card's LX, they keep a corrupt or hostile instruction from occupying the
+/// host. A whole program's work has its own budget (Program.h).
 inline constexpr int64_t kMaxRowsPerTransfer = int64_t{1} << 24;
 inline constexpr int64_t kMaxBytesPerTransfer = int64_t{1} << 31;
 inline constexpr int64_t kMaxElementsPerVectorOp = int64_t{1} << 24;
 inline constexpr int64_t kMaxMacsPerMatmul = int64_t{1} << 33;
-inline constexpr int64_t kMaxDynamicInstructions = int64_t{1} << 28;
 
 /// A memory operand. Its address in an iteration of the enclosing hardware
 /// loops is offset + sum(loopInc[l] * iv[l]), l = 0 for the innermost loop.

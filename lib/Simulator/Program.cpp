@@ -253,24 +253,24 @@ private:
   void validateStream(const Stream &s) {
     current = s.core;
     std::vector<int64_t> trips; // innermost last
-    i128 dynamic = 0, repeat = 1;   // instructions executed; iterations of the current nest
+    i128 repeat = 1;            // iterations of the current loop nest
     for (size_t pc = 0; pc < s.instrs.size(); ++pc) {
       const Instr &in = s.instrs[pc];
       std::string at = where(s.core, pc);
-      dynamic += repeat;
-      if (dynamic > kMaxDynamicInstructions)
-        throw Error(at + "the program executes more than " +
-                    std::to_string(kMaxDynamicInstructions) + " instructions on this core");
-      checkWork(in, at);
       auto op = static_cast<Opcode>(in.opcode);
       if (in.flags & ~kAllFlags)
         throw Error(at + "unknown flags");
       if ((in.waitSem != kNoSem && in.waitSem >= kNumSems) ||
           (in.signalSem != kNoSem && in.signalSem >= kNumSems))
         throw Error(at + "semaphore out of range");
+      // Before any product of shape values, which could overflow otherwise.
       for (int64_t v : in.shape)
         if (v < 0 || v > (int64_t{1} << 32))
           throw Error(at + "shape value out of range");
+      // The instruction runs `repeat` times; charge its work to the budget
+      // before anything else can multiply it.
+      spend(Work{1, 0, 0, 0, 0, 0}, repeat, at);
+      spend(checkWork(in, at), repeat, at);
       switch (op) {
       case Opcode::nop: case Opcode::kernel: case Opcode::barrier:
         break;
@@ -314,36 +314,111 @@ private:
     return p;
   }
 
-  /// Rejects single instructions whose work exceeds the simulator limits.
-  void checkWork(const Instr &in, const std::string &at) {
+  /// What one execution of an instruction asks of the simulator's host.
+  struct Work {
+    i128 instructions, rows, bytes, vectorElements, matrixElements, macs;
+  };
+
+  /// Rejects single instructions whose work exceeds the simulator limits;
+  /// returns the work of one execution. Shape values are in [0, 2^32].
+  Work checkWork(const Instr &in, const std::string &at) {
     const int64_t *sh = in.shape;
     auto limit = [&](i128 work, int64_t max, const char *what) {
       if (work > max)
         throw Error(at + what + " exceed the simulator limit of " + std::to_string(max));
     };
+    Work w{0, 0, 0, 0, 0, 0};
     switch (static_cast<Opcode>(in.opcode)) {
     case Opcode::dma: case Opcode::ring: {
       i128 rows = static_cast<i128>(sh[1]) * sh[2] * sh[3];
       limit(rows, kMaxRowsPerTransfer, "the rows of this transfer");
       limit(rows * sh[0], kMaxBytesPerTransfer, "the bytes of this transfer");
+      if (sh[0] > 0) // the simulator skips a transfer of empty rows
+        w.rows = rows, w.bytes = rows * sh[0];
       break;
     }
     case Opcode::gather:
       limit(sh[1], kMaxRowsPerTransfer, "the rows of this transfer");
       limit(static_cast<i128>(sh[1]) * sh[0], kMaxBytesPerTransfer, "the bytes of this transfer");
+      if (sh[0] > 0)
+        w.rows = sh[1], w.bytes = static_cast<i128>(sh[1]) * sh[0];
       break;
-    case Opcode::matmul:
-      limit(static_cast<i128>(sh[0]) * sh[1] * sh[2], kMaxMacsPerMatmul, "the MACs of this matmul");
-      limit(static_cast<i128>(sh[0]) * sh[2], kMaxElementsPerVectorOp, "the outputs of this matmul");
+    case Opcode::matmul: {
+      i128 m = sh[0], k = sh[1], n = sh[2];
+      limit(m * k * n, kMaxMacsPerMatmul, "the MACs of this matmul");
+      limit(m * n, kMaxElementsPerVectorOp, "the outputs of this matmul");
+      if (m > 0 && n > 0) // operands decoded, results encoded, products summed
+        w.matrixElements = m * k + k * n + m * n, w.macs = m * k * n;
       break;
+    }
     case Opcode::unary: case Opcode::binary: case Opcode::select: case Opcode::fill:
     case Opcode::reduce:
-      limit(static_cast<i128>(sh[0]) * std::max<int64_t>(sh[1], 1), kMaxElementsPerVectorOp,
-            "the elements of this vector operation");
+      w.vectorElements = static_cast<i128>(sh[0]) * std::max<int64_t>(sh[1], 1);
+      limit(w.vectorElements, kMaxElementsPerVectorOp, "the elements of this vector operation");
       break;
     default:
       break;
     }
+    return w;
+  }
+
+  /// Adds `times` executions of `w` to the program's work and refuses the
+  /// program once it exceeds the budget (Program.h): the sum over the kinds
+  /// of work of the fraction of each one's limit must stay <= 1.
+  void spend(const Work &w, i128 times, const std::string &at) {
+    if (times == 0)
+      return;
+    // `times` is at most the instruction limit here (the instruction itself
+    // was charged first) and each kind of work per instruction at most 2^64:
+    // no product overflows.
+    spent.instructions += w.instructions * times;
+    spent.rows += w.rows * times;
+    spent.bytes += w.bytes * times;
+    spent.vectorElements += w.vectorElements * times;
+    spent.matrixElements += w.matrixElements * times;
+    spent.macs += w.macs * times;
+    struct Kind {
+      i128 used;
+      int64_t limit;
+      const char *what;
+    };
+    const Kind kinds[] = {
+        {spent.instructions, budget::kInstructions, "instructions"},
+        {spent.rows, budget::kTransferRows, "transfer rows"},
+        {spent.bytes, budget::kTransferBytes, "bytes transferred"},
+        {spent.vectorElements, budget::kVectorElements, "vector elements"},
+        {spent.matrixElements, budget::kMatrixElements, "matrix operand and result elements"},
+        {spent.macs, budget::kMacs, "MACs"}};
+    long double fraction = 0;
+    for (const Kind &k : kinds)
+      fraction += static_cast<long double>(k.used) / k.limit;
+    if (fraction <= 1)
+      return;
+    std::ostringstream os;
+    os << at << "the program executes more than the simulator's work budget allows "
+          "(docs/binary-format.md, \"Work limits\"): by this instruction,";
+    const char *sep = " ";
+    for (const Kind &k : kinds) {
+      if (k.used == 0)
+        continue;
+      os << sep << (k.used > (static_cast<i128>(1) << 100) ? std::string("more than 2^100")
+                                                            : toString(k.used))
+         << " " << k.what << " (" << static_cast<int>(std::min<long double>(
+                                             100 * static_cast<long double>(k.used) / k.limit,
+                                             1e9L))
+         << "% of " << k.limit << ")";
+      sep = ", ";
+    }
+    throw Error(os.str());
+  }
+
+  static std::string toString(i128 v) {
+    if (v == 0)
+      return "0";
+    std::string digits;
+    for (; v > 0; v /= 10)
+      digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    return digits;
   }
 
   /// Checks an operand's kind and that [lo, hi) around its address stays in
@@ -510,6 +585,7 @@ private:
   const Arch &arch;
   std::vector<int64_t> lxHighWater;
   uint32_t current = 0;
+  Work spent{0, 0, 0, 0, 0, 0}; // by the whole program, so far
 };
 
 } // namespace

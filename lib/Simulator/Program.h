@@ -18,6 +18,36 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The work budget of a whole program (docs/binary-format.md, "Work limits"),
+/// checked by Program::validate before anything runs: what the program asks
+/// of the simulator's host, summed over all its cores and every iteration of
+/// its hardware loops. Each limit is the amount of one kind of work that
+/// alone spends the whole budget; a program may spend
+/// `sum(work[kind] / limit[kind]) <= 1`, so no mix costs more than the
+/// dearest kind alone. Measured on one core of an x86-64 host (AVX2, one
+/// thread, the card's 2 MiB LX), the worst case of each kind at its limit:
+///  - instructions, every executed record (nop, loop, loop_end included):
+///    ~0.3 us each through the event loop, 2^24 -> ~5 s;
+///  - transfer rows (dma, ring, gather; one copy each): ~3 ns, 2^30 -> ~3 s;
+///  - bytes transferred, from and to device memory: ~0.5 ns, 2^34 -> ~9 s;
+///  - vector-unit elements: 1-11 ns (sum .. lgamma), 2^30 -> ~1-12 s;
+///  - matrix-unit operand and result elements (DLFloat16 rounding, decode and
+///    encode): ~1.2 ns, 2^33 -> ~10 s;
+///  - MACs (single-threaded SGEMM): ~0.02 ns, 2^38 -> ~6 s.
+/// So no program the simulator accepts runs for more than about 12 s of one
+/// host core (the simulator runs cores' compute in parallel when it may).
+/// The compiler's programs stay well inside: its emitter stops at 2^21
+/// instructions; a compiled 2048^3 matmul spends 6% of the budget, a 4096^3
+/// one 43% (3.5 s), a 4096 x 4096 softmax 18%.
+namespace budget {
+inline constexpr int64_t kInstructions = int64_t{1} << 24;
+inline constexpr int64_t kTransferRows = int64_t{1} << 30;
+inline constexpr int64_t kTransferBytes = int64_t{1} << 34;
+inline constexpr int64_t kVectorElements = int64_t{1} << 30;
+inline constexpr int64_t kMatrixElements = int64_t{1} << 33;
+inline constexpr int64_t kMacs = int64_t{1} << 38;
+} // namespace budget
+
 struct Buffer {
   std::string name;
   isa::BufferKind kind = isa::BufferKind::scratch;

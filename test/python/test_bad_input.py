@@ -13,6 +13,7 @@ from spyre_mlir import compiler
 from spyre_mlir import simulator as sim
 from spyre_mlir.dialects import spyre
 from spyre_mlir.ir import Context
+from spyre_mlir.simulator import DType, Operand
 from spyre_mlir.simulator_programs import matmul_program
 
 ARCH = sim.default_arch()
@@ -114,3 +115,129 @@ def test_run_refuses_complex_inputs(matmul_files):
     a = np.ones((64, 32), np.complex64) * 1j
     with pytest.raises(ValueError, match="input 'a' is complex"):
         sim.run(program, {"a": a, "b": np.ones((32, 64), np.float16)})
+
+
+# ---------------------------------------------------------------- work budget
+# A program may ask the simulator for a bounded amount of work, summed over its
+# cores and every iteration of its hardware loops (docs/binary-format.md, "Work
+# limits"; Program.h, budget::). Programs here are validated, never run: those
+# at the limit would take seconds, those beyond it hours.
+
+KB = 1 << 10
+LX_OUT, LX_IN, LX_B = 0, 512 * KB, 1024 * KB
+
+
+def looped(cores, trips, body, buffers=()):
+    """`body(core, buffer indices)` inside nested hardware loops on each core."""
+    b = sim.ProgramBuilder(ARCH, cores)
+    ids = [b.add_buffer(name, sim.BufferKind.scratch, DType.dl16, sim.HostDType.f16, [n // 2])
+           for name, n in buffers]
+    for c in range(cores):
+        core = b.core(c)
+        for t in trips:
+            core.loop(t)
+        body(core, ids)
+        for _ in trips:
+            core.end_loop()
+    return b.finish()
+
+
+def vector_op(core, ids, rows=256, cols=1024):  # rows x cols DLFloat16 lgamma
+    core.unary(sim.UnaryFunc.lgamma, Operand(offset=LX_OUT, dtype=DType.dl16, strides=(cols * 2, 2, 0)),
+               Operand(offset=LX_IN, dtype=DType.dl16, strides=(cols * 2, 2, 0)), rows, cols)
+
+
+def matmul_op(core, ids, m=256, k=256, n=256):
+    core.matmul(Operand(offset=LX_OUT, dtype=DType.f32, strides=(n * 4, 0, 0)),
+                Operand(offset=LX_IN, dtype=DType.dl16, strides=(k * 2, 0, 0)),
+                Operand(offset=LX_B, dtype=DType.dl16, strides=(n * 2, 0, 0)), m, k, n)
+
+
+def byte_dma(core, ids):
+    core.dma(Operand(offset=0), Operand(offset=64), 1)
+
+
+def device_dma(core, ids, row=256 * KB):
+    core.dma(Operand(offset=0), Operand(buffer=ids[0]), row)
+
+
+def row_dma(core, ids, rows=1 << 14):
+    core.dma(Operand(offset=0, strides=(1, 0, 0)), Operand(offset=LX_IN, strides=(1, 0, 0)), 1,
+             counts=(rows, 1, 1))
+
+
+# (kind named in the error, cores, loop trips, body, buffers): each spends
+# 2^k of one kind; the budget's limit of that kind is 2^limit.
+BUDGET_CASES = {
+    "instructions": (lambda trips: looped(32, trips, byte_dma), 24, 5 + 1),   # 32 cores, 2 per trip
+    "transfer rows": (lambda trips: looped(1, trips, row_dma), 30, 14),
+    "bytes transferred": (lambda trips: looped(1, trips, device_dma, [("d", 256 * KB)]), 34, 18),
+    "vector elements": (lambda trips: looped(1, trips, vector_op), 30, 18),
+    "matrix operand and result elements": (
+        lambda trips: looped(1, trips, lambda c, i: matmul_op(c, i, 1, 256, 1024)), 33, 18),
+    "MACs": (lambda trips: looped(1, trips, matmul_op), 38, 24),
+}
+
+
+def trips_for(total_log2):
+    trips = []
+    while total_log2 > 0:
+        step = min(total_log2, 16)
+        trips.append(1 << step)
+        total_log2 -= step
+    return trips
+
+
+@pytest.mark.parametrize("kind", list(BUDGET_CASES))
+def test_work_budget_per_kind(kind):
+    make, limit_log2, per_trip_log2 = BUDGET_CASES[kind]
+    # Half the limit of this kind: accepted (validated only).
+    sim.Simulator(ARCH).load(make(trips_for(limit_log2 - 1 - per_trip_log2)))
+    # Twice the limit: refused before anything runs, naming what was spent.
+    start = time.perf_counter()
+    with pytest.raises(sim.ProgramError, match=f"work budget.* {kind} \\("):
+        sim.Simulator(ARCH).load(make(trips_for(limit_log2 + 1 - per_trip_log2)))
+    assert time.perf_counter() - start < 5
+
+
+def test_work_budget_adds_up_kinds():
+    # 0.6 of the vector-element limit and 0.6 of the MAC limit: each alone is
+    # fine, together they ask for more than the budget.
+    vector = 6 * (1 << 30) // 10 // (256 * 1024)
+    macs = 6 * (1 << 38) // 10 // (256 ** 3)
+    for body, trips in ((vector_op, vector), (matmul_op, macs)):
+        sim.Simulator(ARCH).load(looped(1, [trips], body))
+    b = sim.ProgramBuilder(ARCH, 1)
+    core = b.core(0)
+    core.loop(vector)
+    vector_op(core, [])
+    core.end_loop()
+    core.loop(macs)
+    matmul_op(core, [])
+    core.end_loop()
+    with pytest.raises(sim.ProgramError, match="work budget.*vector elements.*MACs"):
+        sim.Simulator(ARCH).load(b.finish())
+
+
+def test_work_budget_refuses_loops_of_astronomical_trips():
+    # 2^96 iterations of a vector operation: refused at once, no overflow.
+    b = sim.ProgramBuilder(ARCH, 1)
+    for _ in range(3):
+        b.core(0).loop(1 << 32)
+    vector_op(b.core(0), [])
+    for _ in range(3):
+        b.core(0).end_loop()
+    with pytest.raises(sim.ProgramError, match="work budget.* 4294967297 instructions"):
+        sim.Simulator(ARCH).load(b.finish())
+
+
+@pytest.mark.parametrize("name, source", [
+    ("matmul 2048^3", lambda t: t.matmul((2048, 2048), (2048, 2048), (2048, 2048), out="f16")),
+    ("softmax 4096x4096", lambda t: t.softmax(4096, 4096)),
+])
+def test_compiled_programs_fit_the_work_budget(name, source):
+    # bench/bench_lowering_roofline.py's largest programs: the compiler's
+    # binaries load (they are not run here: bench/ and the e2e tests do).
+    from spyre_mlir import testing
+    binary = compiler.compile_kernel(source(testing))
+    sim.Simulator(ARCH).load(sim.Program.parse(binary))
