@@ -174,7 +174,7 @@ def _select(v, ranks, wanted):
     onehot = ranks.unsqueeze(-2) == wanted.unsqueeze(-1)  # (..., k, n)
     values = torch.where(onehot, v.unsqueeze(-2), _lowest(v.dtype)).amax(-1)
     positions = _positions(v.shape[-1], v.device)
-    indices = torch.where(onehot, positions, -1).amax(-1).to(torch.int64)
+    indices = torch.where(onehot, positions, -1).amax(-1)  # int32: see _positions
     return values.to(v.dtype), indices
 
 
@@ -183,7 +183,7 @@ def _sorted(self, dim, descending, count=None):
     ranks = _ranks(v, descending)
     wanted = _positions(v.shape[-1] if count is None else count, v.device)
     values, indices = _select(v, ranks, wanted)
-    return _back(values, self, dim), _back(indices, self, dim)
+    return _back(values, self, dim), _back(indices.to(torch.int64), self, dim)
 
 
 def sort_stable(self, *, stable=None, dim=-1, descending=False):
@@ -216,7 +216,7 @@ def _pick_rank(self, dim, keepdim, rank):
     rows) along `dim` and its position."""
     v = _last(self, dim)
     values, indices = _select(v, _ranks(v, False), rank.unsqueeze(-1))
-    values, indices = values.squeeze(-1), indices.squeeze(-1)
+    values, indices = values.squeeze(-1), indices.squeeze(-1).to(torch.int64)
     if keepdim and self.dim() > 0:
         values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
     return values, indices
@@ -231,34 +231,23 @@ def _kthvalue_applies(self, k, dim=-1, keepdim=False):
     return _square_fits(self, dim) and _floating_or_int(self)
 
 
-def _first_nan(v):
-    """Whether each row of v (..., n) has a NaN, and the first NaN's position."""
-    nan = torch.isnan(v)
-    n = v.shape[-1]
-    positions = _positions(n, v.device)
-    return nan.any(-1), torch.where(nan, positions, n).amin(-1).to(torch.int64)
-
-
 def _median(self, dim, keepdim, ignore_nan):
-    """The lower median: rank (count - 1) // 2. With NaNs, eager's median is
-    NaN at the first NaN; nanmedian counts only the numbers, and is NaN at
-    the first NaN of a row of NaNs."""
+    """The lower median: rank (count - 1) // 2 among the numbers. NaNs rank
+    after the numbers, in order, so the first NaN of a row has rank `count`:
+    eager's median is that NaN (value and position) when a row has one, and
+    nanmedian of a row of NaNs its first."""
     v = _last(self, dim)
     n = v.shape[-1]
     if v.is_floating_point():
-        has_nan, first = _first_nan(v)
-        count = (~torch.isnan(v)).sum(-1, dtype=torch.float32).to(torch.int32) \
-            if ignore_nan else torch.full(v.shape[:-1], n, dtype=torch.int32, device=v.device)
-        use_nan = (count == 0) if ignore_nan else has_nan
+        count = (~torch.isnan(v)).sum(-1, dtype=torch.float32).to(torch.int32)
+        if ignore_nan:
+            rank = torch.where(count > 0, (count - 1) // 2, 0)
+        else:
+            rank = torch.where(count < n, count, (n - 1) // 2)
     else:
-        count = torch.full(v.shape[:-1], n, dtype=torch.int32, device=v.device)
-        use_nan = None
-    rank = torch.where(count > 0, (count - 1) // 2, 0)
+        rank = torch.full(v.shape[:-1], (n - 1) // 2, dtype=torch.int32, device=v.device)
     values, indices = _select(v, _ranks(v, False), rank.unsqueeze(-1))
-    values, indices = values.squeeze(-1), indices.squeeze(-1)
-    if use_nan is not None:
-        values = torch.where(use_nan, math.nan, values).to(v.dtype)
-        indices = torch.where(use_nan, first, indices)
+    values, indices = values.squeeze(-1), indices.squeeze(-1).to(torch.int64)
     if keepdim and self.dim() > 0:
         values, indices = values.unsqueeze(dim), indices.unsqueeze(dim)
     return values, indices

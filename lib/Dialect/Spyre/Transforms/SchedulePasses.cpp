@@ -117,8 +117,10 @@ SmallVector<LxSlot> temporaries(KernelOp kernel, SmallVectorImpl<AllocOp> &alloc
     auto type = cast<BufferType>(alloc.getType());
     int64_t first = INT64_MAX, last = position[alloc];
     for (Operation *user : alloc->getUsers()) {
-      first = std::min(first, position[user]);
-      last = std::max(last, position[user]);
+      // A use inside a spyre.fused group counts at the group's position.
+      Operation *top = kernel.getBody().front().findAncestorOpInBlock(*user);
+      first = std::min(first, position.lookup(top));
+      last = std::max(last, position.lookup(top));
     }
     slots.push_back({"temporary", type.getNumElements() *
                                       deviceDTypeBytes(deviceDType(type.getElementType())),

@@ -1,0 +1,137 @@
+"""Scans and sorts with torch.compile(backend="spyre") against eager, with
+zero CPU fallbacks: cumsum, cumprod, cummax/cummin (NaN and tie indices as
+eager's kernel), logcumsumexp (infinities), sort/argsort/msort (stable, NaN
+last ascending and first descending), topk, kthvalue, median/nanmedian (NaN
+rows), quantile; fp32 and fp16 (compared with eager on the DLFloat16-rounded
+input, which is what the card holds)."""
+
+import math
+
+import pytest
+import torch
+
+from spyre_mlir import simulator as sim
+from spyre_mlir.inductor import counters
+from test_torch_ops import tolerance
+
+NAN, INF = math.nan, math.inf
+
+
+def compiled(fn, *args):
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        out = torch.compile(fn, backend="spyre")(*args)
+    assert dict(counters.fallbacks) == {}
+    assert counters.kernels_run > 0
+    return out
+
+
+def as_card_holds(x):
+    """fp16 values as DLFloat16 holds them (the card's 16-bit type)."""
+    if x.dtype != torch.float16:
+        return x
+    return torch.from_numpy(sim.dl16().round(x.float().numpy())).to(x.dtype)
+
+
+def check(fn, x, depth=1, exact=False):
+    actual = compiled(fn, x)
+    with torch.no_grad():
+        expected = fn(as_card_holds(x))
+    if isinstance(expected, torch.Tensor):
+        actual, expected = (actual,), (expected,)
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        if exact or not e.is_floating_point():
+            torch.testing.assert_close(a, e, rtol=0, atol=0, equal_nan=True)
+        else:
+            torch.testing.assert_close(a, e, equal_nan=True, **tolerance(x.dtype, depth))
+
+
+def data(dtype, shape=(6, 13), seed=0):
+    torch.manual_seed(seed)
+    return torch.randn(*shape).to(dtype)
+
+
+def with_ties_and_nans(dtype):
+    x = torch.tensor([[3.0, NAN, 1.0, NAN, 2.0, 1.0, -INF, 0.0, -0.0],
+                      [2.0, 2.0, 2.0, 1.0, INF, 1.0, 5.0, NAN, 0.5],
+                      [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+                      [NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN]])
+    return x.to(dtype)
+
+
+DTYPES = [torch.float32, torch.float16]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumsum_cumprod(dtype, dim):
+    x = data(dtype)
+    check(lambda x: torch.cumsum(x, dim), x, depth=x.shape[dim])
+    check(lambda x: torch.cumprod(x * 0.5 + 1, dim), x, depth=x.shape[dim])
+
+
+def test_cumsum_dtype_and_scalar():
+    x = data(torch.float16)
+    check(lambda x: torch.cumsum(x, 1, dtype=torch.float32), x, depth=13)
+    check(lambda x: torch.cumsum(x, 0), torch.tensor(2.5))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cummax_cummin(dtype):
+    for x in (data(dtype), with_ties_and_nans(dtype)):
+        check(lambda x: torch.cummax(x, 1), x, exact=True)
+        check(lambda x: torch.cummin(x, 1), x, exact=True)
+        check(lambda x: torch.cummax(x, 0), x, exact=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_logcumsumexp(dtype):
+    check(lambda x: torch.logcumsumexp(x, 1), data(dtype) * 4, depth=13)
+    x = torch.tensor([[-INF, -INF, 0.0, 1.0], [1.0, INF, 2.0, -INF], [200.0, 0.0, -200.0, 1.0]])
+    check(lambda x: torch.logcumsumexp(x, 1), x.to(dtype), depth=4)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort(dtype, descending):
+    for x in (data(dtype), with_ties_and_nans(dtype)):
+        check(lambda x: torch.sort(x, dim=1, descending=descending, stable=True), x, exact=True)
+        check(lambda x: torch.sort(x, dim=0, descending=descending), x, exact=True)
+        check(lambda x: torch.argsort(x, dim=-1, descending=descending, stable=True), x)
+    check(torch.msort, data(dtype, (7, 3)), exact=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_topk_kthvalue(dtype):
+    # Without ties: which of equal elements eager picks is not specified.
+    x = data(dtype, (5, 10, 5))
+    check(lambda x: torch.topk(x, 3, dim=1), x, exact=True)
+    check(lambda x: torch.topk(x, 2, dim=-1, largest=False), x, exact=True)
+    check(lambda x: torch.kthvalue(x, 2, 1), x, exact=True)
+    check(lambda x: torch.kthvalue(x, 4, -1, True), x, exact=True)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_median(dtype):
+    x = data(dtype, (5, 7))
+    check(lambda x: torch.median(x, 1), x, exact=True)
+    check(lambda x: torch.nanmedian(x, 0, keepdim=True), x, exact=True)
+    check(torch.median, x, exact=True)
+    # NaN rows: median is NaN at the first NaN, nanmedian skips NaNs. (Which
+    # NaN of a row of NaNs eager's nanmedian names is left to nth_element.)
+    x = torch.tensor([[3.0, NAN, 1.0, NAN, 2.0, 4.0], [NAN] * 6, [5.0, 1.0, 2.0, 8.0, 7.0, 0.0]])
+    check(lambda x: torch.median(x, 1), x.to(dtype), exact=True)
+    check(lambda x: torch.nanmedian(x, 1), x[[0, 2]].to(dtype), exact=True)
+    check(torch.nanmedian, x.to(dtype), exact=True)
+
+
+def test_long_rows_stay_on_the_cpu():
+    """Beyond scans.MAX_SQUARE the n^2 work is not worth it: counted."""
+    x = torch.randn(1 << 12)
+    torch._dynamo.reset()
+    counters.reset()
+    out = torch.compile(lambda x: torch.sort(x), backend="spyre")(x)
+    assert torch.equal(out[0], torch.sort(x)[0])
+    assert "aten.sort.stable" in counters.fallbacks
