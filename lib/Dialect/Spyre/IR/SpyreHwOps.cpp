@@ -26,6 +26,11 @@ LogicalResult HwProgramOp::verify() {
   llvm::SmallDenseSet<int64_t> cores;
   for (Operation &op : getBody().front()) {
     if (auto core = dyn_cast<HwCoreOp>(op)) {
+      // Range first: the set must never see INT64_MAX or INT64_MIN, its
+      // empty and tombstone keys (found by scripts/fuzz.py).
+      if (core.getCore() < 0 || core.getCore() >= getNumCores())
+        return core.emitOpError() << "core " << core.getCore() << " is outside the program's "
+                                  << getNumCores() << " cores";
       if (!cores.insert(core.getCore()).second)
         return core.emitOpError() << "core " << core.getCore() << " has two streams";
       continue;

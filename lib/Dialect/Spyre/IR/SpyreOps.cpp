@@ -7,6 +7,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::spyre;
@@ -341,7 +342,12 @@ LogicalResult SliceOp::verify() {
     if (ShapedType::isDynamic(offset) || ShapedType::isDynamic(size) ||
         ShapedType::isDynamic(bound) || size == 0)
       continue;
-    int64_t last = offset + (size - 1) * stride;
+    // Overflow-checked: an offset near 2^63 wrapped round to pass the check
+    // and crashed the tiling later (found by scripts/fuzz.py).
+    int64_t reach, last;
+    if (llvm::MulOverflow(size - 1, stride, reach) || llvm::AddOverflow(offset, reach, last))
+      return emitOpError() << "dim " << i << " reads an index beyond 2^63 of a source of size "
+                           << bound;
     if (last >= bound)
       return emitOpError() << "dim " << i << " reads index " << last
                            << " of a source of size " << bound;
