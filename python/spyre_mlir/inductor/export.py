@@ -20,6 +20,7 @@ import torch
 from ..dialects import spyre
 from ..ir import AffineMap, Context, InsertionPoint, Location, Module, Type, Value
 from .body import Body, affine_expr
+from .pieces import split as split_pieces
 from .trace import TV, Trace, Unsupported, element_type, linear
 
 COMBINERS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "argmax": "argmax",
@@ -39,7 +40,8 @@ BufferInfo = Callable[[str], tuple[int, torch.dtype]]  # name -> (flat extent, d
 
 def export(name: str, trace: Trace, buffer_info: BufferInfo) -> ExportedKernel:
     with Context(), Location.unknown():
-        for attempt in (_gather, _matmul, _generic):
+        split = _pieces(trace, buffer_info) is not None
+        for attempt in (_generic,) if split else (_gather, _matmul, _generic):
             module = attempt(name, trace, buffer_info)
             if module is not None:
                 module.operation.verify()
@@ -79,6 +81,15 @@ def _new_kernel(name: str, args: list[tuple[str, tuple[int, ...], str]]):
 def _arg_attrs(args):
     from ..ir import ArrayAttr, DictAttr, StringAttr
     return ArrayAttr.get([DictAttr.get({"spyre.name": StringAttr.get(n)}) for n, _, _ in args])
+
+
+def _pieces(trace: Trace, buffer_info: BufferInfo) -> list[Trace] | None:
+    """The parts of the trace's domain where its indexing is affine, if it
+    needs splitting (pieces.py); computed once per trace."""
+    if not trace.split_checked:
+        trace.pieces = split_pieces(trace, lambda n: buffer_info(n)[1])
+        trace.split_checked = True
+    return trace.pieces
 
 
 # --------------------------------------------------------------------------
@@ -134,7 +145,14 @@ def export_group(name: str, traces: list[Trace], buffer_info: BufferInfo,
                  temporaries: set[str]) -> Module:
     """One kernel running a generic per trace, in order; buffers named in
     `temporaries` are written and read only by these traces and become
-    kernel temporaries (spyre.alloc) instead of arguments."""
+    kernel temporaries (spyre.alloc) instead of arguments. A split trace is
+    a generic per piece."""
+    split = [_pieces(t, buffer_info) for t in traces]
+    if len(traces) > 1 and any(p is not None for p in split):
+        # Pieces write one buffer from several generics, which the fusion
+        # passes' single-producer view of temporaries does not model.
+        raise Unsupported("a split trace runs as a kernel of its own")
+    traces = [p for t, pieces in zip(traces, split) for p in (pieces if pieces is not None else [t])]
     yields_of = [_yields(t) for t in traces]
     names = []
     for trace, yields in zip(traces, yields_of):

@@ -31,6 +31,7 @@ class Instr:
     args: tuple
     result: TV | tuple[TV, ...] | None = None
     kwargs: dict = field(default_factory=dict)
+    serial: int = -1  # position in program order when traced
 
 
 @dataclass
@@ -40,6 +41,10 @@ class Trace:
     variables: list[sympy.Symbol]
     instrs: list[Instr] = field(default_factory=list)
     indirect: dict[sympy.Symbol, TV] = field(default_factory=dict)
+    #: Set by export: traces over parts of the domain where indexing is
+    #: affine (pieces.py), None if the trace needs no split.
+    pieces: list[Trace] | None = None
+    split_checked: bool = False
 
 
 class TraceHandler:
@@ -52,7 +57,7 @@ class TraceHandler:
         n = len(self.trace.instrs)
         result = (tuple(TV(n * 4 + i) for i in range(results)) if results > 1
                   else TV(n * 4) if results == 1 else None)
-        self.trace.instrs.append(Instr(op, args, result, dict(kwargs or {})))
+        self.trace.instrs.append(Instr(op, args, result, dict(kwargs or {}), n))
         return result
 
     # Memory
@@ -78,7 +83,15 @@ class TraceHandler:
         return symbol
 
     def masked(self, mask, body, other):
-        raise Unsupported("masked loads (padding, concatenation)")
+        # The body is traced inline; pieces.py keeps it only in the parts of
+        # the domain where the mask holds (its loads may leave their buffer
+        # elsewhere) and puts `other` in the rest.
+        start = len(self.trace.instrs)
+        value = body()
+        inside = frozenset(range(start, len(self.trace.instrs)))
+        if any(i.op in ("store", "store_reduction") for i in self.trace.instrs[start:]):
+            raise Unsupported("a store under a mask")
+        return self._emit("masked", mask, value, other, kwargs={"body": inside})
 
     def check_bounds(self, expr, size, lower, upper):
         pass
