@@ -122,7 +122,11 @@ PYBIND11_MODULE(_simulator, m) {
       .def_readonly("lx_reserved_bytes", &Arch::lxReservedBytes)
       .def_readonly("stick_bytes", &Arch::stickBytes)
       .def_readonly("bandwidth_bytes_per_s", &Arch::bandwidthBytesPerS)
+      .def_readonly("turnaround_s_per_byte", &Arch::turnaroundSPerByte)
       .def_readonly("dma_port_bytes_per_cycle", &Arch::dmaPortBytesPerCycle)
+      .def_readonly("pt_feed_bytes_per_cycle", &Arch::ptFeedBytesPerCycle)
+      .def_readonly("sfu_elementwise_per_cycle", &Arch::sfuElementwisePerCycle)
+      .def_readonly("sfu_reduce_per_cycle", &Arch::sfuReducePerCycle)
       .def_readonly("dma_latency_cycles", &Arch::dmaLatencyCycles)
       .def_readonly("ring_bytes_per_cycle", &Arch::ringBytesPerCycle)
       .def_readonly("ring_hop_latency_cycles", &Arch::ringHopLatencyCycles)
@@ -136,6 +140,9 @@ PYBIND11_MODULE(_simulator, m) {
       .def_property_readonly("macs_per_cycle", &Arch::macsPerCycle)
       .def_property_readonly("sfu_elements_per_cycle", &Arch::sfuElementsPerCycle)
       .def_property_readonly("device_bytes_per_cycle", &Arch::deviceBytesPerCycle)
+      .def_property_readonly("turnaround_cycles_per_byte", &Arch::turnaroundCyclesPerByte)
+      .def("device_cycles", &Arch::deviceCycles, py::arg("read_bytes"), py::arg("write_bytes"),
+           "Cycles the device-memory bus needs to read and write these bytes together.")
       .def_property_readonly("lx_usable_bytes", &Arch::lxUsableBytes)
       .def_property_readonly("peak_flops", &Arch::peakFlops)
       .def_property_readonly("fingerprint", &Arch::fingerprint);

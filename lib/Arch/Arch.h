@@ -25,13 +25,15 @@ struct Arch {
   // [core]
   int64_t corelets = 0, ptRows = 0, ptCols = 0, ptLanes = 0;
   int64_t ptStartupCycles = 0, int8RateMultiplier = 0;
-  int64_t sfuLanes = 0, sfuFp32RateDivisor = 0, sfuTranscendentalDivisor = 0;
+  double ptFeedBytesPerCycle = 0;
+  double sfuElementwisePerCycle = 0, sfuReducePerCycle = 0;
+  int64_t sfuFp32RateDivisor = 0, sfuTranscendentalDivisor = 0;
   int64_t sfuStartupCycles = 0, engineQueueDepth = 0;
   // [lx]
   int64_t lxBytes = 0, lxReservedBytes = 0;
   // [memory]
   int64_t stickBytes = 0, deviceBytes = 0, usableDeviceBytes = 0;
-  double bandwidthBytesPerS = 0;
+  double bandwidthBytesPerS = 0, turnaroundSPerByte = 0;
   int64_t dmaPortBytesPerCycle = 0, dmaLatencyCycles = 0, perCoreSpanBytes = 0;
   // [ring]
   int64_t ringBytesPerCycle = 0, ringHopLatencyCycles = 0;
@@ -40,14 +42,35 @@ struct Arch {
 
   /// fp16 multiply-accumulates per cycle of one core's matrix units.
   int64_t macsPerCycle() const { return corelets * ptRows * ptCols * ptLanes; }
-  /// 16-bit vector elements per cycle of one core's SFUs.
-  int64_t sfuElementsPerCycle() const { return corelets * sfuLanes; }
-  /// Device-memory bytes per cycle for the whole card.
+  /// 16-bit elements per cycle of one core's SFUs on elementwise work.
+  double sfuElementsPerCycle() const { return sfuElementwisePerCycle; }
+  /// Device-memory bytes per cycle for the whole card, one direction.
   double deviceBytesPerCycle() const { return bandwidthBytesPerS / clockHz; }
+  /// Extra bus cycles per byte of min(read, write) traffic (turnaround).
+  double turnaroundCyclesPerByte() const { return turnaroundSPerByte * clockHz; }
+  /// Cycles the device-memory bus needs for `read` and `write` bytes moved
+  /// together: the compulsory-traffic bound of a kernel.
+  double deviceCycles(double read, double write) const {
+    return (read + write) / deviceBytesPerCycle() +
+           (read < write ? read : write) * turnaroundCyclesPerByte();
+  }
   /// LX bytes a program may use on each core.
   int64_t lxUsableBytes() const { return lxBytes - lxReservedBytes; }
   /// Card peak in FLOP/s (a MAC is two FLOPs).
   double peakFlops() const { return 2.0 * macsPerCycle() * cores * clockHz; }
+
+  /// Cycles of one matmul instruction of m x k x n on a core's PT: the
+  /// array's peak rate unless its operands (A and B, `abBytes`, and the
+  /// accumulator read and written, `accBytes`) cannot be streamed from LX
+  /// fast enough, plus one pipeline fill and drain. The simulator and the
+  /// matmul planner both use this.
+  double ptCycles(double m, double k, double n, double abBytes, double accBytes) const {
+    double compute = m * k * n / double(macsPerCycle());
+    double feed = (abBytes + accBytes) / ptFeedBytesPerCycle;
+    double busy = compute > feed ? compute : feed;
+    double whole = double(int64_t(busy));
+    return (whole < busy ? whole + 1 : whole) + double(ptStartupCycles);
+  }
 
   /// A hash of every parameter; binaries record the one they were built for.
   uint64_t fingerprint() const;

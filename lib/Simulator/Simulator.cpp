@@ -85,6 +85,13 @@ struct EngineState {
   double latencyEnd = 0;          // DMA: the transfer starts flowing here
   double remaining = 0;           // DMA: bytes still to move
   double fixedRate = 0;           // DMA: > 0 unless it shares device bandwidth
+  int readsDevice = 0, writesDevice = 0; // DMA: directions on the device-memory bus
+  const EngineState *leader = nullptr;   // DMA: an identical read in flight it shares
+};
+
+struct Sharing {
+  int reads = 0, writes = 0;       // transfers flowing now, by direction
+  double readAhead = 0, writeAhead = 0; // bytes still to move by the transfers issued
 };
 
 struct LoopFrame {
@@ -130,6 +137,7 @@ struct Simulator::Impl {
   std::vector<CoreState> cores;
   Memory mem;
   double now = 0;
+  double deviceRead = 0, deviceWritten = 0; // bytes over the device-memory bus so far
   RunStats stats;
   std::ostringstream trace;
   bool tracing = false;
@@ -177,6 +185,7 @@ struct Simulator::Impl {
     for (CoreState &c : cores)
       if (!c.stream) { c.streamDone = c.finished = true; }
     now = 0;
+    deviceRead = deviceWritten = 0;
     stats = RunStats{};
     stats.cores.assign(program.numCores, Counters{});
     stats.coreCycles.assign(program.numCores, 0);
@@ -260,18 +269,46 @@ struct Simulator::Impl {
     return i.in.waitSem == kNoSem || c.sems[i.in.waitSem] >= i.in.waitCount;
   }
 
+  /// A read from device memory of exactly the same bytes as `in` that
+  /// another core started at this cycle and that is still to flow: the
+  /// card reads a broadcast operand once for all the cores that want it
+  /// (SPYRE_HW.md, "broadcast operand ... read once"), so this one rides
+  /// along instead of using the bus again.
+  const EngineState *sameRead(uint32_t id, const Instr &in) const {
+    for (uint32_t other = 0; other < cores.size(); ++other) {
+      if (other == id)
+        continue;
+      const EngineState &o = cores[other].engines[static_cast<int>(Engine::dma)];
+      if (!o.busy || o.leader || o.fixedRate > 0 || !o.readsDevice || o.writesDevice ||
+          o.start != now)
+        continue;
+      const Instr &p = o.cur.in;
+      const Operand &a = p.ops[1], &b = in.ops[1];
+      if (static_cast<Opcode>(in.opcode) == Opcode::dma && p.opcode == in.opcode &&
+          a.buffer == b.buffer && a.offset == b.offset &&
+          std::equal(std::begin(p.shape), std::end(p.shape), std::begin(in.shape)) &&
+          std::equal(std::begin(a.stride), std::end(a.stride), std::begin(b.stride)))
+        return &o;
+    }
+    return nullptr;
+  }
+
   /// Bytes a DMA moves through device memory: every row is padded to whole
   /// sticks, plus one more stick where the row is not stick aligned.
   int64_t dmaChargedBytes(const Instr &in, const Operand &device) const {
     int64_t row = in.shape[0], rows = in.shape[1] * in.shape[2] * in.shape[3];
     if (static_cast<Opcode>(in.opcode) == Opcode::gather)
       rows = in.shape[1];
+    // Rows that all start at the same place within a stick (stick-multiple
+    // strides) touch ceil((phase + row) / stick) sticks each: a half-stick
+    // row inside one stick costs one stick, not two. Rows at varying
+    // phases are charged one stick more than they span.
     int64_t stick = arch.stickBytes;
-    int64_t sticks = (row + stick - 1) / stick;
-    bool aligned = device.offset % stick == 0 &&
-                   (rows <= 1 || (device.stride[0] % stick == 0 && device.stride[1] % stick == 0 &&
-                                  device.stride[2] % stick == 0));
-    return rows * (sticks + (aligned ? 0 : 1)) * stick;
+    bool uniform = rows <= 1 || (device.stride[0] % stick == 0 && device.stride[1] % stick == 0 &&
+                                 device.stride[2] % stick == 0);
+    int64_t phase = ((device.offset % stick) + stick) % stick;
+    int64_t sticks = uniform ? (phase + row + stick - 1) / stick : (row + stick - 1) / stick + 1;
+    return rows * sticks * stick;
   }
 
   void start(uint32_t id, int engine) {
@@ -286,8 +323,16 @@ struct Simulator::Impl {
     k.engines[engine].instructions++;
     switch (static_cast<Opcode>(in.opcode)) {
     case Opcode::matmul: {
+      // The array computes at its peak unless the A and B operands cannot be
+      // streamed from LX fast enough (operand feed); each instruction also
+      // fills and drains the systolic pipeline once.
       int64_t macs = in.shape[0] * in.shape[1] * in.shape[2];
-      e.end = now + std::ceil(static_cast<double>(macs) / arch.macsPerCycle()) + arch.ptStartupCycles;
+      double ab =
+          static_cast<double>(in.shape[0] * in.shape[1]) * dtypeBytes(static_cast<DType>(in.ops[1].dtype)) +
+          static_cast<double>(in.shape[1] * in.shape[2]) * dtypeBytes(static_cast<DType>(in.ops[2].dtype));
+      double acc = static_cast<double>(in.shape[0] * in.shape[2]) *
+                   dtypeBytes(static_cast<DType>(in.ops[0].dtype)) * ((in.flags & kAccumulate) ? 2 : 1);
+      e.end = now + arch.ptCycles(in.shape[0], in.shape[1], in.shape[2], ab, acc);
       k.macs += macs;
       break;
     }
@@ -309,6 +354,9 @@ struct Simulator::Impl {
         e.latencyEnd = now + arch.dmaLatencyCycles;
         e.remaining = charged;
         e.fixedRate = 0;
+        e.readsDevice = srcDev;
+        e.writesDevice = dstDev;
+        e.leader = srcDev && !dstDev ? sameRead(id, in) : nullptr;
         (dstDev ? k.deviceWriteBytes : k.deviceReadBytes) += charged;
         if (dstDev && srcDev) k.deviceReadBytes += charged;
       } else { // LX to LX on one core
@@ -321,13 +369,19 @@ struct Simulator::Impl {
       break;
     }
     default: { // vector unit
+      // Elements per cycle by op class (elementwise, reduction), halved when
+      // the op streams f32 data (a reduction's f32 accumulator, one value
+      // per row, does not count).
       int64_t elems = in.shape[0] * std::max<int64_t>(in.shape[1], 1);
-      double rate = arch.sfuElementsPerCycle();
-      for (const Operand &o : in.ops)
+      bool reduce = static_cast<Opcode>(in.opcode) == Opcode::reduce;
+      double rate = reduce ? arch.sfuReducePerCycle : arch.sfuElementwisePerCycle;
+      for (int i = reduce ? 1 : 0; i < (reduce ? 2 : 4); ++i) {
+        const Operand &o = in.ops[i];
         if (static_cast<DType>(o.dtype) == DType::f32 && o.buffer == kLx) {
           rate /= arch.sfuFp32RateDivisor;
           break;
         }
+      }
       if (isTranscendental(in))
         rate /= arch.sfuTranscendentalDivisor;
       e.end = now + std::ceil(elems / rate) + arch.sfuStartupCycles;
@@ -341,27 +395,54 @@ struct Simulator::Impl {
     }
   }
 
-  /// Rate of a DMA transfer in flight, in bytes per cycle.
-  double rateOf(const EngineState &e, int sharing) const {
+  /// Rate of a DMA transfer in flight, in bytes per cycle. The card's
+  /// device-memory bus serves the transfers in flight fairly: `reads` and
+  /// `writes` of them moving x bytes each take (reads + writes) * x bytes of
+  /// one-directional bandwidth plus the read/write turnaround on
+  /// min(reads, writes) * x bytes. Each transfer is also capped by its
+  /// core's DMA port.
+  double rateOf(const EngineState &e, const Sharing &sharing) const {
     if (e.fixedRate > 0)
       return e.fixedRate;
-    return std::min<double>(arch.dmaPortBytesPerCycle,
-                            arch.deviceBytesPerCycle() / std::max(sharing, 1));
+    if (e.leader) // rides along with an identical read: moves as its leader does
+      return rateOf(*e.leader, sharing);
+    // The turnaround is paid by the direction with fewer bytes in this run,
+    // counting those moved and those the issued transfers still have to
+    // move (IBM's fit charges min(read, write) bytes of a kernel); with
+    // equal totals each direction pays half.
+    double t = arch.turnaroundCyclesPerByte();
+    double readCost = 1 / arch.deviceBytesPerCycle(), writeCost = readCost;
+    double read = deviceRead + sharing.readAhead, written = deviceWritten + sharing.writeAhead;
+    if (read > written) writeCost += t;
+    else if (written > read) readCost += t;
+    else { readCost += t / 2; writeCost += t / 2; }
+    double cyclesPerShare = sharing.reads * readCost + sharing.writes * writeCost;
+    if (cyclesPerShare <= 0)
+      cyclesPerShare = readCost;
+    return std::min<double>(arch.dmaPortBytesPerCycle, 1 / cyclesPerShare);
   }
 
-  int deviceTransfers() const {
-    int n = 0;
+  /// Device-memory transfers flowing now: a copy from device memory to
+  /// device memory counts as a read and a write.
+  Sharing deviceTransfers() const {
+    Sharing n;
     for (const CoreState &c : cores) {
       const EngineState &e = c.engines[static_cast<int>(Engine::dma)];
-      if (e.busy && e.fixedRate == 0 && now >= e.latencyEnd)
-        ++n;
+      if (e.busy && e.fixedRate == 0 && !e.leader) {
+        n.readAhead += e.remaining * e.readsDevice;
+        n.writeAhead += e.remaining * e.writesDevice;
+        if (now >= e.latencyEnd) {
+          n.reads += e.readsDevice;
+          n.writes += e.writesDevice;
+        }
+      }
     }
     return n;
   }
 
   double nextEvent() const {
     double next = kNever;
-    int sharing = deviceTransfers();
+    Sharing sharing = deviceTransfers();
     for (const CoreState &c : cores) {
       if (!c.streamDone && !c.atBarrier && c.blockedUntil > now)
         next = std::min(next, c.blockedUntil);
@@ -382,15 +463,21 @@ struct Simulator::Impl {
 
   void advance(double to) {
     double dt = to - now;
-    int sharing = deviceTransfers();
+    Sharing sharing = deviceTransfers();
     for (uint32_t id = 0; id < cores.size(); ++id) {
       CoreState &c = cores[id];
       for (int i = 0; i < kNumEngines; ++i) {
         EngineState &e = c.engines[i];
         if (e.busy) {
           stats.cores[id].engines[i].busyCycles += dt;
-          if (static_cast<Engine>(i) == Engine::dma && now >= e.latencyEnd)
-            e.remaining = std::max(0.0, e.remaining - rateOf(e, sharing) * dt);
+          if (static_cast<Engine>(i) == Engine::dma && now >= e.latencyEnd) {
+            double moved = std::min(e.remaining, rateOf(e, sharing) * dt);
+            e.remaining -= moved;
+            if (e.fixedRate == 0 && !e.leader) {
+              deviceRead += moved * e.readsDevice;
+              deviceWritten += moved * e.writesDevice;
+            }
+          }
         } else if (!e.queue.empty()) {
           stats.cores[id].engines[i].stallCycles += dt;
         }
@@ -459,6 +546,12 @@ struct Simulator::Impl {
       cores[remote ? in.ops[0].core : id].sems[in.signalSem] += 1;
     }
     e.busy = false;
+    if (static_cast<Engine>(engine) == Engine::dma) {
+      e.leader = nullptr;
+      for (CoreState &other : cores) // followers finish with their leader
+        if (other.engines[engine].leader == &e)
+          other.engines[engine].leader = nullptr;
+    }
     if (e.cur.kernel >= 0)
       stats.kernelCycles[e.cur.kernel] = now - kernelStart[e.cur.kernel];
     if (tracing) {

@@ -206,7 +206,7 @@ def test_bad_arch_descriptions():
     with pytest.raises(ValueError, match="must be positive"):
         sim.Arch.parse(good.replace("cores = 32", "cores = -1"))
     with pytest.raises(ValueError, match="reserved_bytes' leaves no usable LX"):
-        sim.Arch.parse(good.replace("reserved_bytes = 65536", "reserved_bytes = 4194304"))
+        sim.Arch.parse(good.replace("reserved_bytes = 497152", "reserved_bytes = 4194304"))
     with pytest.raises(ValueError):
         sim.Arch.parse("this is [not toml")
     with pytest.raises(ValueError, match="cannot read"):

@@ -1,12 +1,15 @@
 """The timing model: tests that fail if bandwidth sharing, port limits or
-engine overlap are modelled wrongly. Figures come from the architecture
-description, never from literals here."""
+engine overlap are modelled wrongly, and one test per calibrated mechanism
+(docs/simulator-fidelity.md) that fails if the mechanism is removed.
+Figures come from the architecture description, never from literals here."""
 
 import numpy as np
 import pytest
 
+from spyre_mlir import compiler
 from spyre_mlir import simulator as sim
-from spyre_mlir.simulator import DType, Operand, Sync
+from spyre_mlir.simulator import BinaryFunc, DType, Operand, ReduceFunc, Sync
+from spyre_mlir.testing import amap, generic, kernel
 
 ARCH = sim.default_arch()
 TILE = 256 * 1024  # bytes each core streams
@@ -66,10 +69,11 @@ def pipeline(tiles, double_buffered):
     load of tile i+1 overlaps the matmul of tile i (two LX slots, two
     semaphores). Serial: each load waits for the previous matmul. m is
     chosen so that a load and a matmul take about as long."""
-    k, n = 256, 256
+    k, n = 64, 64
     tile_bytes = k * n * 2
     load = ARCH.dma_latency_cycles + tile_bytes / ARCH.dma_port_bytes_per_cycle
-    m = max(1, round(load * ARCH.macs_per_cycle / (k * n)))
+    m = min(range(1, 1025), key=lambda m: abs(pt_cycles(m, k, n) - load))
+    assert abs(pt_cycles(m, k, n) - load) < 0.2 * load
     a_off, out_off, slot0 = 0, m * k * 2, m * k * 2 + m * n * 4
     slots = 2 if double_buffered else 1
     b = sim.ProgramBuilder(ARCH, 1)
@@ -89,15 +93,16 @@ def pipeline(tiles, double_buffered):
                  sync=Sync(wait_sem=dma_done, wait_count=i + 1, signal_sem=mm_done))
     r = sim.run(b.finish(), {"x": np.zeros((tiles, k, n), np.float16)})
     dma = ARCH.dma_latency_cycles + tile_bytes / ARCH.dma_port_bytes_per_cycle
-    mm = m * k * n / ARCH.macs_per_cycle + ARCH.pt_startup_cycles
-    return r.cycles, dma, mm
+    return r.cycles, dma, (m, k, n)
 
 
 def test_double_buffering_overlaps_dma_and_matmul():
     tiles = 8
     overlapped, dma, mm = pipeline(tiles, double_buffered=True)
     serial, _, _ = pipeline(tiles, double_buffered=False)
-    assert serial == pytest.approx(tiles * (dma + mm), rel=1e-6)
+    first = pt_cycles(*mm, accumulate=False)
+    mm = pt_cycles(*mm)
+    assert serial == pytest.approx(tiles * (dma + mm) - (mm - first), rel=1e-6)
     # Close to max(DMA, PT) per tile plus filling the pipeline once, not the sum.
     assert overlapped <= tiles * max(dma, mm) + min(dma, mm) + 1
     assert overlapped < 0.6 * serial
@@ -108,3 +113,157 @@ def test_runs_are_deterministic():
     first = sim.run(program, inputs).stats
     second = sim.run(program, inputs).stats
     assert first == second
+
+
+# --- the calibrated mechanisms (docs/simulator-fidelity.md) ---------------
+
+
+def pt_cycles(m, k, n, accumulate=True):
+    """A matmul instruction: the PT's peak or its operand feed (16-bit A and
+    B, the f32 accumulator read and written), whichever binds, plus one
+    pipeline fill and drain."""
+    compute = m * k * n / ARCH.macs_per_cycle
+    feed = ((m * k + k * n) * 2 + m * n * 4 * (2 if accumulate else 1)) / ARCH.pt_feed_bytes_per_cycle
+    return np.ceil(max(compute, feed)) + ARCH.pt_startup_cycles
+
+
+def read_write_program(readers, writers, tile=TILE):
+    """`readers` cores copy device memory into LX while `writers` other cores
+    copy LX into device memory, `tile` bytes each, at the same time."""
+    cores = readers + writers
+    b = sim.ProgramBuilder(ARCH, cores)
+    x = b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [max(readers, 1) * tile])
+    y = b.add_buffer("y", sim.BufferKind.output, DType.u8, sim.HostDType.bool, [max(writers, 1) * tile])
+    for core in range(readers):
+        b.core(core).dma(Operand(dtype=DType.u8), Operand(buffer=x, dtype=DType.u8, offset=core * tile), tile)
+    for w in range(writers):
+        b.core(readers + w).dma(Operand(buffer=y, dtype=DType.u8, offset=w * tile), Operand(dtype=DType.u8), tile)
+    return b.finish(), {"x": np.zeros(max(readers, 1) * tile, bool)}
+
+
+def test_read_write_turnaround_makes_a_balanced_copy_slower_per_byte():
+    """Mechanism: device-memory bus with read/write turnaround (SPYRE_HW.md:
+    150 GB/s one direction, 0.00574 ns per byte of min(read, write))."""
+    half = ARCH.cores // 2
+    program, inputs = streaming_program(2 * half)
+    read_only = sim.run(program, inputs).cycles - ARCH.dma_latency_cycles
+    program, inputs = read_write_program(half, half)
+    balanced = sim.run(program, inputs).cycles - ARCH.dma_latency_cycles
+    total = 2 * half * TILE
+    assert read_only == pytest.approx(total / ARCH.device_bytes_per_cycle, rel=1e-6)
+    assert balanced == pytest.approx(ARCH.device_cycles(half * TILE, half * TILE), rel=1e-6)
+    assert ARCH.turnaround_cycles_per_byte > 0
+    assert balanced > 1.2 * read_only  # ~105 GB/s against 150
+
+
+def test_turnaround_is_charged_on_the_smaller_direction():
+    """A 2:1 read:write mix (x + y) pays turnaround on the written bytes only."""
+    program, inputs = read_write_program(16, 8)
+    cycles = sim.run(program, inputs).cycles - ARCH.dma_latency_cycles
+    assert cycles == pytest.approx(ARCH.device_cycles(16 * TILE, 8 * TILE), rel=1e-6)
+
+
+def lx_op_program(op, elements, dtype=DType.dl16):
+    """One vector instruction on `elements` LX values of one core."""
+    b = sim.ProgramBuilder(ARCH, 1)
+    b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [128])
+    c = b.core(0)
+    size = sim.dtype_bytes(dtype)
+    cols = 1024
+    rows = elements // cols
+    view = lambda off: Operand(offset=off, dtype=dtype, strides=(cols * size, size, 0))
+    if op == "add":
+        c.binary(BinaryFunc.add, view(0), view(rows * cols * size), view(2 * rows * cols * size), rows, cols)
+    else:
+        c.reduce(ReduceFunc.max, Operand(offset=0, dtype=DType.f32, strides=(4, 0, 0)),
+                 view(4 * rows), rows, cols)
+    return b.finish(), {"x": np.zeros(128, bool)}
+
+
+def test_vector_rate_by_op_class():
+    """Mechanism: the SFU's element rate per op class (elementwise, reduction),
+    fitted to the 1-core add and amax rows."""
+    n = 128 * 1024
+    add = sim.run(*lx_op_program("add", n)).cycles
+    red = sim.run(*lx_op_program("max", n)).cycles
+    assert add == pytest.approx(np.ceil(n / ARCH.sfu_elementwise_per_cycle) + ARCH.sfu_startup_cycles)
+    assert red == pytest.approx(np.ceil(n / ARCH.sfu_reduce_per_cycle) + ARCH.sfu_startup_cycles)
+    assert red > add  # reductions are the slower class on the device
+    f32 = sim.run(*lx_op_program("add", n // 2, DType.f32)).cycles
+    assert f32 == pytest.approx(np.ceil(n / 2 / ARCH.sfu_elementwise_per_cycle * ARCH.sfu_fp32_rate_divisor)
+                                + ARCH.sfu_startup_cycles)
+
+
+def add_kernel(rows, cols):
+    body = generic((rows, cols), [("%x", (rows, cols), "f16"), ("%y", (rows, cols), "f16")],
+                   [("%z", (rows, cols), "f16")],
+                   [amap(2, "d0, d1"), amap(2, "d0, d1"), amap(2, "d0, d1")], """
+%s = arith.addf %a0, %a1 : f16
+spyre.yield %s : f16""")
+    return kernel("add", [("x", (rows, cols), "f16"), ("y", (rows, cols), "f16"),
+                          ("z", (rows, cols), "f16")], body)
+
+
+def test_one_core_elementwise_is_limited_by_its_vector_unit():
+    """A compiled x + y on one core: the SFU, not device memory or the DMA
+    port, sets the time (the measured 1-core add rows, S015 and S023)."""
+    rows, cols = 512, 1024
+    binary = compiler.compile_kernel(add_kernel(rows, cols), cores=1)
+    x = np.zeros((rows, cols), np.float16)
+    r = sim.run(binary, {"arg0": x, "arg1": x})
+    elements = rows * cols
+    vector = elements / ARCH.sfu_elementwise_per_cycle
+    memory = ARCH.device_cycles(4 * elements, 2 * elements)
+    port = 6 * elements / ARCH.dma_port_bytes_per_cycle
+    assert vector > max(memory, port)  # else this test is moot
+    assert r.cycles >= vector
+    assert r.cycles < 1.3 * vector  # plus filling and draining the DMA pipeline
+    engines = r.stats["cores"][0]["engines"]
+    assert engines["sfu"]["busy_cycles"] > engines["dma"]["busy_cycles"]
+
+
+def matmul_program(m, k, n, instructions=1):
+    b = sim.ProgramBuilder(ARCH, 1)
+    b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [128])
+    c = b.core(0)
+    a_off, b_off = 0, m * k * 2
+    out_off = b_off + k * n * 2
+    for i in range(instructions):
+        c.matmul(Operand(offset=out_off, dtype=DType.f32, strides=(n * 4, 0, 0)),
+                 Operand(offset=a_off, strides=(k * 2, 0, 0)),
+                 Operand(offset=b_off, strides=(n * 2, 0, 0)), m, k, n, accumulate=i > 0)
+    return b.finish(), {"x": np.zeros(128, bool)}
+
+
+def test_pt_operand_feed_limits_thin_tiles():
+    """Mechanism: the PT streams its A and B operands from LX at
+    pt_feed_bytes_per_cycle; a tile with few rows is feed bound, a square
+    one reaches the peak rate."""
+    thin = sim.run(*matmul_program(16, 512, 512)).cycles
+    assert thin == pytest.approx(pt_cycles(16, 512, 512, accumulate=False))
+    assert thin > 1.5 * (16 * 512 * 512 / ARCH.macs_per_cycle + ARCH.pt_startup_cycles)
+    square = sim.run(*matmul_program(256, 256, 512)).cycles
+    assert square == pytest.approx(np.ceil(256 * 256 * 512 / ARCH.macs_per_cycle) + ARCH.pt_startup_cycles)
+
+
+def test_pt_fill_and_drain_per_instruction():
+    """Short per-core tiles lose efficiency: eight small matmuls take longer
+    than one with the same MACs."""
+    one = sim.run(*matmul_program(128, 512, 128)).cycles
+    eight = sim.run(*matmul_program(16, 512, 128, instructions=8)).cycles
+    assert ARCH.pt_startup_cycles > 0
+    assert eight >= 8 * pt_cycles(16, 512, 128, accumulate=False)
+    assert eight > one + 7 * ARCH.pt_startup_cycles
+
+
+def test_calibrated_peak_and_allocatable_lx():
+    """The PT peak is the published 1536 MAC/ns per core (the roofline's
+    compute ceiling), and programs may use only the allocatable LX."""
+    assert ARCH.macs_per_cycle * ARCH.clock_hz / 1e9 == pytest.approx(1536)
+    assert ARCH.lx_usable_bytes < ARCH.lx_bytes
+    b = sim.ProgramBuilder(ARCH, 1)
+    x = b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [256])
+    b.core(0).dma(Operand(dtype=DType.u8, offset=ARCH.lx_usable_bytes - 128),
+                  Operand(buffer=x, dtype=DType.u8), 256)
+    with pytest.raises(sim.ProgramError):
+        b.finish().validate(ARCH)

@@ -67,11 +67,19 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      });
                      double perPoint = 0;
                      for (Operation &inner : generic.getBody().front().without_terminator())
-                       if (!isa<arith::ConstantOp>(inner))
+                       if (!isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(inner))
                          perPoint += isTranscendental(inner) ? arch.sfuTranscendentalDivisor : 1;
-                     perPoint = std::max(perPoint, 1.0); // a copy still streams every element
-                     cost.vectorOps = points * perPoint * (f32 ? arch.sfuFp32RateDivisor : 1);
-                     cost.computeCycles = cost.vectorOps / (arch.sfuElementsPerCycle() * cores);
+                     // A reduction combines every point at the SFU's
+                     // reduction rate; a copy still streams every element.
+                     bool reduction = !generic.getReductionLoops().empty();
+                     if (!reduction)
+                       perPoint = std::max(perPoint, 1.0);
+                     double scale = f32 ? arch.sfuFp32RateDivisor : 1;
+                     cost.vectorOps = points * (perPoint + (reduction ? 1 : 0)) * scale;
+                     cost.computeCycles =
+                         points * scale *
+                         (perPoint / arch.sfuElementsPerCycle() +
+                          (reduction ? 1 / arch.sfuReducePerCycle : 0)) / cores;
                      return true;
                    })
                    .Case<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, GatherOp, FillOp>(

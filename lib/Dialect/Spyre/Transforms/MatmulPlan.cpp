@@ -144,7 +144,6 @@ SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) cons
     return result;
   };
   double bytesPerCycle = arch.deviceBytesPerCycle();
-  double macsPerCycle = double(arch.macsPerCycle());
   SmallVector<int64_t> best;
   double bestTime = 0;
   for (int64_t tm : sizes(m, 16 * stick))
@@ -158,10 +157,13 @@ SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) cons
                         double(llvm::divideCeil(n, tn));
         double traffic = groups * double(k) * double(tm * esOf(lhs) + tn * esOf(rhs)) +
                          double(batch * m * n * esOf(out));
-        double perCore = std::ceil(groups / double(cores)) * double(tm * tn) * double(k);
         double steps = std::ceil(groups / double(cores)) * double(llvm::divideCeil(k, tk));
-        double time = std::max(traffic / bytesPerCycle, perCore / macsPerCycle) +
-                      steps * double(arch.ptStartupCycles);
+        // Each step is one PT instruction (peak rate or operand feed, plus
+        // fill and drain: the card description's formula).
+        double step = arch.ptCycles(double(tm), double(tk), double(tn),
+                                    double(tm * tk * esOf(lhs) + tk * tn * esOf(rhs)),
+                                    double(tm * tn * 4 * 2));
+        double time = std::max(traffic / bytesPerCycle, steps * step);
         if (best.empty() || time < bestTime) {
           best = {tm, tn, tk};
           bestTime = time;

@@ -5,17 +5,17 @@
 // RUN: spyre-opt %s -spyre-annotate-cost="report-unknown=true" -verify-diagnostics -o /dev/null
 // Kernels get the bound of their ops' compute and their arguments' traffic.
 // RUN: spyre-opt %s -spyre-annotate-cost | FileCheck %s --check-prefix=KERNEL
-// KERNEL: spyre.kernel @matmul({{.*}}) attributes {spyre.cost = {bound_cycles = 31457.2{{[0-9]*}} : f64, compute_cycles = 1.638400e+04 : f64, device_bytes = 6291456 : i64
-// KERNEL: spyre.kernel @exp({{.*}}) attributes {spyre.cost = {bound_cycles = 335544.3{{[0-9]*}} : f64
+// KERNEL: spyre.kernel @matmul({{.*}}) attributes {spyre.cost = {bound_cycles = 41943.04{{[0-9]*}} : f64, compute_cycles = 21845.33{{[0-9]*}} : f64, device_bytes = 6291456 : i64
+// KERNEL: spyre.kernel @exp({{.*}}) attributes {spyre.cost = {bound_cycles = 447392.42{{[0-9]*}} : f64
 // KERNEL: spyre.kernel @dynamic({{.*}}) {
 
-// 2 * 1024^3 FLOPs at 2048 MAC/cycle/core on 32 cores = 16384 cycles; 6 MiB
-// of f16 operands at 200 B/cycle = 31457.28 cycles: memory bound.
+// 2 * 1024^3 FLOPs at 1536 MAC/cycle/core on 32 cores = 21845.33 cycles; 6 MiB
+// of f16 operands at 150 B/cycle = 41943.04 cycles: memory bound.
 // CHECK-LABEL: spyre.kernel @matmul
 // CHECK: spyre.matmul
-// CHECK-SAME: spyre.cost = {bound_cycles = 31457.2{{7999+|8}}{{[0-9]*}} : f64, compute_cycles = 1.638400e+04 : f64, device_bytes = 6291456 : i64, flops = 2147483648 : i64, memory_cycles = 31457.2{{7999+|8}}{{[0-9]*}} : f64, vector_ops = 0 : i64}
+// CHECK-SAME: spyre.cost = {bound_cycles = 41943.04{{[0-9]*}} : f64, compute_cycles = 21845.33{{[0-9]*}} : f64, device_bytes = 6291456 : i64, flops = 2147483648 : i64, memory_cycles = 41943.04{{[0-9]*}} : f64, vector_ops = 0 : i64}
 // SMALL-LABEL: spyre.kernel @matmul
-// SMALL: bound_cycles = 1.310720e+05 : f64, compute_cycles = 1.310720e+05 : f64
+// SMALL: bound_cycles = 174762.66{{[0-9]*}} : f64, compute_cycles = 174762.66{{[0-9]*}} : f64
 spyre.kernel @matmul(%a: !spyre.buffer<1024x1024xf16>, %b: !spyre.buffer<1024x1024xf16>,
                      %c: !spyre.buffer<1024x1024xf16>) {
   spyre.matmul ins(%a, %b : !spyre.buffer<1024x1024xf16>, !spyre.buffer<1024x1024xf16>)
@@ -23,9 +23,11 @@ spyre.kernel @matmul(%a: !spyre.buffer<1024x1024xf16>, %b: !spyre.buffer<1024x10
   spyre.return
 }
 
-// exp runs at a quarter of the vector rate: 2^24 points * 4 / (128 * 32).
+// exp runs at the vector unit's elementwise rate (the calibrated card's
+// transcendental divisor is 1): 2^24 points / (11.2 * 32); 64 MiB at
+// 150 B/cycle bound it.
 // CHECK-LABEL: spyre.kernel @exp
-// CHECK: spyre.cost = {bound_cycles = 335544.3{{[0-9]*}} : f64, compute_cycles = 1.638400e+04 : f64, device_bytes = 67108864 : i64, flops = 0 : i64, memory_cycles = 335544.3{{[0-9]*}} : f64, vector_ops = 67108864 : i64}
+// CHECK: spyre.cost = {bound_cycles = 447392.42{{[0-9]*}} : f64, compute_cycles = 46811.42{{[0-9]*}} : f64, device_bytes = 67108864 : i64, flops = 0 : i64, memory_cycles = 447392.42{{[0-9]*}} : f64, vector_ops = 16777216 : i64}
 spyre.kernel @exp(%x: !spyre.buffer<4096x4096xf16>, %y: !spyre.buffer<4096x4096xf16>) {
   spyre.generic domain [4096, 4096] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
       iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}

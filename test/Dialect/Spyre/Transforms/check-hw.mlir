@@ -7,7 +7,7 @@
 // A valid program passes through unchanged.
 // CHECK-LABEL: spyre.hw.program @valid num_cores = 8
 // CHECK: spyre.hw.dma
-// SMALL: error: 'spyre.hw.program' op uses 8 cores; 'spyre-v1' has 4
+// SMALL: error: 'spyre.hw.program' op uses 8 cores; 'spyre-v2' has 4
 // MISSING: error: cannot read architecture description
 spyre.hw.program @valid num_cores = 8 {
   spyre.hw.buffer @x input : !spyre.buffer<1024xf32>
@@ -20,7 +20,7 @@ spyre.hw.program @valid num_cores = 8 {
 
 // -----
 
-// expected-error @+1 {{core 0, instruction 0: operand 0 accesses bytes [2031616, 2031620) of LX of 2031616 bytes}}
+// expected-error @+1 {{core 0, instruction 0: operand 0 accesses bytes [2031616, 2031620) of LX of 1600000 bytes}}
 spyre.hw.program @lx_overflow num_cores = 1 {
   spyre.hw.core 0 {
     spyre.hw.fill #spyre.ref<lx, f32, offset = 2031616>, 0.0 [1 x 1]

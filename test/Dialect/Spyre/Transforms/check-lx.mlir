@@ -53,7 +53,7 @@ spyre.kernel @double_buffer(%x: !spyre.buffer<8x64xf32>, %y: !spyre.buffer<8x64x
 // -----
 
 spyre.kernel @overflow(%a: !spyre.buffer<64x64xf16>, %c: !spyre.buffer<64x64xf32>) {
-  // expected-error @+1 {{LX slot 'acc' at [2031616, 2064384) does not fit in the usable LX of 2031616 bytes}}
+  // expected-error @+1 {{LX slot 'acc' at [2031616, 2064384) does not fit in the usable LX of 1600000 bytes}}
   spyre.matmul ins(%a, %a : !spyre.buffer<64x64xf16>, !spyre.buffer<64x64xf16>) outs(%c : !spyre.buffer<64x64xf32>)
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 64, 64, 64>, spyre.lx = array<i64: 0, 16384, 2031616>}
   spyre.return

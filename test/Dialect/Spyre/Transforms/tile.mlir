@@ -1,23 +1,24 @@
 // RUN: spyre-opt %s -spyre-divide-work -spyre-tile | FileCheck %s
 // On a card with a quarter of the LX the tiles shrink.
-// RUN: sed -e 's/^bytes = 2097152/bytes = 589824/' %S/../../../../lib/Arch/spyre_card.toml > %t.toml
+// RUN: sed -e "s/^bytes = 2097152/bytes = 897152/" %S/../../../../lib/Arch/spyre_card.toml > %t.toml
 // RUN: spyre-opt %s -spyre-divide-work="arch=%t.toml" -spyre-tile="arch=%t.toml" | FileCheck %s --check-prefix=SMALL
 
 // Elementwise: whole 4096-element rows, as many as fit twice (double
-// buffering) for the input and output plus one temporary: 49 rows of f16.
+// buffering) for the input and output plus one temporary: 39 rows of f16 in
+// the ~1.6 MB allocatable LX.
 // A reduction keeps the whole reduced row of each output element.
 // Matmul: [tm, tn, tk], the fitting tile with the least estimated time
 // (operand panels re-read per output tile vs idle cores); gather: [indices,
 // row elements].
 // CHECK-LABEL: spyre.kernel @tiles
-// CHECK: spyre.generic domain [4096, 4096] {{.*}}spyre.tile = array<i64: 49, 4096>
+// CHECK: spyre.generic domain [4096, 4096] {{.*}}spyre.tile = array<i64: 39, 4096>
 // CHECK: spyre.generic domain [5, 100000] {{.*}}spyre.tile = array<i64: 1, 100000>
-// CHECK: spyre.matmul {{.*}}spyre.tile = array<i64: 256, 512, 256>
+// CHECK: spyre.matmul {{.*}}spyre.tile = array<i64: 256, 512, 128>
 // CHECK: spyre.gather {{.*}}spyre.tile = array<i64: 1, 16>
 // SMALL-LABEL: spyre.kernel @tiles
-// SMALL: spyre.generic domain [4096, 4096] {{.*}}spyre.tile = array<i64: 12, 4096>
-// SMALL: spyre.generic domain [5, 100000] {{.*}}spyre.tile = array<i64: 1, 65472>
-// SMALL: spyre.matmul {{.*}}spyre.tile = array<i64: 128, 256, 128>
+// SMALL: spyre.generic domain [4096, 4096] {{.*}}spyre.tile = array<i64: 9, 4096>
+// SMALL: spyre.generic domain [5, 100000] {{.*}}spyre.tile = array<i64: 1, 49984>
+// SMALL: spyre.matmul {{.*}}spyre.tile = array<i64: 128, 256, 64>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 spyre.kernel @tiles(%x: !spyre.buffer<4096x4096xf16>, %y: !spyre.buffer<4096x4096xf16>,
