@@ -1,0 +1,170 @@
+"""Simulated time against measured Spyre device time, row by row.
+
+Each row of a measurement file (default: the training file,
+../shared/calibration/spyre_device_train.csv) is built with
+torch.compile(..., backend="spyre") on the card description with that row's
+core count (a copy of the description with `cores` changed, passed as
+$SPYRE_ARCH to one child process per core count), run once on the simulator,
+and its simulated time (cycles / clock) compared with the measured kernel
+time. Prints per row the simulated us, the measured us and their ratio, then
+per family (op) and overall the median ratio and the log-RMS error
+sqrt(mean(ln(sim / measured)^2)).
+
+    python bench/bench_fidelity.py [--csv FILE] [--ops add,amax] [--rows S001,S040] [--json out.json]
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_CSV = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "calibration",
+                                            "spyre_device_train.csv"))
+FAMILY = {"add": "add", "amax": "amax", "mm": "matmul", "mmwd": "matmul",
+          "softmax_row_tiling": "softmax", "transpose": "transpose"}
+
+
+def parse_shape(text: str) -> dict:
+    return {k.strip(): int(v) for k, v in (p.split("=") for p in text.split(","))}
+
+
+def build(op: str, shape: dict):
+    """The function and fp16 inputs of one row."""
+    import torch
+    g = torch.Generator().manual_seed(0)
+
+    def rand(*size):
+        return torch.randn(*size, generator=g).to(torch.float16)
+
+    if op == "add":
+        return (lambda x, y: x + y), (rand(shape["R"], shape["C"]), rand(shape["R"], shape["C"]))
+    if op == "amax":
+        return (lambda x: x.amax(-1)), (rand(shape["R"], shape["C"]),)
+    if op in ("mm", "mmwd"):
+        return (lambda a, b: a @ b), (rand(shape["M"], shape["K"]), rand(shape["K"], shape["N"]))
+    if op == "softmax_row_tiling":
+        return (lambda x: torch.softmax(x, -1)), (rand(shape["R"], shape["C"]),)
+    if op == "transpose":
+        return (lambda x: x.t().contiguous()), (rand(shape["R"], shape["C"]),)
+    raise ValueError(f"no builder for op '{op}'")
+
+
+def child(rows: list) -> None:
+    """Runs in a process whose $SPYRE_ARCH has the rows' core count."""
+    import torch
+    from spyre_mlir import simulator as sim
+    from spyre_mlir.inductor import counters
+    arch = sim.default_arch()
+    out = []
+    for row in rows:
+        fn, inputs = build(row["op_detail"], parse_shape(row["shape"]))
+        torch._dynamo.reset()
+        counters.reset()
+        with torch.no_grad():
+            torch.compile(fn, backend="spyre")(*inputs)
+        out.append({"id": row["id"], "cycles": counters.simulated_cycles,
+                    "kernels": counters.kernels_run,
+                    "fallbacks": sum(counters.fallbacks.values()),
+                    "cores": arch.cores, "clock_hz": arch.clock_hz})
+        print(json.dumps(out[-1]), file=sys.stderr, flush=True)
+    print("RESULT " + json.dumps(out), flush=True)
+
+
+def arch_with_cores(cores: int, directory: str) -> str:
+    from spyre_mlir import simulator as sim
+    with open(sim.arch_path()) as f:
+        text = f.read()
+    text, n = re.subn(r"(?m)^cores\s*=\s*\d+", f"cores = {cores}", text)
+    if n != 1:
+        raise SystemExit(f"cannot set the core count in {sim.arch_path()}")
+    path = os.path.join(directory, f"spyre_card_{cores}.toml")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def log_rms(ratios) -> float:
+    return math.sqrt(sum(math.log(r) ** 2 for r in ratios) / len(ratios))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--csv", default=DEFAULT_CSV, help="measurements (the training file's columns)")
+    parser.add_argument("--ops", help="only these op_detail values, comma separated")
+    parser.add_argument("--rows", help="only these ids, comma separated")
+    parser.add_argument("--json", help="also write the per-row results here")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        with open(args.child) as f:
+            child(json.load(f))
+        return
+    with open(args.csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if args.ops:
+        rows = [r for r in rows if r["op_detail"] in args.ops.split(",")]
+    if args.rows:
+        rows = [r for r in rows if r["id"] in args.rows.split(",")]
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for cores in sorted({int(r["cores_used"]) for r in rows}):
+            group = [r for r in rows if int(r["cores_used"]) == cores]
+            spec = os.path.join(tmp, f"rows_{cores}.json")
+            with open(spec, "w") as f:
+                json.dump(group, f)
+            env = dict(os.environ, SPYRE_ARCH=arch_with_cores(cores, tmp),
+                       SPYRE_CACHE_DIR=os.path.join(tmp, "kernels"),
+                       TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor"),
+                       TORCHINDUCTOR_FX_GRAPH_CACHE="0")
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", spec],
+                                  env=env, capture_output=True, text=True)
+            lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULT ")]
+            if proc.returncode != 0 or not lines:
+                sys.stderr.write(proc.stderr[-4000:])
+                raise SystemExit(f"the child for {cores} cores failed")
+            for res in json.loads(lines[-1][len("RESULT "):]):
+                results[res["id"]] = res
+
+    print(f"{'id':<6}{'op':<20}{'shape':<22}{'cores':>5}{'sim us':>11}{'meas us':>11}{'ratio':>8}"
+          f"{'kern':>5}")
+    by_family, table = {}, []
+    for r in rows:
+        res = results[r["id"]]
+        sim_us = res["cycles"] / res["clock_hz"] * 1e6
+        meas = float(r["measured_us"])
+        ratio = sim_us / meas
+        fam = FAMILY.get(r["op_detail"], r["op_detail"])
+        by_family.setdefault(fam, []).append(ratio)
+        note = "" if not res["fallbacks"] else f"  ({res['fallbacks']} CPU fallbacks)"
+        print(f"{r['id']:<6}{r['op_detail']:<20}{r['shape']:<22}{r['cores_used']:>5}{sim_us:>11.1f}"
+              f"{meas:>11.1f}{ratio:>8.3f}{res['kernels']:>5}{note}")
+        table.append({"id": r["id"], "family": fam, "cores": int(r["cores_used"]),
+                      "sim_us": sim_us, "measured_us": meas, "ratio": ratio})
+    print()
+    print(f"{'family':<12}{'rows':>5}{'median ratio':>14}{'log-RMS':>10}{'worst row':>22}")
+    everything = []
+    for fam, ratios in by_family.items():
+        everything += ratios
+        worst = max((t for t in table if t["family"] == fam), key=lambda t: abs(math.log(t["ratio"])))
+        print(f"{fam:<12}{len(ratios):>5}{statistics.median(ratios):>14.3f}"
+              f"{100 * log_rms(ratios):>9.1f}%{worst['id']:>12} {worst['ratio']:>8.3f}")
+    worst = max(table, key=lambda t: abs(math.log(t["ratio"])))
+    print(f"{'all':<12}{len(everything):>5}{statistics.median(everything):>14.3f}"
+          f"{100 * log_rms(everything):>9.1f}%{worst['id']:>12} {worst['ratio']:>8.3f}")
+    off = [t for t in table if max(t["ratio"], 1 / t["ratio"]) > 1.5]
+    print(f"rows off by more than 1.5x: {len(off)}" +
+          (" (" + ", ".join(t["id"] for t in off) + ")" if off else ""))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(table, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
