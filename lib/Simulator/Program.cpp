@@ -28,6 +28,29 @@ template <typename T> T readAt(const uint8_t *data, size_t size, uint64_t offset
   return value;
 }
 
+/// Whether `s` is well-formed UTF-8 (names are; Python reads them as str).
+bool isUtf8(const std::string &s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > n)
+      return false;
+    uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (size_t k = 1; k < len; ++k) {
+      auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80)
+        return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    static const uint32_t minOf[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < minOf[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return false; // overlong, beyond Unicode, or a surrogate
+    i += len;
+  }
+  return true;
+}
+
 uint32_t crcOf(const uint8_t *data, size_t size) {
   uLong crc = crc32(0L, Z_NULL, 0);
   // zlib takes uInt lengths; feed large files in pieces.
@@ -146,6 +169,8 @@ Program Program::parse(const uint8_t *data, size_t size) {
       throw Error("corrupt program: buffer name outside the string table");
     const char *name = reinterpret_cast<const char *>(strings + d.name);
     b.name.assign(name, strnlen(name, stringBytes - d.name));
+    if (!isUtf8(b.name))
+      throw Error("corrupt program: buffer " + std::to_string(i) + "'s name is not UTF-8");
     if (d.kind > static_cast<uint32_t>(BufferKind::constant) || d.dtype >= kNumDTypes ||
         d.hostDType >= kNumHostDTypes || d.rank > kMaxRank)
       throw Error("corrupt program: buffer '" + b.name + "' has an invalid kind, type or rank");
