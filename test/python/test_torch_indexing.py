@@ -33,3 +33,15 @@ def test_piecewise_indexing_on_card(name, dtype):
     expected = fn(x.float()).to(dtype)
     tol = 1e-5 if dtype == torch.float32 else 4e-3
     torch.testing.assert_close(actual, expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("fn", [lambda x: torch.fft.fftshift(x),
+                                lambda x: torch.linalg.cross(x[:, :, :3], x[:, :, 1:], dim=2)],
+                         ids=["fftshift", "cross"])
+def test_modular_indexing_on_card(fn):
+    x = torch.randn(1, 2, 4, 5, generator=torch.Generator().manual_seed(1))
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(fn, backend="spyre")(x)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    torch.testing.assert_close(actual, fn(x), rtol=1e-5, atol=1e-5)
