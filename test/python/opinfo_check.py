@@ -272,6 +272,9 @@ def write_table(f32: str, f16: str, path: str) -> None:
     import pprint
     fallback = {}
     for key, results in (("f32", f32), ("f16", f16)):
+        if results in (None, "-"):  # not measured: test_opinfo.py skips the dtype
+            fallback[key] = None
+            continue
         rows = [json.loads(line) for line in open(results)]
         bad = [r for r in rows if r["status"] in ("wrong", "error")]
         if bad:
@@ -287,7 +290,7 @@ TABLE_HEADER = '''"""OpInfo ops that do not run wholly on the card, by dtype, wi
 compiler's own reason, strict mode's message), reviewed with every change.
 Written by `python test/python/opinfo_check.py --write-table f32.jsonl
 f16.jsonl` from full runs (`--dtype f32 --out f32.jsonl`, `--dtype f16 --out
-f16.jsonl`); test_opinfo.py fails when an op leaves or joins this table."""
+f16.jsonl`); test_opinfo.py fails when an unlisted op falls back."""
 
 #: Ops the harness cannot compile for any backend: not an on-card question.
 NOT_APPLICABLE = {
