@@ -10,5 +10,6 @@ status=0
 echo "== lit: FileCheck IR tests =="
 lit -sv test || status=1
 echo "== pytest =="
-python -m pytest -q test/python || status=1
+# One worker per core (pytest-xdist): the OpInfo module alone is ~1,200 compiles.
+python -m pytest -q -n auto test/python || status=1
 exit $status
