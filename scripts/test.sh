@@ -10,6 +10,6 @@ status=0
 echo "== lit: FileCheck IR tests =="
 lit -sv test || status=1
 echo "== pytest =="
-# One worker per core (pytest-xdist): the OpInfo module alone is ~1,200 compiles.
+# One worker per core (pytest-xdist): most of the ~750 tests are compiles.
 python -m pytest -q -n auto test/python || status=1
 exit $status
