@@ -20,9 +20,12 @@ ninja -C build/sanitize -j2 _simulator
 # A copy of the installed package with the sanitized module in it.
 installed=$(python -c "import os, spyre_mlir; print(os.path.dirname(spyre_mlir.__file__))")
 pkg=build/sanitize/pkg
-rm -rf "$pkg" && mkdir -p "$pkg/spyre_mlir"
-cp "$installed"/*.py "$pkg/spyre_mlir/"
-cp -r "$installed/arch" "$pkg/spyre_mlir/"
+# Whole, since some simulator tests compile their programs (MLIR's libraries
+# stay uninstrumented); only the simulator module is replaced. _mlir_libs is
+# linked, not copied: its libraries find libLLVM.so relative to where they are.
+rm -rf "$pkg" && mkdir -p "$pkg"
+cp -r "$installed" "$pkg/spyre_mlir"
+rm -rf "$pkg/spyre_mlir/_mlir_libs" && ln -s "$installed/_mlir_libs" "$pkg/spyre_mlir/_mlir_libs"
 cp build/sanitize/python/_simulator*.so "$pkg/spyre_mlir/"
 
 export LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libubsan.so)"
