@@ -70,13 +70,18 @@ def _int64_inputs_checked(compiled, gm):
     def run(*args):
         for a in args:
             if isinstance(a, torch.Tensor) and a.dtype == torch.int64 and a.numel() and \
-                    (int(a.min()) < low or int(a.max()) > high):
+                    _outside(torch.aminmax(a), low, high):
                 from .runtime import fallback
                 fallback(["spyre.int64_inputs"], f"int64 inputs beyond [{low}, {high}], what "
                          "the card's int32 holds with room for a sum")
                 return gm(*args)
         return compiled(*args)
     return run
+
+
+def _outside(extremes, low: int, high: int) -> bool:
+    """One pass over the input (aminmax), on every call of the graph."""
+    return int(extremes.min) < low or int(extremes.max) > high
 
 
 def _symbolic(example_inputs) -> bool:
