@@ -10,7 +10,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import scans, state
+from . import scans, scatters, state
 
 aten = torch.ops.aten
 
@@ -378,7 +378,8 @@ def install() -> None:
     entries[aten.addbmm.default] = wrap(addbmm, decomposition.decompositions.get(
         aten.addbmm.default))
     # Scans and sorts as masked reductions over n x n squares (scans.py).
-    for op, (ours, applies) in scans.entries().items():
+    # Scatters as one-hot reductions over indices by positions (scatters.py).
+    for op, (ours, applies) in {**scans.entries(), **scatters.entries()}.items():
         entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
     for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
         table.update(entries)  # the second is a cached copy of the first

@@ -122,7 +122,8 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None
 def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
     """Bounds Inductor's value-range analysis leaves unknown: a sign is -1, 0
     or 1, and a remainder is smaller in magnitude than its divisor (indices
-    wrapped by a dimension's size, as in take_along_dim)."""
+    wrapped by a dimension's size, as in take_along_dim), and a choice lies
+    in the union of its two values, constants included."""
     if op == "sign":
         return ValueRanges(-1, 1)
     if op in ("remainder", "fmod", "mod"):
@@ -132,4 +133,9 @@ def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
         except (TypeError, ValueError, OverflowError):
             return r
         return ValueRanges(-largest, largest)
+    if op == "where" and not _within(r, INT32):
+        choices = [ranged(a) for a in args[1:3]]
+        choices = [ValueRanges.wrap(c) if isinstance(c, (int, float)) else c for c in choices]
+        if all(isinstance(c, ValueRanges) for c in choices):
+            return choices[0] | choices[1]
     return r

@@ -1,0 +1,315 @@
+"""Scatters (scatter, scatter_add, scatter_reduce, index_put, index_reduce,
+masked_scatter and what decomposes into them: index_add, index_copy,
+index_fill, put, max_unpool) as decompositions the card runs, used in spyre
+compiles (decompositions.py registers them).
+
+The card has no scatter: its stores go to addresses fixed at compile time.
+Each target position instead compares itself with every index (a one-hot
+square of indices by positions) and reduces the sources that chose it, so a
+scatter is elementwise ops and one reduction over the indices, with the
+result the CPU computes: sums and means add the same terms (in f32), prod,
+amax and amin are exact, and a plain scatter keeps the last source written to
+a position, as the CPU's sequential loop does. The square costs one
+comparison per index and position, so it is bounded (MAX_COMPARISONS); larger
+scatters stay on the CPU, counted.
+
+Indices out of range raise on the CPU; here they select no position (the
+card has no way to raise), as out-of-range gathers read zero.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+#: Index-by-position comparisons beyond which the CPU is the better place.
+MAX_COMPARISONS = 1 << 24
+
+REDUCTIONS = ("replace", "sum", "prod", "mean", "amax", "amin")
+
+
+def _identity(reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return False if dtype == torch.bool else 0
+    if reduce == "prod":
+        return 1
+    if dtype.is_floating_point:
+        return -math.inf if reduce == "amax" else math.inf
+    info = torch.iinfo(torch.int32)  # the card's integers
+    return info.min if reduce == "amax" else info.max
+
+
+def _combine(onehot, src, reduce):
+    """The sources chosen by each position, reduced over the indices:
+    onehot (..., I, N) and src (..., I) give (..., N)."""
+    chosen = torch.where(onehot, src.unsqueeze(-1), _identity(reduce, src.dtype))
+    if reduce in ("sum", "mean"):
+        return chosen.any(-2) if src.dtype == torch.bool else chosen.sum(-2, dtype=src.dtype)
+    if reduce == "prod":
+        return chosen.prod(-2, dtype=src.dtype)
+    return chosen.amax(-2) if reduce == "amax" else chosen.amin(-2)
+
+
+def _last_writer(onehot, src):
+    """For each position, the source of the highest index that chose it:
+    what a sequential loop leaves there."""
+    order = torch.arange(onehot.shape[-2], dtype=torch.int32, device=src.device).unsqueeze(-1)
+    last = torch.where(onehot, order, -1).amax(-2, keepdim=True)  # (..., 1, N)
+    only = onehot & (order == last)
+    if src.dtype == torch.bool:
+        return (only & src.unsqueeze(-1)).any(-2)
+    if src.is_floating_point():
+        # One chosen term per position: the sum is that term, exactly.
+        return torch.where(only, src.unsqueeze(-1), 0).sum(-2, dtype=src.dtype)
+    return torch.where(only, src.unsqueeze(-1), _identity("amax", src.dtype)).amax(-2)
+
+
+def scatter_last(self, onehot, src, reduce, include_self=True):
+    """self (..., N) with src (..., I) scattered where onehot (..., I, N)
+    says, reduced by `reduce`; the indices are the second-to-last dimension."""
+    hit = onehot.any(-2)
+    if reduce == "replace":
+        return torch.where(hit, _last_writer(onehot, src), self)
+    chosen = _combine(onehot, src, reduce)
+    if reduce == "mean":
+        count = onehot.sum(-2, dtype=torch.int32) + int(include_self)
+        total = self + chosen if include_self else chosen
+        if self.is_floating_point():
+            mean = total / count.clamp(min=1)
+        else:
+            mean = torch.div(total, count.clamp(min=1), rounding_mode="floor")
+        return torch.where(hit, mean.to(self.dtype), self)
+    if include_self:
+        if reduce == "sum":
+            chosen = (self | chosen) if self.dtype == torch.bool else self + chosen
+        elif reduce == "prod":
+            chosen = self * chosen
+        else:
+            chosen = torch.maximum(self, chosen) if reduce == "amax" else torch.minimum(self, chosen)
+    # Positions nobody chose keep self exactly (-0.0 + 0 would be +0.0).
+    return torch.where(hit, chosen.to(self.dtype), self)
+
+
+def _positions_matching(index, n):
+    """onehot (..., I, N): index (..., I) names position N."""
+    return index.unsqueeze(-1) == torch.arange(n, device=index.device)
+
+
+# --------------------------------------------------------------------------
+# scatter, scatter_add, scatter_reduce: along one dimension, source element
+# p goes to self[p with dim replaced by index[p]].
+
+
+def _scatter_dim(self, dim, index, src, reduce, include_self=True):
+    if self.dim() == 0:
+        return _scatter_dim(self.reshape(1), 0, index.reshape(1), src if not isinstance(
+            src, torch.Tensor) else src.reshape(1), reduce, include_self).reshape(())
+    dim = dim % self.dim()
+    if index.numel() == 0:
+        return self.clone()
+    if isinstance(src, torch.Tensor):
+        for d in range(src.dim()):
+            src = src.narrow(d, 0, index.shape[d])
+        src = src.to(self.dtype)
+    else:
+        src = torch.full(index.shape, src, dtype=self.dtype, device=self.device)
+    # Only the part of self that the index spans in the other dimensions.
+    region = self
+    for d in range(self.dim()):
+        if d != dim:
+            region = region.narrow(d, 0, index.shape[d])
+    onehot = _positions_matching(index.movedim(dim, -1), self.shape[dim])
+    out = scatter_last(region.movedim(dim, -1), onehot, src.movedim(dim, -1), reduce,
+                       include_self).movedim(-1, dim)
+    # The rest of self, joined back one dimension at a time.
+    for d in range(self.dim()):
+        if d == dim or index.shape[d] == self.shape[d]:
+            continue
+        rest = self
+        for later in range(d + 1, self.dim()):
+            if later != dim:
+                rest = rest.narrow(later, 0, index.shape[later])
+        rest = rest.narrow(d, index.shape[d], self.shape[d] - index.shape[d])
+        out = torch.cat([out, rest], d)
+    return out
+
+
+def _fits(self, dim, index) -> bool:
+    size = self.shape[dim] if self.dim() else 1
+    return index.numel() * size <= MAX_COMPARISONS and self.dtype != torch.bool
+
+
+def scatter_src(self, dim, index, src):
+    return _scatter_dim(self, dim, index, src, "replace")
+
+
+def scatter_value(self, dim, index, value):
+    return _scatter_dim(self, dim, index, value, "replace")
+
+
+def scatter_add(self, dim, index, src):
+    return _scatter_dim(self, dim, index, src, "sum")
+
+
+def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+    return _scatter_dim(self, dim, index, src, reduce, include_self)
+
+
+def _scatter_applies(self, dim, index, src, *args, **kwargs):
+    return _fits(self, dim, index)
+
+
+# --------------------------------------------------------------------------
+# index_put: self[indices] = values (or += with accumulate), for adjacent
+# integer index tensors; the indexed dimensions flatten into one, whose
+# positions compare their coordinates with the indices (never a product of
+# indices, which could leave the card's int32).
+
+
+def _flat_onehot(tensors, sizes, shape):
+    """(K, P): index k (of the broadcast shape, flattened) names flattened
+    position p of the dimensions `sizes`."""
+    total = math.prod(sizes)
+    positions = torch.arange(total, device=tensors[0].device)
+    onehot, stride = None, total
+    for i, size in zip(tensors, sizes):
+        stride //= size
+        coordinate = positions // stride if stride > 1 else positions
+        coordinate = coordinate % size if size * stride < total else coordinate
+        i = torch.where(i < 0, i + size, i).expand(shape).reshape(-1, 1)
+        match = i == coordinate
+        onehot = match if onehot is None else onehot & match
+    return onehot
+
+
+def _index_put(self, indices, values, reduce, include_self=True):
+    first = next(d for d, i in enumerate(indices) if i is not None)
+    tensors = [i for i in indices if i is not None]
+    sizes = list(self.shape[first:first + len(tensors)])
+    before, after = list(self.shape[:first]), list(self.shape[first + len(tensors):])
+    shape = torch.broadcast_shapes(*(i.shape for i in tensors))
+    k = math.prod(shape)
+    if k == 0:
+        return self.clone()
+    onehot = _flat_onehot(tensors, sizes, shape)  # (K, P)
+    flat = self.reshape(*before, math.prod(sizes), *after).movedim(len(before), -1)
+    values = values.to(self.dtype).expand(*before, *shape, *after)
+    values = values.reshape(*before, k, *after).movedim(len(before), -1)
+    out = scatter_last(flat, onehot, values, reduce, include_self)
+    return out.movedim(-1, len(before)).reshape(self.shape)
+
+
+def index_put(self, indices, values, accumulate=False):
+    return _index_put(self, indices, values, "sum" if accumulate else "replace")
+
+
+def _index_put_applies(self, indices, values, accumulate=False):
+    positions = [d for d, i in enumerate(indices) if i is not None]
+    tensors = [i for i in indices if i is not None]
+    if not tensors or positions != list(range(positions[0], positions[0] + len(tensors))) \
+            or any(i.dtype not in (torch.int64, torch.int32) for i in tensors) \
+            or self.dtype == torch.bool and accumulate:
+        return False
+    try:
+        shape = torch.broadcast_shapes(*(i.shape for i in tensors))
+    except RuntimeError:
+        return False  # eager's error, from eager's code
+    rest = math.prod(self.shape[:positions[0]]) * math.prod(self.shape[positions[-1] + 1:])
+    square = math.prod(shape) * math.prod(self.shape[d] for d in positions)
+    return square * rest <= MAX_COMPARISONS
+
+
+def masked_index_put_accumulate(self, mask, indices, values):
+    """Inductor's form of index_put with accumulate under a mask (padded
+    gathers' gradients): masked-off values and their indices are zeroed."""
+    indices = [None if i is None else torch.where(mask, i, 0) for i in indices]
+    return _index_put(self, indices, torch.where(mask, values, 0), "sum")
+
+
+def _masked_index_put_applies(self, mask, indices, values):
+    return _index_put_applies(self, indices, values, True)
+
+
+# --------------------------------------------------------------------------
+# index_reduce along a dimension with a 1-D index.
+
+
+def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+    if self.dim() == 0:
+        return index_reduce(self.reshape(1), 0, index.reshape(1), source.reshape(1), reduce,
+                            include_self=include_self).reshape(())
+    dim = dim % self.dim()
+    onehot = _positions_matching(index.reshape(-1), self.shape[dim])  # (I, N)
+    out = scatter_last(self.movedim(dim, -1), onehot, source.to(self.dtype).movedim(dim, -1),
+                       reduce, include_self)
+    return out.movedim(-1, dim)
+
+
+def _index_reduce_applies(self, dim, index, source, reduce, *, include_self=True):
+    # The square is (self's other dimensions, I, N): I times self's size.
+    return reduce in REDUCTIONS and self.dtype != torch.bool and \
+        index.numel() * self.numel() <= MAX_COMPARISONS
+
+
+# --------------------------------------------------------------------------
+# masked_scatter: the k-th true element of the mask takes source's k-th
+# element.
+
+
+def masked_scatter(self, mask, source):
+    mask = mask.expand(self.shape) if mask.dim() <= self.dim() else mask
+    shape = torch.broadcast_shapes(self.shape, mask.shape)
+    target = self.expand(shape).reshape(-1)
+    flat_mask = mask.expand(shape).reshape(-1)
+    rank = torch.cumsum(flat_mask.to(torch.int32), 0) - 1  # which source element
+    onehot = _positions_matching(rank, source.numel())  # (T, S)
+    values = source.reshape(-1).to(self.dtype)
+    if self.is_floating_point():  # one chosen term: the sum is that term
+        picked = torch.where(onehot, values, 0).sum(-1, dtype=self.dtype)
+    else:
+        picked = torch.where(onehot, values, _identity("amax", self.dtype)).amax(-1)
+    return torch.where(flat_mask, picked, target).reshape(shape)
+
+
+def _masked_scatter_applies(self, mask, source):
+    from . import scans
+    n = max(self.numel(), mask.numel())
+    return self.dtype != torch.bool and n * max(source.numel(), 1) <= MAX_COMPARISONS and \
+        n * n <= scans.MAX_SQUARE and source.numel() > 0
+
+
+# --------------------------------------------------------------------------
+# max_unpool: each (batch, channel) plane of the output takes the inputs at
+# the flat positions their indices name, zeros elsewhere.
+
+
+def max_unpool(self, indices, output_size, *stride_padding):
+    planes = self.shape[:-len(output_size)]
+    out = torch.zeros(*planes, math.prod(output_size), dtype=self.dtype, device=self.device)
+    out = _scatter_dim(out, -1, indices.reshape(*planes, -1), self.reshape(*planes, -1),
+                       "replace")
+    return out.reshape(*planes, *output_size)
+
+
+def _max_unpool_applies(self, indices, output_size, *stride_padding):
+    return self.dtype != torch.bool and indices.shape == self.shape and \
+        indices.numel() * math.prod(output_size) <= MAX_COMPARISONS
+
+
+def entries():
+    """{aten overload: (decomposition, whether it applies to the arguments)}"""
+    aten = torch.ops.aten
+    return {
+        aten.scatter.src: (scatter_src, _scatter_applies),
+        aten.scatter.value: (scatter_value, _scatter_applies),
+        aten.scatter_add.default: (scatter_add, _scatter_applies),
+        aten.scatter_reduce.two: (scatter_reduce, _scatter_applies),
+        aten.index_put.default: (index_put, _index_put_applies),
+        aten._unsafe_masked_index_put_accumulate.default: (masked_index_put_accumulate,
+                                                           _masked_index_put_applies),
+        aten.index_reduce.default: (index_reduce, _index_reduce_applies),
+        aten.masked_scatter.default: (masked_scatter, _masked_scatter_applies),
+        aten.max_unpool2d.default: (max_unpool, _max_unpool_applies),
+        aten.max_unpool3d.default: (max_unpool, _max_unpool_applies),
+    }

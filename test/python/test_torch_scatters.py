@@ -1,0 +1,148 @@
+"""Scatters with torch.compile(backend="spyre") against eager, with zero CPU
+fallbacks (scatters.py): scatter (last write wins on repeated indices, as
+eager's CPU loop), scatter_add, scatter_reduce with every reduction and
+include_self both ways, index_put (negative indices, accumulate), index_add,
+index_copy, index_fill, index_reduce, put, masked_scatter, max_unpool; fp32,
+fp16 and int32. Scatters beyond the comparison budget run on the CPU,
+counted."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from spyre_mlir.inductor import counters, scatters
+from test_torch_ops import tolerance
+from test_torch_scans_sorts import as_card_holds
+
+
+def run(fn, *args, on_card=True):
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        actual = torch.compile(fn, backend="spyre")(*args)
+        expected = fn(*[as_card_holds(a) if isinstance(a, torch.Tensor) else a for a in args])
+    if on_card:
+        assert dict(counters.fallbacks) == {}
+        assert counters.kernels_run > 0
+    else:
+        assert sum(counters.fallbacks.values()) > 0
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    if expected.is_floating_point():
+        torch.testing.assert_close(actual, expected, equal_nan=True,
+                                   **tolerance(expected.dtype, 16))
+    else:
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0)
+
+
+def values(dtype, *shape, seed=0):
+    torch.manual_seed(seed)
+    if dtype.is_floating_point:
+        return torch.randn(*shape).to(dtype)
+    return torch.randint(-50, 50, shape, dtype=dtype)
+
+
+DTYPES = [torch.float32, torch.float16, torch.int32]
+# Repeated indices on purpose: every position is chosen 0, 1 or more times.
+INDEX = torch.tensor([[0, 2, 2, 5], [1, 1, 1, 1], [5, 4, 0, 4]])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_keeps_the_last_write(dtype):
+    self, src = values(dtype, 3, 6), values(dtype, 3, 4, seed=1)
+    run(lambda s, i, x: s.scatter(1, i, x), self, INDEX, src)
+    run(lambda s, i: s.scatter(1, i, 7), self, INDEX)
+
+
+def sums_on_card(dtype):
+    """Integer sums and products are refused (run on the CPU, counted): the
+    card reduces in f32, exact only up to 2^24, and nothing bounds int32
+    inputs (ranges.py)."""
+    return dtype.is_floating_point
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_add_on_a_leading_dim_with_a_smaller_index(dtype):
+    # The index spans part of self in the other dimension, and src is larger
+    # than the index: only the index's extent of src is used.
+    self, src = values(dtype, 7, 5), values(dtype, 4, 5, seed=1)
+    index = INDEX.t()[:, :2].contiguous()  # (4, 2): rows of self chosen per column
+    run(lambda s, i, x: s.scatter_add(0, i, x), self, index, src, on_card=sums_on_card(dtype))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scatter_reduce(reduce, include_self, dtype):
+    self, src = values(dtype, 3, 6), values(dtype, 3, 4, seed=1)
+    if reduce == "prod" and not dtype.is_floating_point:  # products within int32
+        self, src = self % 5, src % 5
+    run(lambda s, i, x: s.scatter_reduce(1, i, x, reduce, include_self=include_self),
+        self, INDEX, src, on_card=reduce in ("amax", "amin") or sums_on_card(dtype))
+
+
+def test_scatter_reduce_amax_keeps_nan_and_infinities():
+    self = torch.tensor([[0.0, 1.0, -float("inf"), 2.0]])
+    src = torch.tensor([[float("nan"), 3.0, float("inf")]])
+    index = torch.tensor([[0, 2, 2]])
+    run(lambda s, i, x: s.scatter_reduce(1, i, x, "amax"), self, index, src)
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_index_put_with_negative_and_repeated_indices(accumulate, dtype):
+    self, v = values(dtype, 4, 5, 3), values(dtype, 6, 3, seed=1)
+    rows, cols = torch.tensor([0, -1, 3, 0, 2, 0]), torch.tensor([4, 1, 1, 4, -5, 4])
+    run(lambda s, r, c, x: torch.index_put(s, (r, c), x, accumulate=accumulate),
+        self, rows, cols, v, on_card=not accumulate or sums_on_card(dtype))
+
+
+def test_index_put_on_middle_dimensions_broadcasts_values():
+    self = values(torch.float32, 2, 4, 5, 3)
+    rows, cols = torch.tensor([[1], [3]]), torch.tensor([0, 4, 2])
+    run(lambda s, r, c: s.index_put((torch.arange(2)[:, None, None], r, c),
+                                    torch.tensor(9.0)), self, rows, cols)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_index_add_copy_fill(dtype):
+    self, src = values(dtype, 6, 4), values(dtype, 3, 4, seed=1)
+    index = torch.tensor([4, 0, 4])
+    run(lambda s, i, x: s.index_add(0, i, x, alpha=2), self, index, src,
+        on_card=sums_on_card(dtype))
+    run(lambda s, i, x: s.index_copy(0, torch.tensor([4, 0, 2]), x), self, index, src)
+    run(lambda s, i: s.index_fill(1, torch.tensor([3, 1]), -2), self, index)
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32])
+def test_index_reduce(reduce, dtype):
+    self, src = values(dtype, 3, 6), values(dtype, 3, 4, seed=1)
+    index = torch.tensor([5, 0, 5, 2])
+    for include_self in (True, False):
+        run(lambda s, i, x: s.index_reduce(1, i, x, reduce, include_self=include_self),
+            self, index, src, on_card=reduce in ("amax", "amin") or sums_on_card(dtype))
+
+
+def test_put_and_masked_scatter():
+    self, src = values(torch.float32, 3, 4), values(torch.float32, 5, seed=1)
+    run(lambda s, i, x: s.put(i, x, accumulate=True), self, torch.tensor([0, 11, -1, 5, 0]), src)
+    mask = torch.tensor([[True, False, True, False], [False] * 4, [True, True, False, True]])
+    run(lambda s, m, x: s.masked_scatter(m, x), self, mask, values(torch.float32, 7, seed=2))
+
+
+def test_max_unpool_round_trip():
+    x = values(torch.float32, 2, 3, 8, 8)
+    pooled, indices = F.max_pool2d(x, 2, return_indices=True)
+    run(lambda p, i: F.max_unpool2d(p, i, 2), pooled, indices)
+
+
+def test_scatter_beyond_the_budget_runs_on_the_cpu_counted(monkeypatch):
+    monkeypatch.setattr(scatters, "MAX_COMPARISONS", 8)
+    self, src = values(torch.float32, 3, 6), values(torch.float32, 3, 4, seed=1)
+    torch._dynamo.reset()
+    counters.reset()
+    fn = lambda s, i, x: s.scatter_add(1, i, x)  # noqa: E731
+    with torch.no_grad():
+        actual = torch.compile(fn, backend="spyre")(self, INDEX, src)
+    assert sum(counters.fallbacks.values()) > 0
+    torch.testing.assert_close(actual, fn(self, INDEX, src))
