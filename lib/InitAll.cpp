@@ -2,6 +2,8 @@
 
 #include "Spyre/InitAll.h"
 #include "Spyre/IR/SpyreOps.h"
+#include "Spyre/Pipelines/Pipelines.h"
+#include "Spyre/Target/Passes.h"
 #include "Spyre/Transforms/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -25,6 +27,7 @@ void mlir::spyre::registerAllPasses() {
   // Registration is global to the process; a second call must not re-add.
   static bool registered = [] {
     registerSpyrePasses();
+    registerSpyreTargetPasses();
     registerSpyrePipelines();
     registerCanonicalizerPass();
     registerCSEPass();

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Simulator/DLFloat16.h"
-#include "Simulator/ProgramBuilder.h"
+#include "Isa/DLFloat16.h"
+#include "Isa/ProgramBuilder.h"
 #include "Simulator/Simulator.h"
 
 #include <pybind11/numpy.h>
@@ -109,6 +109,10 @@ PYBIND11_MODULE(_simulator, m) {
         if (!a) throw py::value_error(error);
         return *a;
       }, py::arg("path"))
+      .def_static("lookup_path", [](const std::string &path) { return Arch::lookupPath(path); },
+                  py::arg("path") = "",
+                  "The compiler's lookup of the description's file: `path` if not empty, "
+                  "else $SPYRE_ARCH, else the one installed with the package.")
       .def_static("parse", [](const std::string &text) {
         std::string error;
         std::optional<Arch> a = Arch::parse(text, "<string>", error);

@@ -5,6 +5,9 @@
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 #include "mlir-c/BuiltinAttributes.h"
+#include "nanobind/stl/pair.h"
+#include "nanobind/stl/string.h"
+#include "nanobind/stl/vector.h"
 
 #include <optional>
 #include <vector>
@@ -47,6 +50,19 @@ NB_MODULE(_spyre, m) {
       },
       nb::arg("op"), nb::arg("arch_path") = "",
       "The program binary of the one spyre.hw.program under `op` (a module or the program).");
+
+  m.def(
+      "compile_stages",
+      [] {
+        std::vector<std::pair<std::string, std::string>> stages;
+        for (intptr_t i = 0, e = spyreCompileStageCount(); i < e; ++i) {
+          MlirStringRef name = spyreCompileStageName(i), result = spyreCompileStageResult(i);
+          stages.emplace_back(std::string(name.data, name.length),
+                              std::string(result.data, result.length));
+        }
+        return stages;
+      },
+      "The stages of spyre-compile in order, as (name, what the IR has after it).");
 
   m.attr("MAX_NESTING_DEPTH") = mlir::spyre::kMaxNestingDepth;
   m.def(

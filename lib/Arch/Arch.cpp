@@ -3,6 +3,8 @@
 #include "Arch/Arch.h"
 
 #include <cstdlib>
+#include <dlfcn.h>
+#include <link.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -58,40 +60,27 @@ const Field kFields[] = {
 
 } // namespace
 
-std::optional<Arch> Arch::parse(std::string_view text,
-                                std::string_view sourceName,
-                                std::string &error) {
-  toml::parse_result parsed = toml::parse(text, sourceName);
-  if (!parsed) {
-    std::ostringstream os;
-    os << parsed.error();
-    error = os.str();
-    return std::nullopt;
-  }
-  const toml::table &root = parsed.table();
+std::optional<Arch> Arch::fromParameters(
+    std::string name, const std::function<bool(const char *, Parameter &)> &get,
+    std::string_view sourceName, std::string &error) {
   auto fail = [&](std::string_view key, std::string_view what) {
     error = std::string(sourceName) + ": key '" + std::string(key) + "' " + std::string(what);
     return std::nullopt;
   };
   Arch a;
-  std::optional<std::string> name = root.at_path("name").value<std::string>();
-  if (!name)
-    return fail("name", "is missing or not a string");
-  a.name = *name;
+  a.name = std::move(name);
   for (const Field &f : kFields) {
-    toml::node_view<const toml::node> node = root.at_path(f.key);
+    bool isInteger = std::holds_alternative<int64_t Arch::*>(f.member);
+    Parameter p{f.key, isInteger, 0, 0};
+    if (!get(f.key, p))
+      return fail(f.key, "is missing");
+    if (p.isInteger != isInteger)
+      return fail(f.key, "has the wrong type");
     double value;
-    if (auto *member = std::get_if<double Arch::*>(&f.member)) {
-      std::optional<double> v = node.value<double>();
-      if (!v)
-        return fail(f.key, node ? "has the wrong type" : "is missing");
-      value = a.*(*member) = *v;
-    } else {
-      std::optional<int64_t> v = node.value<int64_t>();
-      if (!v || !node.is_integer())
-        return fail(f.key, node ? "has the wrong type" : "is missing");
-      value = static_cast<double>(a.*std::get<int64_t Arch::*>(f.member) = *v);
-    }
+    if (isInteger)
+      value = static_cast<double>(a.*std::get<int64_t Arch::*>(f.member) = p.integer);
+    else
+      value = a.*std::get<double Arch::*>(f.member) = p.real;
     if (value < 0 || (f.positive && value == 0))
       return fail(f.key, f.positive ? "must be positive" : "must not be negative");
   }
@@ -103,6 +92,55 @@ std::optional<Arch> Arch::parse(std::string_view text,
     return fail("numerics.dlfloat16_fraction_bits",
                 "plus the exponent bits must be 15 (a 16-bit format)");
   return a;
+}
+
+std::optional<Arch> Arch::parse(std::string_view text,
+                                std::string_view sourceName,
+                                std::string &error) {
+  toml::parse_result parsed = toml::parse(text, sourceName);
+  if (!parsed) {
+    std::ostringstream os;
+    os << parsed.error();
+    error = os.str();
+    return std::nullopt;
+  }
+  const toml::table &root = parsed.table();
+  std::optional<std::string> name = root.at_path("name").value<std::string>();
+  if (!name) {
+    error = std::string(sourceName) + ": key 'name' is missing or not a string";
+    return std::nullopt;
+  }
+  // A parameter of the wrong TOML type is handed on with the other kind, so
+  // that fromParameters names it as having the wrong type.
+  return fromParameters(
+      *name,
+      [&](const char *key, Parameter &p) {
+        toml::node_view<const toml::node> node = root.at_path(key);
+        if (!node)
+          return false;
+        if (p.isInteger && !node.is_integer()) {
+          p.isInteger = false;
+        } else if (p.isInteger) {
+          p.integer = *node.value<int64_t>();
+        } else if (std::optional<double> v = node.value<double>()) {
+          p.real = *v; // integers are accepted where reals are expected
+        } else {
+          p.isInteger = true;
+        }
+        return true;
+      },
+      sourceName, error);
+}
+
+std::vector<Arch::Parameter> Arch::parameters() const {
+  std::vector<Parameter> out;
+  for (const Field &f : kFields) {
+    if (auto *member = std::get_if<int64_t Arch::*>(&f.member))
+      out.push_back({f.key, true, this->*(*member), 0});
+    else
+      out.push_back({f.key, false, 0, this->*std::get<double Arch::*>(f.member)});
+  }
+  return out;
 }
 
 std::optional<Arch> Arch::load(const std::string &path, std::string &error) {
@@ -134,22 +172,38 @@ uint64_t Arch::fingerprint() const {
   return hash;
 }
 
-std::string Arch::defaultPath() {
+namespace {
+/// Where this code was loaded from: the shared library holding it, or the
+/// executable it is linked into.
+std::filesystem::path loadedFrom() {
+  Dl_info info;
+  link_map *map = nullptr;
+  if (dladdr1(reinterpret_cast<void *>(&loadedFrom), &info, reinterpret_cast<void **>(&map),
+              RTLD_DL_LINKMAP) &&
+      map && map->l_name && *map->l_name)
+    return map->l_name;
+  // The main program's link map has no name.
+  std::error_code ec;
+  return std::filesystem::read_symlink("/proc/self/exe", ec);
+}
+} // namespace
+
+std::string Arch::lookupPath(std::string_view explicitPath) {
+  if (!explicitPath.empty())
+    return std::string(explicitPath);
   if (const char *env = std::getenv("SPYRE_ARCH"); env && *env)
     return env;
-  // Installed tools live in spyre_mlir/bin, the description in spyre_mlir/arch.
+  // The package installs the description in spyre_mlir/arch; the code is in
+  // spyre_mlir/bin (tools), spyre_mlir/_mlir_libs (C API) or spyre_mlir (the
+  // simulator module). A build tree has <build>/arch beside <build>/bin.
+  std::filesystem::path dir = loadedFrom().parent_path();
+  std::filesystem::path candidates[] = {dir.parent_path() / "arch" / "spyre_card.toml",
+                                        dir / "arch" / "spyre_card.toml"};
   std::error_code ec;
-  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    std::filesystem::path installed = exe.parent_path().parent_path() / "arch" / "spyre_card.toml";
-    if (std::filesystem::exists(installed, ec))
-      return installed.string();
-  }
-#ifdef SPYRE_DEFAULT_ARCH_PATH
-  return SPYRE_DEFAULT_ARCH_PATH; // the source tree's, for build-tree tools
-#else
-  return "spyre_card.toml";
-#endif
+  for (const std::filesystem::path &candidate : candidates)
+    if (std::filesystem::exists(candidate, ec))
+      return candidate.string();
+  return candidates[0].string(); // the error then names where it was expected
 }
 
 } // namespace spyre

@@ -11,9 +11,11 @@
 #define SPYRE_ARCH_ARCH_H
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace spyre {
 
@@ -75,16 +77,39 @@ struct Arch {
   /// A hash of every parameter; binaries record the one they were built for.
   uint64_t fingerprint() const;
 
+  /// One numeric parameter by its TOML key ("card.cores"); integers are
+  /// exact in `integer`, the others in `real`.
+  struct Parameter {
+    const char *key;
+    bool isInteger;
+    int64_t integer;
+    double real;
+  };
+  /// Every numeric parameter, in the description's order: what the compiler
+  /// attaches to the IR (the `spyre.arch` module attribute).
+  std::vector<Parameter> parameters() const;
+
   /// Parses the TOML text of an architecture description. On failure returns
   /// nothing and sets `error` to a message naming the file and the key.
   static std::optional<Arch> parse(std::string_view text,
                                    std::string_view sourceName,
                                    std::string &error);
   static std::optional<Arch> load(const std::string &path, std::string &error);
+  /// The description from a name and parameters() as given by `get`, which
+  /// fills in the parameter of `key` or returns false if it has none; checked
+  /// as parse() checks a file.
+  static std::optional<Arch>
+  fromParameters(std::string name,
+                 const std::function<bool(const char *key, Parameter &)> &get,
+                 std::string_view sourceName, std::string &error);
 
-  /// $SPYRE_ARCH if set; else the description installed beside the running
-  /// tool (spyre_mlir/bin/../arch); else the source tree's.
-  static std::string defaultPath();
+  /// The one lookup of the description's file: `explicitPath` if not empty,
+  /// else $SPYRE_ARCH if set, else the description installed with the code
+  /// that calls this (spyre_mlir/arch/spyre_card.toml beside the package's
+  /// tools, C API library and simulator module; <build>/arch/ for a build
+  /// tree). Never the source checkout: an installed compiler must not change
+  /// when the checkout does.
+  static std::string lookupPath(std::string_view explicitPath = {});
 };
 
 } // namespace spyre

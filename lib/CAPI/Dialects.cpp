@@ -3,7 +3,9 @@
 #include "Spyre-c/Dialects.h"
 #include "Spyre/IR/SpyreOps.h"
 #include "Arch/Arch.h"
+#include "Spyre/IR/SpyreArch.h"
 #include "Spyre/InitAll.h"
+#include "Spyre/Pipelines/Pipelines.h"
 #include "Spyre/Target/SpyreBinary.h"
 #include "mlir/CAPI/Support.h"
 #include "mlir/IR/Diagnostics.h"
@@ -101,13 +103,12 @@ MlirLogicalResult spyreTranslateToBinary(MlirOperation op, MlirStringRef archPat
     os << diag.getLocation() << ": " << diag << "\n";
     return success();
   });
-  std::string error;
-  std::string path = archPath.length ? std::string(archPath.data, archPath.length)
-                                     : ::spyre::Arch::defaultPath();
-  std::optional<::spyre::Arch> arch = ::spyre::Arch::load(path, error);
+  // The description named by the caller, else the one the compile attached.
+  std::optional<::spyre::Arch> arch =
+      archPath.length ? loadArch(root, StringRef(archPath.data, archPath.length)) : getArch(root);
   std::vector<uint8_t> binary;
   if (!arch) {
-    onError(mlirStringRefCreate(error.data(), error.size()), userData);
+    onError(mlirStringRefCreate(messages.data(), messages.size()), userData);
     return mlirLogicalResultFailure();
   }
   if (failed(translateToBinary(root, *arch, binary))) {
@@ -117,4 +118,14 @@ MlirLogicalResult spyreTranslateToBinary(MlirOperation op, MlirStringRef archPat
   onBytes(mlirStringRefCreate(reinterpret_cast<const char *>(binary.data()), binary.size()),
           userData);
   return mlirLogicalResultSuccess();
+}
+
+intptr_t spyreCompileStageCount(void) { return compileStages().size(); }
+
+MlirStringRef spyreCompileStageName(intptr_t pos) {
+  return mlirStringRefCreateFromCString(compileStages()[pos].name);
+}
+
+MlirStringRef spyreCompileStageResult(intptr_t pos) {
+  return mlirStringRefCreateFromCString(compileStages()[pos].result);
 }

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Simulator/Kernels.h"
-#include "Simulator/Program.h"
+#include "Isa/Program.h"
 
 #include <cblas.h>
 

@@ -13,7 +13,7 @@
 #define SPYRE_SIMULATOR_SIMULATOR_H
 
 #include "Arch/Arch.h"
-#include "Simulator/Program.h"
+#include "Isa/Program.h"
 
 #include <map>
 #include <memory>

@@ -49,12 +49,20 @@ MLIR_CAPI_EXPORTED int64_t spyreLayoutAttrGetOrder(MlirAttribute attr,
 MLIR_CAPI_EXPORTED int64_t spyreLayoutAttrGetStick(MlirAttribute attr);
 
 /// Writes the one spyre.hw.program under `op` as a program binary for the
-/// architecture description at `archPath` (empty: the default). Calls
+/// architecture description at `archPath` (empty: the module's `spyre.arch`,
+/// else the one Arch::lookupPath finds). Calls
 /// `onBytes` with the binary on success, or `onError` with the diagnostics.
 MLIR_CAPI_EXPORTED MlirLogicalResult spyreTranslateToBinary(
     MlirOperation op, MlirStringRef archPath,
     void (*onBytes)(MlirStringRef bytes, void *userData),
     void (*onError)(MlirStringRef message, void *userData), void *userData);
+
+/// The stages of `spyre-compile`, in order: the stage table of
+/// Spyre/Pipelines/Pipelines.h. Names are the values of `stop-after`.
+MLIR_CAPI_EXPORTED intptr_t spyreCompileStageCount(void);
+MLIR_CAPI_EXPORTED MlirStringRef spyreCompileStageName(intptr_t pos);
+/// What the IR has after the stage.
+MLIR_CAPI_EXPORTED MlirStringRef spyreCompileStageResult(intptr_t pos);
 
 #ifdef __cplusplus
 }

@@ -10,14 +10,17 @@ from .dialects import spyre
 from .ir import Context, Module
 from .passmanager import PassManager
 
-STAGES = ("generalize", "fuse", "divide-work", "tile", "plan-memory", "lower")
+#: The stages of `spyre-compile`, in order: the C++ stage table.
+STAGES = tuple(name for name, _ in spyre.compile_stages())
 
 
-def pipeline(*, arch_path: str | None = None, cores: int = 0, stop_after: str = "lower") -> str:
+def pipeline(*, arch_path: str | None = None, cores: int = 0, stop_after: str = STAGES[-1],
+             start_before: str = STAGES[0]) -> str:
     """The textual pass pipeline of `spyre-compile` with these options."""
-    if stop_after not in STAGES:
-        raise ValueError(f"unknown stage '{stop_after}'; stages are {', '.join(STAGES)}")
-    options = [f"stop-after={stop_after}", f"cores={int(cores)}"]
+    for stage in (stop_after, start_before):
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")
+    options = [f"start-before={start_before}", f"stop-after={stop_after}", f"cores={int(cores)}"]
     if arch_path:
         options.append(f"arch={arch_path}")
     return "builtin.module(spyre-compile{" + " ".join(options) + "})"
@@ -32,12 +35,29 @@ def parse_module(text: str, context: Context | None = None) -> Module:
 
 
 def compile_module(module: Module, *, arch_path: str | None = None, cores: int = 0,
-                   stop_after: str = "lower") -> Module:
-    """Runs the pipeline on `module` in place (up to `stop_after`) and returns it.
-    Raises spyre_mlir.ir.MLIRError, with the diagnostics, when a pass fails."""
-    PassManager.parse(pipeline(arch_path=arch_path, cores=cores, stop_after=stop_after),
+                   stop_after: str = STAGES[-1], start_before: str = STAGES[0]) -> Module:
+    """Runs the pipeline on `module` in place (the stages from `start_before`
+    to `stop_after`) and returns it. Raises spyre_mlir.ir.MLIRError, with the
+    diagnostics, when a pass fails."""
+    PassManager.parse(pipeline(arch_path=arch_path, cores=cores, stop_after=stop_after,
+                               start_before=start_before),
                       module.context).run(module.operation)
     return module
+
+
+def compile_stages(module: Module, *, arch_path: str | None = None, cores: int = 0):
+    """Runs the whole pipeline on `module` in place, one stage at a time, and
+    yields (stage, the IR after it); every pass runs once. Stops after a
+    failing stage, yielding (stage, the MLIRError)."""
+    from .ir import MLIRError
+    for stage in STAGES:
+        try:
+            compile_module(module, arch_path=arch_path, cores=cores, start_before=stage,
+                           stop_after=stage)
+        except MLIRError as e:
+            yield stage, e
+            return
+        yield stage, str(module)
 
 
 def compile_kernel(source: str | Module, *, arch_path: str | None = None,

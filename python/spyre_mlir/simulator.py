@@ -15,7 +15,7 @@ bound without a copy through ``Simulator.bind``.
 
 from __future__ import annotations
 
-import os
+import hashlib
 from dataclasses import dataclass, field
 from typing import Mapping
 
@@ -44,8 +44,6 @@ from ._simulator import (  # noqa: F401
 )
 from .dlfloat16 import DLFloat16
 
-ARCH_FILE = os.path.join(os.path.dirname(__file__), "arch", "spyre_card.toml")
-
 _DEVICE_NUMPY = {DType.f32: np.float32, DType.i32: np.int32, DType.i8: np.int8,
                  DType.u8: np.uint8, DType.dl16: np.uint16}
 _HOST_NUMPY = {HostDType.f16: np.float16, HostDType.f32: np.float32, HostDType.i32: np.int32,
@@ -53,18 +51,32 @@ _HOST_NUMPY = {HostDType.f16: np.float16, HostDType.f32: np.float32, HostDType.i
 
 
 def arch_path() -> str:
-    """$SPYRE_ARCH if set, else the description installed with the package."""
-    return os.environ.get("SPYRE_ARCH") or ARCH_FILE
+    """The compiler's own lookup (C++ Arch::lookupPath): $SPYRE_ARCH if set,
+    else the description installed with the package."""
+    return Arch.lookup_path()
 
 
-_default_arch: Arch | None = None
+def arch_digest(path: str | None = None) -> str:
+    """The sha256 of the description's content (default: at arch_path()).
+    Caches of compiled kernels key on it, so that another card, even under
+    the same path, never reuses programs built for the previous one."""
+    with open(path or arch_path(), "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+# The last description default_arch() loaded, with its digest.
+_default_arch: tuple[str, Arch] | None = None
 
 
 def default_arch() -> Arch:
+    """The description at arch_path(), loaded again when its content changes
+    (SPYRE_ARCH switched to another card, or the file edited)."""
     global _default_arch
-    if _default_arch is None:
-        _default_arch = Arch.load(arch_path())
-    return _default_arch
+    path = arch_path()
+    digest = arch_digest(path)
+    if _default_arch is None or _default_arch[0] != digest:
+        _default_arch = (digest, Arch.load(path))
+    return _default_arch[1]
 
 
 def dtype_bytes(dtype: DType) -> int:

@@ -7,6 +7,9 @@
 // RUN: spyre-opt %s --spyre-compile | FileCheck %s --check-prefix=HW
 // RUN: spyre-opt %s --spyre-compile="cores=2" | FileCheck %s --check-prefix=TWO
 // RUN: not spyre-opt %s --spyre-compile="stop-after=nonsense" 2>&1 | FileCheck %s --check-prefix=BAD
+// A compile continued from a stage's IR ends where one run ends.
+// RUN: spyre-opt %s --spyre-compile="stop-after=tile" | spyre-opt --spyre-compile="start-before=plan-memory" | FileCheck %s --check-prefix=HW
+// RUN: spyre-opt %s --spyre-compile="stop-after=fuse" | spyre-opt --spyre-compile="start-before=divide-work stop-after=divide-work" | FileCheck %s --check-prefix=DIV
 
 // GEN-LABEL: spyre.kernel @transpose_exp
 // GEN: spyre.generic domain [64, 32]

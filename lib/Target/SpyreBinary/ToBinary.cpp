@@ -7,8 +7,9 @@
 
 #include "Spyre/Target/SpyreBinary.h"
 #include "Arch/Arch.h"
-#include "Simulator/DLFloat16.h"
-#include "Simulator/ProgramBuilder.h"
+#include "Spyre/IR/SpyreArch.h"
+#include "Isa/DLFloat16.h"
+#include "Isa/ProgramBuilder.h"
 #include "Spyre/IR/SpyreOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -216,8 +217,8 @@ LogicalResult mlir::spyre::translateToBinary(Operation *root, const ::spyre::Arc
 
 namespace {
 llvm::cl::opt<std::string> archPath(
-    "spyre-arch", llvm::cl::desc("Architecture description (default: $SPYRE_ARCH, else the "
-                                 "card installed beside the tool)"),
+    "arch", llvm::cl::desc("Architecture description (default: the module's spyre.arch, "
+                                 "else $SPYRE_ARCH, else the card installed beside the tool)"),
     llvm::cl::init(""));
 
 } // namespace
@@ -226,11 +227,9 @@ void mlir::spyre::registerToBinaryTranslation() {
   TranslateFromMLIRRegistration registration(
       "spyre-hw-to-binary", "Write a spyre.hw.program as a Spyre program binary",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
-        std::string error;
-        std::optional<::spyre::Arch> arch =
-            ::spyre::Arch::load(archPath.empty() ? ::spyre::Arch::defaultPath() : archPath, error);
+        std::optional<::spyre::Arch> arch = archPath.empty() ? getArch(op) : loadArch(op, archPath);
         if (!arch)
-          return op->emitError() << error;
+          return failure();
         std::vector<uint8_t> binary;
         if (failed(translateToBinary(op, *arch, binary)))
           return failure();

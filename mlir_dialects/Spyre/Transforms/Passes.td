@@ -5,6 +5,27 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SpyreAttachArch : Pass<"spyre-attach-arch", "::mlir::ModuleOp"> {
+  let summary = "Attach the architecture description to the module";
+  let description = [{
+    Looks the card description up once and sets it as the module's
+    `spyre.arch` attribute, which every later pass and the binary writer
+    read: `arch` if given, else `$SPYRE_ARCH`, else the description installed
+    with the compiler. A module that already has `spyre.arch` keeps it unless
+    `arch` is given. It is the first pass of `spyre-compile`; a pass run
+    without it looks the description up the same way.
+
+    After:
+    ```mlir
+    module attributes {spyre.arch = {card.clock_hz = 1.0e+09 : f64, card.cores = 32 : i64, ...}} {
+    ```
+  }];
+  let options = [
+    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
+           "Architecture description file (TOML)">
+  ];
+}
+
 def SpyreGeneralize : Pass<"spyre-generalize", "::mlir::ModuleOp"> {
   let summary = "Rewrite data-movement ops as `spyre.generic`";
   let description = [{
@@ -82,7 +103,7 @@ def SpyreFuseRows : Pass<"spyre-fuse-rows", "::mlir::ModuleOp"> {
     The decision is the cost model's: a group is made when it saves
     device-memory traffic (temporaries written and read back, inputs read
     again) and when a tile of whole rows of every member fits the usable LX
-    of the card (`arch`); otherwise, with `report-missed`, a remark says why.
+    of the card (`spyre.arch`); otherwise, with `report-missed`, a remark says why.
 
     Before:
     ```mlir
@@ -101,27 +122,8 @@ def SpyreFuseRows : Pass<"spyre-fuse-rows", "::mlir::ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::spyre::SpyreDialect"];
   let options = [
-    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
-           "Architecture description file (TOML)">,
     Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
            "Emit a remark where generics over the same rows are not grouped, with the reason">
-  ];
-}
-
-def SpyreCheckHw : Pass<"spyre-check-hw", "::mlir::ModuleOp"> {
-  let summary = "Check hardware-level programs against the card";
-  let description = [{
-    Runs the simulator's program validator on every `spyre.hw.program`:
-    every access of every instruction, over every iteration of its hardware
-    loops, must stay inside its buffer or the core's usable LX, cores and
-    semaphores must exist, and operands must be of the kinds the instructions
-    take. The card is the architecture description given by `arch` (default:
-    `$SPYRE_ARCH`, else the one installed with the tools). Passes that lower
-    to the hardware level run it on their output; it changes nothing.
-  }];
-  let options = [
-    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
-           "Architecture description file (TOML)">
   ];
 }
 
@@ -131,14 +133,12 @@ def SpyreAnnotateCost : Pass<"spyre-annotate-cost", "::mlir::ModuleOp"> {
     Sets `spyre.cost = {flops, vector_ops, device_bytes, compute_cycles,
     memory_cycles, bound_cycles}` on every kernel-level compute or
     data-movement op whose shapes are static, from the cost model and the
-    architecture description (`arch`, default `$SPYRE_ARCH` or the installed
-    card). `bound_cycles` is the roofline bound on all cores: the larger of
-    compute time at peak and compulsory device-memory traffic at full
-    bandwidth. Ops it cannot estimate get a remark with `report-unknown`.
+    architecture description (the module's `spyre.arch`, see
+    `spyre-attach-arch`). `bound_cycles` is the roofline bound on all cores:
+    the larger of compute time at peak and compulsory device-memory traffic
+    at full bandwidth. Ops it cannot estimate get a remark with `report-unknown`.
   }];
   let options = [
-    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
-           "Architecture description file (TOML)">,
     Option<"reportUnknown", "report-unknown", "bool", /*default=*/"false",
            "Emit a remark on every op without an estimate">
   ];
@@ -165,8 +165,6 @@ def SpyreDivideWork : Pass<"spyre-divide-work", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
-           "Architecture description file (TOML)">,
     Option<"cores", "cores", "int64_t", /*default=*/"0",
            "Cores to use (0: all of the card's)">
   ];
@@ -184,10 +182,6 @@ def SpyreTile : Pass<"spyre-tile", "::mlir::ModuleOp"> {
     already present is checked, not replaced; one that does not fit is an
     error.
   }];
-  let options = [
-    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
-           "Architecture description file (TOML)">
-  ];
 }
 
 def SpyrePlanMemory : Pass<"spyre-plan-memory", "::mlir::ModuleOp"> {
@@ -202,10 +196,6 @@ def SpyrePlanMemory : Pass<"spyre-plan-memory", "::mlir::ModuleOp"> {
     kernel, in one scratch area whose size becomes the kernel's
     `spyre.scratch_bytes`; temporaries that are not live together share it.
   }];
-  let options = [
-    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
-           "Architecture description file (TOML)">
-  ];
 }
 
 def SpyreCheckLx : Pass<"spyre-check-lx", "::mlir::ModuleOp"> {
@@ -215,10 +205,6 @@ def SpyreCheckLx : Pass<"spyre-check-lx", "::mlir::ModuleOp"> {
     checks that slots live at the same time do not overlap and that all lie
     within the usable LX of the card. Changes nothing.
   }];
-  let options = [
-    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
-           "Architecture description file (TOML)">
-  ];
 }
 
 def SpyreLowerToHw : Pass<"spyre-lower-to-hw", "::mlir::ModuleOp"> {
@@ -233,10 +219,6 @@ def SpyreLowerToHw : Pass<"spyre-lower-to-hw", "::mlir::ModuleOp"> {
     double-buffered loads (see HwEmitter.h), ops separated by barriers and
     marked with `spyre.hw.kernel` (1, 2, ... in order) for the counters.
   }];
-  let options = [
-    Option<"archPath", "arch", "std::string", /*default=*/"\"\"",
-           "Architecture description file (TOML)">
-  ];
 }
 
 #endif // SPYRE_PASSES_TD

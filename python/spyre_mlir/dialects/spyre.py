@@ -19,6 +19,7 @@ from .._mlir_libs._spyre import (  # noqa: F401
     BufferType,
     LayoutAttr,
     check_nesting,
+    compile_stages,
     translate_to_binary,
 )
 from ..ir import (
@@ -107,11 +108,8 @@ def generic(
 def program_binary(op, arch_path: str | None = None) -> bytes:
     """The program binary (docs/binary-format.md) of the one
     ``spyre.hw.program`` under ``op``, for the architecture description at
-    ``arch_path`` (default: ``$SPYRE_ARCH`` or the installed card). Raises
+    ``arch_path`` (default: the one the compile attached to the module,
+    ``spyre.arch``, else ``$SPYRE_ARCH`` or the installed card). Raises
     ValueError with MLIR's diagnostics if the program is invalid."""
-    if arch_path is None:
-        from ..simulator import arch_path as default_arch_path
-
-        arch_path = default_arch_path()
     operation = getattr(op, "operation", op)
-    return translate_to_binary(operation, arch_path)
+    return translate_to_binary(operation, arch_path or "")

@@ -54,8 +54,9 @@ _lock = threading.Lock()
 
 
 def compiler_version() -> str:
-    """Changes whenever the compiler (its native libraries) or the
-    architecture description changes."""
+    """Changes whenever the compiler (its native libraries) or the content of
+    the architecture description changes: SPYRE_ARCH switched to another
+    card in the same process is another version."""
     global _version
     if _version is None:
         h = hashlib.sha256(__version__.encode())
@@ -67,10 +68,8 @@ def compiler_version() -> str:
                 if f.endswith(".so") or f.endswith(".py"):
                     st = os.stat(os.path.join(dirpath, f))
                     h.update(f"{f}:{st.st_size}:{st.st_mtime_ns}".encode())
-        with open(sim.arch_path(), "rb") as f:
-            h.update(f.read())
         _version = h.hexdigest()[:16]
-    return _version
+    return hashlib.sha256((_version + sim.arch_digest()).encode()).hexdigest()[:16]
 
 
 _version: str | None = None
@@ -200,12 +199,14 @@ class SpyreKernel:
 
     def __init__(self, name: str, mlir: str, buffers: list[str], graph: str = ""):
         self.name, self.mlir, self.buffers, self.graph = name, mlir, buffers, graph
-        self._program: sim.Program | None = None
+        # The program, with the digest of the description it was built for.
+        self._program: tuple[str, sim.Program] | None = None
 
     def program(self) -> sim.Program:
-        if self._program is None:
-            self._program = compile_cached(self.mlir)
-        return self._program
+        digest = sim.arch_digest()
+        if self._program is None or self._program[0] != digest:
+            self._program = (digest, compile_cached(self.mlir))
+        return self._program[1]
 
     def __call__(self, *tensors: torch.Tensor) -> None:
         program = self.program()
@@ -318,14 +319,15 @@ def dump(name: str, mlir: str) -> None:
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, f"{name}.kernel.mlir"), "w") as f:
         f.write(mlir)
+    # One run of the pipeline, the IR written after each stage.
+    texts = {}
+    with Context():
+        for stage, result in compiler.compile_stages(Module.parse(mlir)):
+            texts[stage] = result if isinstance(result, str) else (
+                f"// stage {stage} failed:\n// " + str(result).replace("\n", "\n// "))
     for stage in compiler.STAGES:
-        with Context():
-            module = Module.parse(mlir)
-            try:
-                compiler.compile_module(module, stop_after=stage)
-                text = str(module)
-            except Exception as e:  # the failing stage's diagnostics
-                text = f"// stage {stage} failed:\n// " + str(e).replace("\n", "\n// ")
+        # Stages after a failing one did not run: their files say so.
+        text = texts.get(stage, f"// stage {stage} did not run: an earlier stage failed\n")
         with open(os.path.join(directory, f"{name}.{stage}.mlir"), "w") as f:
             f.write(text)
 

@@ -2,7 +2,7 @@
 
 #include "Spyre/IR/SpyreAttrs.h"
 #include "Spyre/IR/SpyreDialect.h"
-#include "Simulator/Isa.h"
+#include "Isa/Isa.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"

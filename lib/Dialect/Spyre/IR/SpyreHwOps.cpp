@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Spyre/IR/SpyreOps.h"
-#include "Simulator/Isa.h"
+#include "Isa/Isa.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 

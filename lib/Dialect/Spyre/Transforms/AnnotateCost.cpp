@@ -21,7 +21,7 @@ struct SpyreAnnotateCostPass
   using SpyreAnnotateCostBase::SpyreAnnotateCostBase;
 
   void runOnOperation() override {
-    std::optional<::spyre::Arch> arch = loadArch(getOperation(), archPath);
+    std::optional<::spyre::Arch> arch = getArch(getOperation());
     if (!arch)
       return signalPassFailure();
     CostModel model(*arch);

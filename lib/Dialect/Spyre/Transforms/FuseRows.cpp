@@ -32,7 +32,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   using Base::Base;
 
   void runOnOperation() override {
-    std::optional<::spyre::Arch> arch = loadArch(getOperation(), archPath);
+    std::optional<::spyre::Arch> arch = getArch(getOperation());
     if (!arch)
       return signalPassFailure();
     getOperation().walk([&](KernelOp kernel) {

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
-#include "Simulator/Isa.h"
+#include "Isa/Isa.h"
 #include "Spyre/Transforms/HwEmitter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
-#include "Simulator/Isa.h"
+#include "Isa/Isa.h"
 
 using namespace mlir;
 using namespace mlir::spyre;

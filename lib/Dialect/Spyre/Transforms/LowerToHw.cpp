@@ -129,7 +129,7 @@ struct LowerToHw : mlir::spyre::impl::SpyreLowerToHwBase<LowerToHw> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    std::optional<::spyre::Arch> arch = getArch(module);
     if (!arch)
       return signalPassFailure();
     SmallVector<KernelOp> kernels(module.getOps<KernelOp>());

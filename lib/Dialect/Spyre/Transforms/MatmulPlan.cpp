@@ -9,7 +9,7 @@
 
 #include "PlanKinds.h"
 #include "Spyre/Transforms/HwEmitter.h"
-#include "Simulator/Isa.h"
+#include "Isa/Isa.h"
 
 using namespace mlir;
 using namespace mlir::spyre;

@@ -2,7 +2,7 @@
 
 #include "Spyre/Transforms/OpPlan.h"
 #include "PlanKinds.h"
-#include "Simulator/Isa.h"
+#include "Isa/Isa.h"
 
 using namespace mlir;
 using namespace mlir::spyre;

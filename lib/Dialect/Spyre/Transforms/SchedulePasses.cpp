@@ -51,7 +51,7 @@ struct DivideWork : mlir::spyre::impl::SpyreDivideWorkBase<DivideWork> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    std::optional<::spyre::Arch> arch = getArch(module);
     if (!arch)
       return signalPassFailure();
     if (cores < 0 || cores > arch->cores) {
@@ -76,7 +76,7 @@ struct Tile : mlir::spyre::impl::SpyreTileBase<Tile> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    std::optional<::spyre::Arch> arch = getArch(module);
     if (!arch)
       return signalPassFailure();
     int64_t lxBytes = arch->lxUsableBytes();
@@ -134,7 +134,7 @@ struct PlanMemory : mlir::spyre::impl::SpyrePlanMemoryBase<PlanMemory> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    std::optional<::spyre::Arch> arch = getArch(module);
     if (!arch)
       return signalPassFailure();
     Builder b(module.getContext());
@@ -173,7 +173,7 @@ struct CheckLx : mlir::spyre::impl::SpyreCheckLxBase<CheckLx> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::optional<::spyre::Arch> arch = loadArch(module, archPath);
+    std::optional<::spyre::Arch> arch = getArch(module);
     if (!arch)
       return signalPassFailure();
     if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) -> LogicalResult {

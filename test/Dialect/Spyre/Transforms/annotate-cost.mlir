@@ -1,7 +1,7 @@
 // RUN: spyre-opt %s -spyre-annotate-cost | FileCheck %s
 // The same kernels on a card with 4 cores: compute takes 8x longer.
 // RUN: sed -e 's/^cores = 32/cores = 4/' %S/../../../../lib/Arch/spyre_card.toml > %t.toml
-// RUN: spyre-opt %s -spyre-annotate-cost="arch=%t.toml" | FileCheck %s --check-prefix=SMALL
+// RUN: spyre-opt %s -spyre-attach-arch="arch=%t.toml" -spyre-annotate-cost | FileCheck %s --check-prefix=SMALL
 // RUN: spyre-opt %s -spyre-annotate-cost="report-unknown=true" -verify-diagnostics -o /dev/null
 // Kernels get the bound of their ops' compute and their arguments' traffic.
 // RUN: spyre-opt %s -spyre-annotate-cost | FileCheck %s --check-prefix=KERNEL

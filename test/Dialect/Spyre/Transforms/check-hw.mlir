@@ -1,8 +1,8 @@
 // RUN: spyre-opt %s -split-input-file -spyre-check-hw -verify-diagnostics | FileCheck %s
 // A card with 4 cores: the same program no longer fits.
 // RUN: sed -e 's/^cores = 32/cores = 4/' %S/../../../../lib/Arch/spyre_card.toml > %t.toml
-// RUN: not spyre-opt %s -split-input-file -spyre-check-hw="arch=%t.toml" 2>&1 | FileCheck %s --check-prefix=SMALL
-// RUN: not spyre-opt %s -spyre-check-hw="arch=%t.missing" 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not spyre-opt %s -split-input-file -spyre-attach-arch="arch=%t.toml" -spyre-check-hw 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: not spyre-opt %s -spyre-attach-arch="arch=%t.missing" -spyre-check-hw 2>&1 | FileCheck %s --check-prefix=MISSING
 
 // A valid program passes through unchanged.
 // CHECK-LABEL: spyre.hw.program @valid num_cores = 8

@@ -1,7 +1,7 @@
 // RUN: spyre-opt %s -split-input-file -spyre-lower-to-hw -verify-diagnostics
 // A card whose cores may address only 1 KiB of a tensor each:
 // RUN: sed -e 's/^per_core_span_bytes = .*/per_core_span_bytes = 1024/' %S/../../../../lib/Arch/spyre_card.toml > %t.toml
-// RUN: not spyre-opt %s -split-input-file -spyre-lower-to-hw="arch=%t.toml" 2>&1 | FileCheck %s --check-prefix=SPAN
+// RUN: not spyre-opt %s -split-input-file -spyre-attach-arch="arch=%t.toml" -spyre-lower-to-hw 2>&1 | FileCheck %s --check-prefix=SPAN
 // SPAN: core 0 would address 2048 bytes of buffer @arg0, more than the per-core span of 1024 bytes
 
 #id = affine_map<(d0) -> (d0)>

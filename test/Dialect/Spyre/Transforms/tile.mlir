@@ -1,7 +1,7 @@
 // RUN: spyre-opt %s -spyre-divide-work -spyre-tile | FileCheck %s
 // On a card with a quarter of the LX the tiles shrink.
 // RUN: sed -e "s/^bytes = 2097152/bytes = 897152/" %S/../../../../lib/Arch/spyre_card.toml > %t.toml
-// RUN: spyre-opt %s -spyre-divide-work="arch=%t.toml" -spyre-tile="arch=%t.toml" | FileCheck %s --check-prefix=SMALL
+// RUN: spyre-opt %s -spyre-attach-arch="arch=%t.toml" -spyre-divide-work -spyre-tile | FileCheck %s --check-prefix=SMALL
 
 // Elementwise: whole 4096-element rows, as many as fit twice (double
 // buffering) for the input and output plus one temporary: 39 rows of f16 in

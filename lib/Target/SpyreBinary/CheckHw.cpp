@@ -1,17 +1,21 @@
 //===- CheckHw.cpp - hardware-level programs against the card -------------===//
 //
-// The simulator's validator is the definition of a valid program; this pass
-// applies it in a pipeline instead of re-implementing it.
+// The binary format's validator (lib/Isa, run by the simulator before every
+// program) is the definition of a valid program; this pass applies it in a
+// pipeline instead of re-implementing it. It writes the binary to validate
+// it, which is why it lives with the writer and not with the transforms.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Arch/Arch.h"
+#include "Spyre/IR/SpyreArch.h"
+#include "Spyre/IR/SpyreOps.h"
+#include "Spyre/Target/Passes.h"
 #include "Spyre/Target/SpyreBinary.h"
-#include "Spyre/Transforms/Passes.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYRECHECKHW
-#include "Spyre/Transforms/Passes.h.inc"
+#include "Spyre/Target/Passes.h.inc"
 } // namespace mlir::spyre
 
 using namespace mlir;
@@ -22,7 +26,7 @@ struct SpyreCheckHwPass : mlir::spyre::impl::SpyreCheckHwBase<SpyreCheckHwPass> 
   using SpyreCheckHwBase::SpyreCheckHwBase;
 
   void runOnOperation() override {
-    std::optional<::spyre::Arch> arch = loadArch(getOperation(), archPath);
+    std::optional<::spyre::Arch> arch = getArch(getOperation());
     if (!arch)
       return signalPassFailure();
     getOperation().walk([&](HwProgramOp program) {

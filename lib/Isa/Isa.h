@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SPYRE_SIMULATOR_ISA_H
-#define SPYRE_SIMULATOR_ISA_H
+#ifndef SPYRE_ISA_ISA_H
+#define SPYRE_ISA_ISA_H
 
 #include <array>
 #include <cstddef>
@@ -227,4 +227,4 @@ static_assert(std::is_trivially_copyable_v<Instr> &&
 
 } // namespace spyre::isa
 
-#endif // SPYRE_SIMULATOR_ISA_H
+#endif // SPYRE_ISA_ISA_H

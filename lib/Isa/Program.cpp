@@ -1,6 +1,6 @@
 //===- Program.cpp - binary format and static validation ------------------===//
 
-#include "Simulator/Program.h"
+#include "Isa/Program.h"
 
 #include <zlib.h>
 

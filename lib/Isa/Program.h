@@ -1,10 +1,10 @@
 //===- Program.h - a program for the card, in memory -----------*- C++ -*-===//
 
-#ifndef SPYRE_SIMULATOR_PROGRAM_H
-#define SPYRE_SIMULATOR_PROGRAM_H
+#ifndef SPYRE_ISA_PROGRAM_H
+#define SPYRE_ISA_PROGRAM_H
 
 #include "Arch/Arch.h"
-#include "Simulator/Isa.h"
+#include "Isa/Isa.h"
 
 #include <stdexcept>
 #include <string>
@@ -85,4 +85,4 @@ struct Program {
 
 } // namespace spyre
 
-#endif // SPYRE_SIMULATOR_PROGRAM_H
+#endif // SPYRE_ISA_PROGRAM_H

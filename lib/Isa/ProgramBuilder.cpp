@@ -1,6 +1,6 @@
 //===- ProgramBuilder.cpp - write programs for the card -------------------===//
 
-#include "Simulator/ProgramBuilder.h"
+#include "Isa/ProgramBuilder.h"
 
 #include <cstring>
 

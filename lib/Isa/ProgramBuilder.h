@@ -6,10 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SPYRE_SIMULATOR_PROGRAMBUILDER_H
-#define SPYRE_SIMULATOR_PROGRAMBUILDER_H
+#ifndef SPYRE_ISA_PROGRAMBUILDER_H
+#define SPYRE_ISA_PROGRAMBUILDER_H
 
-#include "Simulator/Program.h"
+#include "Isa/Program.h"
 
 #include <array>
 #include <optional>
@@ -104,4 +104,4 @@ private:
 
 } // namespace spyre
 
-#endif // SPYRE_SIMULATOR_PROGRAMBUILDER_H
+#endif // SPYRE_ISA_PROGRAMBUILDER_H

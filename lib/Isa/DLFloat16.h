@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SPYRE_SIMULATOR_DLFLOAT16_H
-#define SPYRE_SIMULATOR_DLFLOAT16_H
+#ifndef SPYRE_ISA_DLFLOAT16_H
+#define SPYRE_ISA_DLFLOAT16_H
 
 #include <cstdint>
 #include <cstring>
@@ -139,4 +139,4 @@ private:
 
 } // namespace spyre
 
-#endif // SPYRE_SIMULATOR_DLFLOAT16_H
+#endif // SPYRE_ISA_DLFLOAT16_H
