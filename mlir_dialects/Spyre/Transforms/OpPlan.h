@@ -14,6 +14,10 @@
 
 #include "Arch/Arch.h"
 #include "Spyre/IR/SpyreOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "Spyre/Transforms/DeviceTypes.h"
+#include "Spyre/Transforms/Linearize.h"
+#include "Spyre/Transforms/LxPlan.h"
 
 #include <memory>
 #include <string>
@@ -26,38 +30,6 @@ inline constexpr llvm::StringLiteral kTileAttr = "spyre.tile";
 inline constexpr llvm::StringLiteral kLxAttr = "spyre.lx";
 inline constexpr llvm::StringLiteral kDeviceOffsetAttr = "spyre.device_offset";
 inline constexpr llvm::StringLiteral kScratchBytesAttr = "spyre.scratch_bytes";
-
-/// One region of LX an op needs while it runs. `copies` is 2 for tiles that
-/// are double buffered. Slots whose live ranges [begin, end) overlap must not
-/// overlap in LX; ranges count positions in the op's per-tile work.
-struct LxSlot {
-  std::string name;
-  int64_t bytes = 0;
-  int64_t copies = 1;
-  int64_t begin = 0, end = INT64_MAX;
-  int64_t footprint() const { return bytes * copies; }
-};
-
-/// Element offset of an operand at a point of a loop nest:
-/// base + sum(strides[i] * iv[i]).
-struct LinearAccess {
-  int64_t base = 0;
-  SmallVector<int64_t> strides;
-};
-
-/// Whether `expr` is a sum of constant multiples of dimensions and a constant.
-bool isLinear(AffineExpr expr);
-/// base + sum(strides[d] * d_d) of an expression of `dims` dimensions for
-/// which isLinear holds.
-LinearAccess linearCoefficients(AffineExpr expr, unsigned dims);
-/// Element strides of a dense buffer with its layout's dimension order.
-SmallVector<int64_t> elementStrides(BufferType type);
-/// The access `map` makes into a buffer of `type`, if it is linear in the
-/// loops; else nothing, with the reason in `why`.
-std::optional<LinearAccess> linearize(AffineMap map, BufferType type, std::string &why);
-/// The element type an MLIR scalar type has on the card (isa::DType).
-uint8_t deviceDType(Type type);
-int64_t deviceDTypeBytes(uint8_t dtype);
 
 class HwEmitter;
 
@@ -85,6 +57,7 @@ public:
                               ArrayRef<int64_t> lxOffsets) const = 0;
 
   Operation *getOperation() const { return op; }
+  const ::spyre::Arch &getArch() const { return arch; }
 
 protected:
   OpPlan(Operation *op, const ::spyre::Arch &arch) : op(op), arch(arch) {}
@@ -92,19 +65,41 @@ protected:
   ::spyre::Arch arch;
 };
 
-/// Checks that every buffer of `kernel` (arguments and temporaries) can
-/// exist on the card: a rank the program binary holds and no more bytes than
-/// the card's usable device memory. The schedule passes check this first, so
-/// that sizes no card holds are refused before any tile is searched.
-LogicalResult checkBuffersFit(KernelOp kernel, const ::spyre::Arch &arch);
+/// The overrides every kind of plan (GenericPlan, MatmulPlan, GatherPlan,
+/// GroupPlan) declares, written once: a kind's class body says
+/// `SPYRE_OPPLAN_OVERRIDES` and its .cpp defines them.
+#define SPYRE_OPPLAN_OVERRIDES                                                                  \
+  int64_t parallelUnits() const override;                                                      \
+  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;              \
+  LogicalResult verifyTile(ArrayRef<int64_t> tile) const override;                             \
+  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override;                            \
+  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,               \
+                      ArrayRef<int64_t> lxOffsets) const override;
 
-/// Offsets for `slots` (first fit by live range, stick aligned) and the
-/// bytes of LX they span.
-SmallVector<int64_t> assignLx(ArrayRef<LxSlot> slots, int64_t alignment, int64_t &total);
-/// Checks that live-overlapping slots do not overlap in LX and that all fit
-/// in `lxBytes`; reports the first violation on `op`.
-LogicalResult checkLx(Operation *op, ArrayRef<LxSlot> slots, ArrayRef<int64_t> offsets,
-                      int64_t lxBytes);
+/// The preamble every schedule pass shares: for every compute op of every
+/// kernel of `module` (after checkBuffersFit), its plan for `arch`, given to
+/// `fn`. Stops at the first failure (the plan or `fn` has reported it).
+LogicalResult forEachPlan(ModuleOp module, const ::spyre::Arch &arch,
+                          function_ref<LogicalResult(OpPlan &)> fn);
+
+/// The parts of an op's schedule, the attributes of the tiled level.
+enum SchedulePart : unsigned {
+  kScheduleCores = 1, ///< spyre.cores, set by spyre-divide-work
+  kScheduleTile = 2,  ///< spyre.tile, set by spyre-tile
+  kScheduleLx = 4,    ///< spyre.lx, set by spyre-plan-memory
+};
+
+/// The schedule of an op; parts not read are empty.
+struct Schedule {
+  int64_t cores = 0;
+  ArrayRef<int64_t> tile, lx;
+};
+
+/// Reads the `parts` (SchedulePart bits) of the schedule of `plan`'s op and
+/// checks each against the plan and the card: cores in [1, the card's],
+/// the tile (OpPlan::verifyTile), the LX offsets (checkLx; needs the tile).
+/// A missing part is an error naming the passes that set them.
+FailureOr<Schedule> readSchedule(const OpPlan &plan, unsigned parts);
 
 } // namespace mlir::spyre
 

@@ -21,20 +21,19 @@ public:
   GatherPlan(GatherOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), gather(op) {}
   LogicalResult analyze();
 
-  int64_t parallelUnits() const override { return count; }
-  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
-  LogicalResult verifyTile(ArrayRef<int64_t> tile) const override;
-  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override {
-    return {{"indices", tile[0] * 4, 2}, {"rows", tile[0] * tile[1] * es, 2}};
-  }
-  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
-                      ArrayRef<int64_t> lxOffsets) const override;
+  SPYRE_OPPLAN_OVERRIDES
 
 private:
   mutable GatherOp gather;
   int64_t count = 0, rowElems = 1, tableRows = 0, es = 0;
   uint8_t dtype = 0;
 };
+
+int64_t GatherPlan::parallelUnits() const { return count; }
+
+SmallVector<LxSlot> GatherPlan::slots(ArrayRef<int64_t> tile) const {
+  return {{"indices", tile[0] * 4, 2}, {"rows", tile[0] * tile[1] * es, 2}};
+}
 
 LogicalResult GatherPlan::analyze() {
   auto table = cast<BufferType>(gather.getTable().getType());

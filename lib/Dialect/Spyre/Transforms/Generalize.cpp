@@ -67,49 +67,38 @@ void buildCopyLikeGeneric(PatternRewriter &rewriter, Location loc,
   rewriter.setInsertionPointAfter(generic);
 }
 
-struct GeneralizeCopy : OpRewritePattern<CopyOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CopyOp op, PatternRewriter &rewriter) const override {
-    Domain domain = domainOf(rewriter, op.getLoc(), op.getTarget());
-    AffineMap id = rewriter.getMultiDimIdentityMap(domain.staticSizes.size());
-    buildCopyLikeGeneric(rewriter, op.getLoc(), domain, {}, op.getSource(),
-                         op.getTarget(), {id, id});
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
+/// The map from the loops (one per target dimension) to the source element
+/// each copy-like op reads; the target is written at the loops' point.
+AffineMap sourceMap(CopyOp, unsigned rank, Builder &b) {
+  return b.getMultiDimIdentityMap(rank);
+}
 
-struct GeneralizePermute : OpRewritePattern<PermuteOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(PermuteOp op, PatternRewriter &rewriter) const override {
+AffineMap sourceMap(PermuteOp op, unsigned rank, Builder &b) {
+  // Target dim i is source dim perm[i], so source dim perm[i] reads loop i.
+  SmallVector<AffineExpr> sourceIndex(rank);
+  for (auto [i, p] : llvm::enumerate(op.getPermutation()))
+    sourceIndex[p] = b.getAffineDimExpr(i);
+  return AffineMap::get(rank, 0, sourceIndex, b.getContext());
+}
+
+AffineMap sourceMap(BroadcastOp op, unsigned rank, Builder &b) {
+  SmallVector<AffineExpr> sourceIndex;
+  for (unsigned i = 0; i < rank; ++i)
+    if (!llvm::is_contained(op.getDimensions(), i))
+      sourceIndex.push_back(b.getAffineDimExpr(i));
+  return AffineMap::get(rank, 0, sourceIndex, b.getContext());
+}
+
+/// Copy, permute and broadcast: a generic over the target that reads the
+/// source through sourceMap().
+template <typename OpT>
+struct GeneralizeCopyLike : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
     Domain domain = domainOf(rewriter, op.getLoc(), op.getTarget());
     unsigned rank = domain.staticSizes.size();
-    // Target dim i is source dim perm[i], so source dim perm[i] reads loop i.
-    SmallVector<AffineExpr> sourceIndex(rank);
-    for (auto [i, p] : llvm::enumerate(op.getPermutation()))
-      sourceIndex[p] = rewriter.getAffineDimExpr(i);
-    AffineMap in = AffineMap::get(rank, 0, sourceIndex, getContext());
-    buildCopyLikeGeneric(rewriter, op.getLoc(), domain, {}, op.getSource(),
-                         op.getTarget(),
-                         {in, rewriter.getMultiDimIdentityMap(rank)});
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
-struct GeneralizeBroadcast : OpRewritePattern<BroadcastOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(BroadcastOp op, PatternRewriter &rewriter) const override {
-    Domain domain = domainOf(rewriter, op.getLoc(), op.getTarget());
-    unsigned rank = domain.staticSizes.size();
-    SmallVector<AffineExpr> sourceIndex;
-    for (unsigned i = 0; i < rank; ++i)
-      if (!llvm::is_contained(op.getDimensions(), i))
-        sourceIndex.push_back(rewriter.getAffineDimExpr(i));
-    AffineMap in = AffineMap::get(rank, 0, sourceIndex, getContext());
-    buildCopyLikeGeneric(rewriter, op.getLoc(), domain, {}, op.getSource(),
-                         op.getTarget(),
-                         {in, rewriter.getMultiDimIdentityMap(rank)});
+    buildCopyLikeGeneric(rewriter, op.getLoc(), domain, {}, op.getSource(), op.getTarget(),
+                         {sourceMap(op, rank, rewriter), rewriter.getMultiDimIdentityMap(rank)});
     rewriter.eraseOp(op);
     return success();
   }
@@ -223,8 +212,8 @@ struct SpyreGeneralizePass
 
 void mlir::spyre::populateGeneralizePatterns(RewritePatternSet &patterns,
                                              bool copies) {
-  patterns.add<GeneralizePermute, GeneralizeBroadcast, GeneralizeSlice,
+  patterns.add<GeneralizeCopyLike<PermuteOp>, GeneralizeCopyLike<BroadcastOp>, GeneralizeSlice,
                GeneralizeConcat, GeneralizeFill>(patterns.getContext());
   if (copies)
-    patterns.add<GeneralizeCopy>(patterns.getContext());
+    patterns.add<GeneralizeCopyLike<CopyOp>>(patterns.getContext());
 }

@@ -215,4 +215,9 @@ FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGenericPlan(GenericOp op,
   return analyzedPlan<GenericPlan>(op, arch);
 }
 
-
+int64_t GenericPlan::parallelUnits() const {
+  int64_t units = 1;
+  for (auto [size, red] : llvm::zip(sizes, reduction))
+    units *= red ? 1 : size;
+  return units;
+}

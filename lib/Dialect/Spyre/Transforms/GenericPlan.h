@@ -64,17 +64,7 @@ public:
   GenericPlan(GenericOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), generic(op) {}
   LogicalResult analyze();
 
-  int64_t parallelUnits() const override {
-    int64_t units = 1;
-    for (auto [size, red] : llvm::zip(sizes, reduction))
-      units *= red ? 1 : size;
-    return units;
-  }
-  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
-  LogicalResult verifyTile(ArrayRef<int64_t> tile) const override;
-  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override;
-  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
-                      ArrayRef<int64_t> lxOffsets) const override;
+  SPYRE_OPPLAN_OVERRIDES
 
   /// The tile grid and LX slots of a tile, computed once per lowering.
   struct Geometry {

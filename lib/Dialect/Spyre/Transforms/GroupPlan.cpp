@@ -21,12 +21,7 @@ public:
   GroupPlan(FusedOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), fused(op) {}
   LogicalResult analyze();
 
-  int64_t parallelUnits() const override { return members.front()->parallelUnits(); }
-  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
-  LogicalResult verifyTile(ArrayRef<int64_t> tile) const override;
-  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override;
-  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
-                      ArrayRef<int64_t> lxOffsets) const override;
+  SPYRE_OPPLAN_OVERRIDES
 
 private:
   struct Link {
@@ -41,6 +36,8 @@ private:
   SmallVector<DenseMap<unsigned, Link>> links, shared;
   SmallVector<llvm::SmallDenseSet<unsigned>> internal;
 };
+
+int64_t GroupPlan::parallelUnits() const { return members.front()->parallelUnits(); }
 
 LogicalResult GroupPlan::analyze() {
   Block &block = fused.getBody().front();

@@ -34,20 +34,11 @@ LogicalResult collect(KernelOp kernel, const ::spyre::Arch &arch,
       return failure();
     if (!*plan)
       return op.emitError() << "has no lowering to the hardware level";
-    auto cores = op.getAttrOfType<IntegerAttr>(kCoresAttr);
-    auto tile = op.getAttrOfType<DenseI64ArrayAttr>(kTileAttr);
-    auto lx = op.getAttrOfType<DenseI64ArrayAttr>(kLxAttr);
-    if (!cores || !tile || !lx)
-      return op.emitError() << "is not scheduled: it needs spyre.cores, spyre.tile and "
-                               "spyre.lx (spyre-divide-work, spyre-tile, spyre-plan-memory)";
-    if (cores.getInt() < 1 || cores.getInt() > arch.cores)
-      return op.emitError() << "spyre.cores = " << cores.getInt() << " is not in [1, "
-                            << arch.cores << "]";
-    if (failed((*plan)->verifyTile(tile.asArrayRef())) ||
-        failed(checkLx(&op, (*plan)->slots(tile.asArrayRef()), lx.asArrayRef(),
-                       arch.lxUsableBytes())))
+    FailureOr<Schedule> schedule =
+        readSchedule(**plan, kScheduleCores | kScheduleTile | kScheduleLx);
+    if (failed(schedule))
       return failure();
-    work.push_back({&op, std::move(*plan), cores.getInt(), tile.asArrayRef(), lx.asArrayRef()});
+    work.push_back({&op, std::move(*plan), schedule->cores, schedule->tile, schedule->lx});
   }
   return success();
 }

@@ -31,12 +31,7 @@ public:
   MatmulPlan(Operation *op, const ::spyre::Arch &arch) : OpPlan(op, arch) {}
   LogicalResult analyze();
 
-  int64_t parallelUnits() const override { return batch * m * n; }
-  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
-  LogicalResult verifyTile(ArrayRef<int64_t> tile) const override;
-  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override;
-  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
-                      ArrayRef<int64_t> lxOffsets) const override;
+  SPYRE_OPPLAN_OVERRIDES
 
 private:
   bool staged() const { return out.dtype != uint8_t(ISA::DType::f32); }
@@ -47,6 +42,8 @@ private:
   /// lhs is (m x k), rhs (k x n), out (m x n): "outer" is the first.
   Operand lhs, rhs, out;
 };
+
+int64_t MatmulPlan::parallelUnits() const { return batch * m * n; }
 
 LogicalResult MatmulPlan::analyze() {
   Value lhsValue = op->getOperand(0), rhsValue = op->getOperand(1), outValue = op->getOperand(2);

@@ -22,10 +22,6 @@ FailureOr<std::unique_ptr<OpPlan>> analyzedPlan(OpT op, const ::spyre::Arch &arc
   return std::unique_ptr<OpPlan>(std::move(plan));
 }
 
-/// The largest value in [1, limit] for which `fits` holds, assuming `fits`
-/// is monotonic, or 0; values above `granule` are multiples of it.
-int64_t largestFitting(int64_t limit, int64_t granule, function_ref<bool(int64_t)> fits);
-
 } // namespace mlir::spyre
 
 #endif // SPYRE_TRANSFORMS_PLANKINDS_H

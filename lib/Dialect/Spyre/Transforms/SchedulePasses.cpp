@@ -22,31 +22,6 @@ using namespace mlir::spyre;
 
 namespace {
 
-/// Calls `fn` on every compute op of every kernel with its plan; stops at
-/// the first failure (the plan or `fn` has reported it).
-LogicalResult forEachPlan(ModuleOp module, const ::spyre::Arch &arch,
-                          function_ref<LogicalResult(Operation *, OpPlan &)> fn) {
-  WalkResult result = module.walk([&](KernelOp kernel) {
-    if (failed(checkBuffersFit(kernel, arch)))
-      return WalkResult::interrupt();
-    for (Operation &op : kernel.getBody().front()) {
-      FailureOr<std::unique_ptr<OpPlan>> plan = OpPlan::get(&op, arch);
-      if (failed(plan) || (*plan && failed(fn(&op, **plan))))
-        return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
-}
-
-template <typename T>
-std::optional<T> attrOf(Operation *op, StringRef name, StringRef pass) {
-  if (auto attr = op->getAttrOfType<T>(name))
-    return attr;
-  op->emitError() << "has no '" << name << "'; run " << pass << " first";
-  return std::nullopt;
-}
-
 struct DivideWork : mlir::spyre::impl::SpyreDivideWorkBase<DivideWork> {
   using Base::Base;
   void runOnOperation() override {
@@ -61,7 +36,8 @@ struct DivideWork : mlir::spyre::impl::SpyreDivideWorkBase<DivideWork> {
     }
     int64_t available = cores ? int64_t(cores) : arch->cores;
     Builder b(module.getContext());
-    if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) {
+    if (failed(forEachPlan(module, *arch, [&](OpPlan &plan) {
+          Operation *op = plan.getOperation();
           if (!op->hasAttr(kCoresAttr))
             op->setAttr(kCoresAttr, b.getI64IntegerAttr(
                                         std::max<int64_t>(1, std::min(available,
@@ -81,21 +57,24 @@ struct Tile : mlir::spyre::impl::SpyreTileBase<Tile> {
       return signalPassFailure();
     int64_t lxBytes = arch->lxUsableBytes();
     Builder b(module.getContext());
-    if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) -> LogicalResult {
-          auto cores = attrOf<IntegerAttr>(op, kCoresAttr, "spyre-divide-work");
-          if (!cores)
+    if (failed(forEachPlan(module, *arch, [&](OpPlan &plan) -> LogicalResult {
+          Operation *op = plan.getOperation();
+          FailureOr<Schedule> schedule = readSchedule(plan, kScheduleCores);
+          if (failed(schedule))
             return failure();
-          if (auto given = op->getAttrOfType<DenseI64ArrayAttr>(kTileAttr)) {
-            if (failed(plan.verifyTile(given.asArrayRef())))
+          if (op->hasAttr(kTileAttr)) {
+            // A tile already given is checked, not replaced.
+            FailureOr<Schedule> given = readSchedule(plan, kScheduleTile);
+            if (failed(given))
               return failure();
             int64_t total;
-            assignLx(plan.slots(given.asArrayRef()), arch->stickBytes, total);
+            assignLx(plan.slots(given->tile), arch->stickBytes, total);
             if (total > lxBytes)
               return op->emitError() << "spyre.tile needs " << total
                                      << " bytes of LX, more than the usable " << lxBytes;
             return success();
           }
-          SmallVector<int64_t> tile = plan.chooseTile(cores->getInt(), lxBytes);
+          SmallVector<int64_t> tile = plan.chooseTile(schedule->cores, lxBytes);
           if (tile.empty())
             return op->emitError() << "no tile of this op fits in the usable LX of " << lxBytes
                                    << " bytes";
@@ -138,14 +117,14 @@ struct PlanMemory : mlir::spyre::impl::SpyrePlanMemoryBase<PlanMemory> {
     if (!arch)
       return signalPassFailure();
     Builder b(module.getContext());
-    if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) -> LogicalResult {
-          auto tile = attrOf<DenseI64ArrayAttr>(op, kTileAttr, "spyre-tile");
-          if (!tile || failed(plan.verifyTile(tile->asArrayRef())))
+    if (failed(forEachPlan(module, *arch, [&](OpPlan &plan) -> LogicalResult {
+          FailureOr<Schedule> schedule = readSchedule(plan, kScheduleTile);
+          if (failed(schedule))
             return failure();
           int64_t total;
           SmallVector<int64_t> offsets =
-              assignLx(plan.slots(tile->asArrayRef()), arch->stickBytes, total);
-          op->setAttr(kLxAttr, b.getDenseI64ArrayAttr(offsets));
+              assignLx(plan.slots(schedule->tile), arch->stickBytes, total);
+          plan.getOperation()->setAttr(kLxAttr, b.getDenseI64ArrayAttr(offsets));
           return success();
         })))
       return signalPassFailure();
@@ -176,15 +155,10 @@ struct CheckLx : mlir::spyre::impl::SpyreCheckLxBase<CheckLx> {
     std::optional<::spyre::Arch> arch = getArch(module);
     if (!arch)
       return signalPassFailure();
-    if (failed(forEachPlan(module, *arch, [&](Operation *op, OpPlan &plan) -> LogicalResult {
-          auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(kLxAttr);
-          if (!offsets)
+    if (failed(forEachPlan(module, *arch, [&](OpPlan &plan) -> LogicalResult {
+          if (!plan.getOperation()->hasAttr(kLxAttr))
             return success(); // not planned yet: nothing to check
-          auto tile = attrOf<DenseI64ArrayAttr>(op, kTileAttr, "spyre-tile");
-          if (!tile || failed(plan.verifyTile(tile->asArrayRef())))
-            return failure();
-          return checkLx(op, plan.slots(tile->asArrayRef()), offsets.asArrayRef(),
-                         arch->lxUsableBytes());
+          return readSchedule(plan, kScheduleLx);
         })))
       signalPassFailure();
   }
