@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # C++-only build against Debian's libmlir-22-dev, then the lit tests with
-# that spyre-opt. It checks that we stay on upstream MLIR API and do not
+# that spyre-opt (`ninja check-spyre`: lit on the build tree). It checks that we stay on upstream MLIR API and do not
 # depend on the xtc wheels' local patches (assertions on, RTTI off, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,4 +23,4 @@ cmake -G Ninja -S . -B build/debian -DSPYRE_ENABLE_PYTHON=OFF -DCMAKE_BUILD_TYPE
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm >/dev/null
 ninja -C build/debian -j2 spyre-opt spyre-translate
 echo "== Debian LLVM build took $(( $(date +%s) - start )) s"
-SPYRE_TOOLS_DIR="$PWD/build/debian/bin" lit -s test
+ninja -C build/debian -j2 check-spyre
