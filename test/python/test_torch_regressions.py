@@ -156,3 +156,17 @@ def test_int64_results_the_card_holds_run_on_it():
     check(lambda x: (x > 0).sum(), x)
     check(lambda n: n + 1, n)
     check(lambda x: x.argmax(), x)
+
+
+# A kernel writing one slice of a concatenation whose other slice an earlier
+# kernel wrote is given the whole buffer, an `output` as a write comes first:
+# converted dtypes (int64 is int32 on the card, f16 DLFloat16, bf16 f32)
+# started from zeros and were written back whole, zeroing the earlier slice
+# (the pivots of linalg.inv). The matrix product is a kernel of its own,
+# between the kernels of the two slices.
+@pytest.mark.parametrize("dtype", DTYPES + [torch.bfloat16], ids=str)
+def test_concatenation_of_slices_written_by_several_kernels(dtype):
+    x, w = rand(4, 6, dtype=dtype), rand(6, 6, dtype=dtype)
+    check(lambda x, w: torch.cat([x.amax(1), (x @ w).amax(1)]), x, w, dtype=dtype, depth=6)
+    # int64 slices (f32 operands: DLFloat16 rounding could tie argmax).
+    check(lambda x, w: torch.cat([x.argmax(1), (x @ w).isfinite().sum(1)]), x.float(), w.float())

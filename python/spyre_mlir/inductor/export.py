@@ -12,9 +12,10 @@ another buffer becomes `spyre.gather`. Everything else becomes one
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
 import torch
 
 from ..dialects import spyre
@@ -33,9 +34,14 @@ class ExportedKernel:
     mlir: str
     buffers: list[str]       # kernel arguments, by Inductor buffer name
     ops: str                 # what it computes, for reports
+    #: Arguments the kernel writes only in part, with the elements it writes
+    #: (see partial_writes): the runtime must neither zero nor write back the rest.
+    partial: dict[str, list[Box]] = field(default_factory=dict)
 
 
 BufferInfo = Callable[[str], tuple[int, torch.dtype]]  # name -> (flat extent, dtype)
+#: Elements of a flat buffer: torch's as_strided (offset, sizes, strides).
+Box = tuple[int, tuple[int, ...], tuple[int, ...]]
 
 
 def export(name: str, trace: Trace, buffer_info: BufferInfo) -> ExportedKernel:
@@ -47,7 +53,8 @@ def export(name: str, trace: Trace, buffer_info: BufferInfo) -> ExportedKernel:
                 module.operation.verify()
                 kernel = module.body.operations[0]
                 buffers = [str(a).strip('"') for a in _arg_names(kernel)]
-                return ExportedKernel(name, str(module), buffers, attempt.__name__.strip("_"))
+                return ExportedKernel(name, str(module), buffers, attempt.__name__.strip("_"),
+                                      partial_writes([trace], buffers, buffer_info))
     raise AssertionError("unreachable")
 
 
@@ -58,8 +65,57 @@ def export_many(name: str, traces: list[Trace], buffer_info: BufferInfo,
         module = export_group(name, traces, buffer_info, temporaries)
         module.operation.verify()
         kernel = module.body.operations[0]
-        return ExportedKernel(name, str(module), [str(a).strip('"') for a in _arg_names(kernel)],
-                              "generic")
+        buffers = [str(a).strip('"') for a in _arg_names(kernel)]
+        return ExportedKernel(name, str(module), buffers, "generic",
+                              partial_writes(traces, buffers, buffer_info))
+
+
+def partial_writes(traces: list[Trace], buffers: list[str],
+                   buffer_info: BufferInfo) -> dict[str, list[Box]]:
+    """The arguments among `buffers` that the traces' stores write only in
+    part, with the boxes of elements they write. A slice of a concatenation
+    is written through its base buffer (scheduling._storage), so a kernel
+    may write a few elements of an argument whose other elements hold
+    values of earlier kernels; the C++ pipeline calls an argument an
+    `output` when its first access is a write, however few elements that
+    write covers."""
+    boxes: dict[str, list[Box]] = {}
+    # Pieces (pieces.py) index affinely where their whole trace may not.
+    for trace in (p for t in traces for p in _pieces(t, buffer_info) or [t]):
+        sizes = trace.sizes + trace.reduction_sizes
+        for store in (i for i in trace.instrs if i.op in ("store", "store_reduction")):
+            if store.args[0] not in buffers:
+                continue  # a kernel temporary
+            offset, coeffs = linear(store.args[1], trace.variables)
+            dims = []
+            for size, stride in zip(sizes, coeffs):
+                if size > 1 and stride:
+                    if stride < 0:  # the same elements, from the other end
+                        offset, stride = offset + stride * (size - 1), -stride
+                    dims.append((size, stride))
+            dims.sort(key=lambda d: d[1])
+            boxes.setdefault(store.args[0], []).append(
+                (offset, tuple(d[0] for d in dims), tuple(d[1] for d in dims)))
+    return {name: b for name, b in boxes.items()
+            if not _covers(b, max(buffer_info(name)[0], 1))}
+
+
+def _covers(boxes: list[Box], extent: int) -> bool:
+    """Whether the boxes hold every element of a flat buffer of `extent`."""
+    for offset, sizes, strides in boxes:
+        dense = 1  # a box whose strides are those of a contiguous tensor
+        for size, stride in zip(sizes, strides):
+            dense = dense * size if stride == dense else -1
+        if offset == 0 and dense == extent:
+            return True
+    if extent > 1 << 22:  # a mask too big to build at compile time: say no
+        return False
+    written = np.zeros(extent, bool)
+    for offset, sizes, strides in boxes:
+        if offset >= 0 and offset + sum((n - 1) * s for n, s in zip(sizes, strides)) < extent:
+            np.lib.stride_tricks.as_strided(written[offset:], sizes, [s * written.itemsize
+                                                                      for s in strides])[...] = True
+    return bool(written.all())
 
 
 def _arg_names(kernel) -> list[str]:

@@ -4,7 +4,9 @@ device memory, run, and count what ran where.
 
 f32 tensors are bound without a copy; tensors whose device type differs
 (16-bit floats are DLFloat16 on the card, int64 is int32) are converted on
-the way in and, when the kernel writes them, on the way out.
+the way in and, when the kernel writes them, on the way out: only the
+elements the kernel writes, which may be a few of a buffer (a slice of a
+concatenation) whose other elements earlier kernels wrote.
 """
 
 from __future__ import annotations
@@ -197,8 +199,14 @@ def _write_entry(path: str, data: bytes) -> None:
 class SpyreKernel:
     """One exported kernel, called by Inductor's wrapper with its buffers."""
 
-    def __init__(self, name: str, mlir: str, buffers: list[str], graph: str = ""):
+    def __init__(self, name: str, mlir: str, buffers: list[str], graph: str = "",
+                 partial: dict | None = None):
         self.name, self.mlir, self.buffers, self.graph = name, mlir, buffers, graph
+        # The arguments the kernel writes only in part, with the elements it
+        # writes (export.partial_writes). The C++ pipeline calls such an
+        # argument an `output` when a write comes first, however few
+        # elements it covers: its other elements still matter.
+        self.partial = partial or {}
         # The program, with the digest of the description it was built for.
         self._program: tuple[str, sim.Program] | None = None
 
@@ -219,7 +227,7 @@ class SpyreKernel:
         write_back = []
         aliased = set()
         for group in _converted_alias_groups(bound):
-            _bind_aliases(simulator, group, arch, write_back)
+            _bind_aliases(simulator, group, arch, write_back, self.partial)
             aliased.update(index for index, _, _ in group)
         for index, buf, tensor in bound:
             if index in aliased:
@@ -228,8 +236,14 @@ class SpyreKernel:
             shape = tuple(buf["shape"])
             numel = int(np.prod(shape))
             flat = tensor.as_strided((numel,), (1,)) if numel else tensor.new_empty(0)
-            if kind == sim.BufferKind.output and not _same_type(flat.dtype, buf["dtype"]):
-                # Written before read: no need to convert (possibly garbage) content.
+            written = self.partial.get(buf["name"])  # None: all of it, if any
+            if written is not None and not _same_type(flat.dtype, buf["dtype"]):
+                # Elements the kernel does not write keep their values, which
+                # it may read; garbage among them is never written back.
+                device, copied = _to_device(flat, buf["dtype"], arch, strict=False)
+            elif kind == sim.BufferKind.output and not _same_type(flat.dtype, buf["dtype"]):
+                # Written whole before read: no need to convert (possibly
+                # garbage) content.
                 device, copied = np.zeros(numel, sim._DEVICE_NUMPY[buf["dtype"]]), True
             elif kind == sim.BufferKind.input:
                 device, copied = _converted_input(tensor, flat, buf["dtype"], arch)
@@ -237,14 +251,10 @@ class SpyreKernel:
                 device, copied = _to_device(flat, buf["dtype"], arch)
             simulator.bind(index, device.reshape(shape))
             if copied and kind in (sim.BufferKind.output, sim.BufferKind.inout):
-                write_back.append((tensor, device, buf["dtype"]))
+                write_back.append((tensor, device, buf["dtype"], written))
         stats = simulator.run(False)
-        for tensor, device, dtype in write_back:
-            # Through the tensor's own view: the flat extent also spans
-            # elements of other views of the storage (the other inputs of a
-            # concatenation) that the kernel did not write.
-            host = torch.from_numpy(np.asarray(sim.from_device(device, dtype, arch))).reshape(-1)
-            tensor.copy_(host.as_strided(tensor.shape, tensor.stride()).to(tensor.dtype))
+        for tensor, device, dtype, written in write_back:
+            _write_back(tensor, device, dtype, written, arch)
         with _lock:
             counters.kernels_run += 1
             counters.simulated_cycles += stats["cycles"]
@@ -276,25 +286,42 @@ def _converted_alias_groups(bound) -> list[list]:
     return [g for g in groups.values() if len(g) > 1]
 
 
-def _bind_aliases(simulator, group, arch, write_back) -> None:
+def _write_back(tensor, device, dtype, written, arch) -> None:
+    """Copies a kernel's results from the converted device array into the
+    tensor: only the elements the kernel wrote (`written`, boxes of the flat
+    buffer), or when it wrote all, through the tensor's own view, as the
+    flat extent also spans elements of other views of the storage."""
+    host = torch.from_numpy(np.asarray(sim.from_device(device, dtype, arch))).reshape(-1)
+    if written is None:
+        tensor.copy_(host.as_strided(tensor.shape, tensor.stride()).to(tensor.dtype))
+        return
+    flat = tensor.as_strided((host.numel(),), (1,))
+    for offset, sizes, strides in written:
+        flat.as_strided(sizes, strides, flat.storage_offset() + offset).copy_(
+            host.as_strided(sizes, strides, offset))
+
+
+def _bind_aliases(simulator, group, arch, write_back, partial) -> None:
     """Binds views of one storage to slices of one converted device array
-    covering all of them; outputs are written back through their own views."""
+    covering all of them; outputs are written back through their own views
+    (only the elements written, for those in `partial`)."""
     lo = min(t.storage_offset() for _, _, t in group)
     hi = max(t.storage_offset() + _extent(buf) for _, buf, t in group)
     tensor0, dtype = group[0][2], group[0][1]["dtype"]
     if any(buf["dtype"] != dtype for _, buf, _ in group):
         raise RuntimeError("views of one tensor with different device types")
     span = tensor0.as_strided((hi - lo,), (1,), lo)
-    if all(buf["kind"] == sim.BufferKind.output for _, buf, _ in group):
+    some_partial = any(buf["name"] in partial for _, buf, _ in group)
+    if all(buf["kind"] == sim.BufferKind.output for _, buf, _ in group) and not some_partial:
         device = np.zeros(hi - lo, sim._DEVICE_NUMPY[dtype])
     else:
-        device, _ = _to_device(span, dtype, arch)
+        device, _ = _to_device(span, dtype, arch, strict=not some_partial)
     for index, buf, tensor in group:
         at = tensor.storage_offset() - lo
         part = device[at:at + _extent(buf)]
         simulator.bind(index, part.reshape(tuple(buf["shape"])))
         if buf["kind"] in (sim.BufferKind.output, sim.BufferKind.inout):
-            write_back.append((tensor, part, dtype))
+            write_back.append((tensor, part, dtype, partial.get(buf["name"])))
 
 
 def dump_dir() -> str | None:
@@ -392,14 +419,21 @@ def _host(flat: torch.Tensor) -> np.ndarray:
     return np.frombuffer(buffer, dtype=dtype)
 
 
-def _to_device(flat: torch.Tensor, dtype, arch) -> tuple[np.ndarray, bool]:
+def _to_device(flat: torch.Tensor, dtype, arch, strict: bool = True) -> tuple[np.ndarray, bool]:
     """A device-typed array for `flat`: the tensor's own memory when the types
-    agree, else a converted copy (second result True)."""
+    agree, else a converted copy (second result True). Not `strict`, int64
+    values beyond int32 become 0 instead of raising: the elements of a
+    buffer the kernel writes only in part that it does not write may be
+    garbage, and those it reads fit (ranges.py refuses int64 the CPU
+    computed; graph inputs are checked on every call)."""
     if _same_type(flat.dtype, dtype):
         return _host(flat), False
     host = flat.detach()
     if host.device.type != "cpu":
         host = host.cpu()
+    if not strict and host.dtype == torch.int64:
+        info = torch.iinfo(torch.int32)
+        host = torch.where((host >= info.min) & (host <= info.max), host, 0)
     if host.dtype == torch.bfloat16:
         host = host.float()
     if host.dtype == torch.bool:

@@ -169,7 +169,7 @@ class SpyreScheduling(BaseScheduling):
             node.mark_run()  # allocates the node's output buffers in the wrapper
         wrapper.define_kernel(
             name, f"spyre_runtime.SpyreKernel({name!r}, {kernel.mlir!r}, {kernel.buffers!r}, "
-                  f"{graph!r})",
+                  f"{graph!r}, {kernel.partial!r})",
             gpu=False)
         args = ", ".join(kernel.buffers)
         if not state.check:
