@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from . import scans, scatters, state
+from . import pooling
 
 aten = torch.ops.aten
 
@@ -377,6 +378,9 @@ def install() -> None:
                                  _no_generator)
     entries[aten.addbmm.default] = wrap(addbmm, decomposition.decompositions.get(
         aten.addbmm.default))
+    # Max pooling with indices, its window unrolled (pooling.py).
+    for op, (ours, applies) in pooling.entries().items():
+        entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
     # Scans and sorts as masked reductions over n x n squares (scans.py).
     # Scatters as one-hot reductions over indices by positions (scatters.py).
     for op, (ours, applies) in {**scans.entries(), **scatters.entries()}.items():

@@ -1,0 +1,127 @@
+"""Max pooling with indices (max_pool1d/2d/3d reach it, with or without
+indices) as a decomposition the card runs, used in spyre compiles
+(decompositions.py registers it).
+
+Inductor's own lowering takes the window's argmax as an offset and turns it
+into an input position through indirect indexing, and reads padding through
+masks on sums of an output and a window loop; the card has neither. Here the
+input is padded with -inf once, and the window is unrolled: each window
+offset is a strided slice of the padded input, and an elementwise running
+maximum keeps the value and its input position, which is a function of the
+output position only (an iota, int32). The update rule is the CPU kernel's
+(MaxPoolKernel.cpp): take an element if it is greater than the maximum so
+far or NaN, so ties keep the first position in window order and NaN the
+last NaN; padding (-inf) is never taken. Before any element is taken the
+position is the window's first one inside the input, as in eager (a window
+of -inf reports that position). Values are only compared and moved: exact.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import torch
+from torch._meta_registrations import pooling_output_shape
+
+#: Window elements beyond which the unrolled window stays on the CPU (each
+#: is a load and a compare of the one kernel).
+MAX_WINDOW = 64
+
+
+def _listed(v, n_dim):
+    v = [v] if isinstance(v, int) else list(v)
+    return v * n_dim if len(v) == 1 else v
+
+
+def _arguments(x, kernel_size, stride, padding, dilation, ceil_mode, n_dim):
+    kernel = _listed(kernel_size, n_dim)
+    stride = _listed(stride, n_dim) if stride else kernel  # empty: the kernel size
+    padding, dilation = _listed(padding, n_dim), _listed(dilation, n_dim)
+    inputs = list(x.shape[-n_dim:])
+    outputs = [pooling_output_shape(i, k, p, s, d, ceil_mode)
+               for i, k, p, s, d in zip(inputs, kernel, padding, stride, dilation)]
+    return kernel, stride, padding, dilation, inputs, outputs
+
+
+def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode, n_dim):
+    kernel, stride, padding, dilation, inputs, outputs = _arguments(
+        x, kernel_size, stride, padding, dilation, ceil_mode, n_dim)
+    # Pad so that every window position of every output reads an element:
+    # `padding` on the left, on the right up to the last window's end (more
+    # than `padding` with ceil_mode).
+    pads = []
+    for i, k, p, s, d, o in reversed(list(zip(inputs, kernel, padding, stride, dilation,
+                                                outputs))):
+        end = (o - 1) * s + (k - 1) * d + 1  # of the padded dimension
+        pads += [p, max(end - p - i, 0)]
+    padded = torch.constant_pad_nd(x, pads, -math.inf)
+
+    # The input position (flattened over the pooled dimensions, as eager's
+    # indices) of window offset `offset` for each output position: int32
+    # aranges, broadcast over the outputs.
+    def along(d, first):
+        """Input coordinate along pooled dim d of each output position, the
+        window starting at window offset `first`, shaped to broadcast."""
+        o = torch.arange(outputs[d], dtype=torch.int32, device=x.device)
+        shape = [1] * n_dim
+        shape[d] = outputs[d]
+        return (o * stride[d] - padding[d] + first).reshape(shape)
+
+    def flattened(coords):
+        position, size = 0, 1
+        for d in reversed(range(n_dim)):
+            position = position + coords[d] * size
+            size *= inputs[d]
+        return position
+
+    # The window's first position inside the input: the CPU kernel steps a
+    # start in the left padding forward by the dilation.
+    # (Steps as selects, at most ceil(padding / dilation) of them: a floor
+    # division of the iota trips Inductor's index simplification.)
+    firsts = []
+    for d in range(n_dim):
+        first = along(d, 0)
+        for _ in range(-(-padding[d] // dilation[d])):
+            first = torch.where(first < 0, first + dilation[d], first)
+        firsts.append(first)
+    index = flattened(firsts).expand(outputs)
+    value = torch.full((), -math.inf, dtype=x.dtype, device=x.device)
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        window = padded
+        for d in range(n_dim):
+            start = offset[d] * dilation[d]
+            window = window.narrow(x.dim() - n_dim + d, start, (outputs[d] - 1) * stride[d] + 1)
+            window = window[(Ellipsis, slice(None, None, stride[d])) + (slice(None),) *
+                            (n_dim - 1 - d)]
+        take = (window > value) | torch.isnan(window)
+        value = torch.where(take, window, value)
+        position = flattened([along(d, offset[d] * dilation[d]) for d in range(n_dim)])
+        index = torch.where(take, position, index)
+    return value, index.to(torch.int64).expand(value.shape).contiguous()
+
+
+def max_pool2d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode, 2)
+
+
+def max_pool3d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode, 3)
+
+
+def _applies(n_dim):
+    def applies(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        if not x.is_floating_point() or x.numel() == 0:
+            return False  # integer windows start at 0 in eager (-inf as an integer)
+        kernel = _listed(kernel_size, n_dim)
+        return math.prod(kernel) <= MAX_WINDOW
+    return applies
+
+
+def entries():
+    """{aten overload: (decomposition, whether it applies to the arguments)}"""
+    aten = torch.ops.aten
+    return {
+        aten.max_pool2d_with_indices.default: (max_pool2d_with_indices, _applies(2)),
+        aten.max_pool3d_with_indices.default: (max_pool3d_with_indices, _applies(3)),
+    }

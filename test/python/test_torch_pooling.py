@@ -1,0 +1,103 @@
+"""Max pooling with indices with torch.compile(backend="spyre") against
+eager, with zero CPU fallbacks (pooling.py: the window unrolled over strided
+slices of the input padded with -inf): values and int64 indices exact,
+padding, dilation, ceil_mode, ties (first position), NaN (last NaN), windows
+of -inf (their first position inside the input); windows beyond
+pooling.MAX_WINDOW stay on the CPU, counted."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from spyre_mlir.inductor import counters, pooling
+from test_torch_scans_sorts import as_card_holds
+
+NAN, INF = math.nan, math.inf
+
+
+def compiled(fn, *args):
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        out = torch.compile(fn, backend="spyre")(*args)
+    assert dict(counters.fallbacks) == {}
+    assert counters.kernels_run > 0
+    return out
+
+
+def check(fn, x):
+    actual = compiled(fn, x)
+    with torch.no_grad():
+        expected = fn(as_card_holds(x))
+    if isinstance(expected, torch.Tensor):
+        actual, expected = (actual,), (expected,)
+    for a, e in zip(actual, expected):
+        assert a.dtype == e.dtype and a.shape == e.shape
+        torch.testing.assert_close(a, e, rtol=0, atol=0, equal_nan=True)
+
+
+def data(dtype, shape, seed=0):
+    torch.manual_seed(seed)
+    x = torch.randn(*shape)
+    flat = x.view(-1)
+    flat[3] = NAN
+    flat[7] = NAN  # two NaNs may share a window: eager reports the last
+    flat[10:14] = 1.5  # ties: the first position
+    flat[20:26] = -INF
+    return x.to(dtype)
+
+
+DTYPES = [torch.float32, torch.float16]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("args", [
+    dict(kernel_size=3, stride=2, padding=1),
+    dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(2, 1), ceil_mode=True),
+    dict(kernel_size=2),
+    dict(kernel_size=3, stride=3, padding=1, dilation=2, ceil_mode=True),
+])
+def test_max_pool2d(dtype, args):
+    x = data(dtype, (2, 3, 9, 11))
+    check(lambda x: F.max_pool2d(x, return_indices=True, **args), x)
+    check(lambda x: F.max_pool2d(x, **args), x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_max_pool1d_3d(dtype):
+    check(lambda x: F.max_pool1d(x, 3, 2, 1, return_indices=True), data(dtype, (2, 4, 17)))
+    x = data(dtype, (1, 2, 5, 6, 7))
+    check(lambda x: F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 2), True, True), x)
+
+
+def test_windows_of_minus_infinity():
+    """No element beats the initial -inf: eager reports each window's first
+    position inside the input (not in the padding)."""
+    x = torch.full((1, 2, 5, 6), -INF)
+    check(lambda x: F.max_pool2d(x, 3, 2, 1, return_indices=True), x)
+
+
+def test_backward():
+    x = data(torch.float32, (2, 3, 8, 8))
+    _, indices = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    grad = torch.randn(indices.shape)
+
+    def fn(grad, x):
+        return torch.ops.aten.max_pool2d_with_indices_backward(grad, x, [3, 3], [2, 2], [1, 1],
+                                                               [1, 1], False, indices)
+    actual = compiled(fn, grad, x)
+    torch.testing.assert_close(actual, fn(grad, x))
+
+
+def test_large_windows_stay_on_the_cpu():
+    """Beyond pooling.MAX_WINDOW the unrolled window is not worth it: counted."""
+    side = math.isqrt(pooling.MAX_WINDOW) + 1
+    x = torch.randn(1, 1, 2 * side, 2 * side)
+    torch._dynamo.reset()
+    counters.reset()
+    fn = lambda x: F.max_pool2d(x, side, return_indices=True)  # noqa: E731
+    out = torch.compile(fn, backend="spyre")(x)
+    assert all(torch.equal(a, e) for a, e in zip(out, fn(x)))
+    assert counters.fallbacks
