@@ -44,16 +44,10 @@ declare_mlir_python_extension(SpyrePythonSources.SiteInitialize
 set(SPYRE_UPSTREAM_PYTHON_SOURCES
   MLIRPythonSources.Core
   MLIRPythonSources.Dialects.builtin
-  MLIRPythonSources.Dialects.func
   MLIRPythonSources.Dialects.arith
   MLIRPythonSources.Dialects.math
-  MLIRPythonSources.Dialects.memref
-  MLIRPythonSources.Dialects.scf
   MLIRPythonSources.Dialects.affine
-  MLIRPythonSources.Dialects.tensor
-  MLIRPythonSources.Dialects.linalg
   MLIRPythonExtension.Core
-  MLIRPythonExtension.Dialects.Linalg.Nanobind
 )
 
 add_mlir_python_common_capi_library(SpyrePythonCAPI
@@ -79,7 +73,6 @@ add_mlir_python_modules(SpyrePythonModules
 # LLVM component builds, so add it to every native target of the package.
 foreach(_target SpyrePythonCAPI
                 SpyrePythonModules.extension._mlir.dso
-                SpyrePythonModules.extension._mlirDialectsLinalg.dso
                 SpyrePythonModules.extension._spyre.dso
                 SpyrePythonModules.extension._site_initialize_0.dso)
   set_target_properties(${_target} PROPERTIES INSTALL_RPATH "${SPYRE_INSTALL_RPATH}")

@@ -12,8 +12,8 @@ namespace mlir {
 class DialectRegistry;
 namespace spyre {
 
-/// The spyre dialect and the upstream dialects the export and the lowering
-/// use (func, arith, math, memref, scf, affine, tensor, linalg).
+/// The spyre dialect and the upstream dialects its IR uses: arith and math
+/// in generic bodies (what the Inductor export writes), affine for maps.
 void registerAllDialects(DialectRegistry &registry);
 
 /// The spyre passes and the upstream passes that pipelines use. Idempotent.

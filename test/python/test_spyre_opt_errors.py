@@ -40,8 +40,8 @@ SYNTAX_CASES = {
                         "iterator_types = [#spyre.iterator<parallel>], operandSegmentSizes = array<i32: 0, 0, 0, 1>}> ({}) "
                         ": (!spyre.buffer<4xf16>) -> ()\n spyre.return }",
     "kernel-no-block": "\"spyre.kernel\"() <{sym_name = \"k\", function_type = () -> ()}> ({}) : () -> ()",
-    "index-expr-outside": "func.func @f() { %0 = spyre.index_expr affine_map<() -> (0)> : i32\n return }",
-    "yield-outside": "func.func @f() { spyre.yield\n }",
+    "index-expr-outside": "spyre.kernel @f() { %0 = spyre.index_expr affine_map<() -> (0)> : i32\n spyre.return }",
+    "yield-outside": "spyre.kernel @f() { spyre.yield\n }",
     "bad-combiner": "spyre.kernel @k() attributes {c = #spyre.combiner<median>} { spyre.return }",
 }
 

@@ -22,8 +22,8 @@ def Spyre_Dialect : Dialect {
     spaces.
 
     Kernels are `spyre.kernel` functions whose arguments are buffers and index
-    values (the sizes of dynamic dimensions). A host-side `func.func` allocates
-    intermediates with `spyre.alloc` and calls kernels with `spyre.launch`.
+    values (the sizes of dynamic dimensions); the host (the Inductor backend's
+    runtime) binds buffers to a kernel's program and runs it.
 
     Computation inside a kernel is one of:
     - `spyre.matmul` / `spyre.batch_matmul` for the matrix unit;

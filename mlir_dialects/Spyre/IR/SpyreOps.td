@@ -80,34 +80,11 @@ def Spyre_ReturnOp : Spyre_Op<"return", [
   let assemblyFormat = "attr-dict";
 }
 
-def Spyre_LaunchOp : Spyre_Op<"launch", [
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>
-  ]> {
-  let summary = "Runs a kernel on the card (host side)";
-  let description = [{
-    Calls the `spyre.kernel` named by `callee` with buffers and index values.
-    The kernel may read and write every buffer operand.
-
-    Example:
-    ```mlir
-    spyre.launch @relu(%x, %y, %n) : (!spyre.buffer<?x64xf16>, !spyre.buffer<?x64xf16>, index)
-    ```
-  }];
-  let arguments = (ins
-    FlatSymbolRefAttr:$callee,
-    Arg<Variadic<AnyType>, "kernel operands", [MemRead, MemWrite]>:$operands
-  );
-  let assemblyFormat = [{
-    $callee `(` $operands `)` attr-dict `:` `(` type($operands) `)`
-  }];
-}
-
 def Spyre_AllocOp : Spyre_Op<"alloc"> {
   let summary = "Allocates a buffer";
   let description = [{
     Allocates a buffer of the result type; one `index` operand per dynamic
-    dimension, in order. In a host function this is device memory for an
-    intermediate; inside a kernel it is a temporary of a fused kernel.
+    dimension, in order: a temporary of a kernel.
 
     Example:
     ```mlir

@@ -95,31 +95,6 @@ LogicalResult KernelOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// LaunchOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto kernel =
-      symbolTable.lookupNearestSymbolFrom<KernelOp>(*this, getCalleeAttr());
-  if (!kernel)
-    return emitOpError() << "'" << getCallee()
-                         << "' does not name a spyre.kernel";
-  ArrayRef<Type> expected = kernel.getArgumentTypes();
-  if (expected.size() != getOperands().size())
-    return emitOpError() << "kernel '" << getCallee() << "' takes "
-                         << expected.size() << " operands, "
-                         << getOperands().size() << " given";
-  for (auto [i, pair] : llvm::enumerate(
-           llvm::zip_equal(expected, getOperands().getTypes())))
-    if (std::get<0>(pair) != std::get<1>(pair))
-      return emitOpError() << "operand #" << i << " has type "
-                           << std::get<1>(pair) << " but kernel '"
-                           << getCallee() << "' expects "
-                           << std::get<0>(pair);
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
 // AllocOp, DimOp
 //===----------------------------------------------------------------------===//
 

@@ -81,26 +81,24 @@ spyre.kernel @static_dim(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
 
 // -----
 
-// CHECK-LABEL: func.func @dead_alloc
-// CHECK-NEXT: return
-func.func @dead_alloc(%n: index) {
+// CHECK-LABEL: spyre.kernel @dead_alloc
+// CHECK-NEXT: spyre.return
+spyre.kernel @dead_alloc(%n: index) {
   %t = spyre.alloc(%n) : !spyre.buffer<?x64xf16>
   spyre.dealloc %t : !spyre.buffer<?x64xf16>
-  return
+  spyre.return
 }
 
 // -----
 
 // An alloc that is used stays.
-// CHECK-LABEL: func.func @live_alloc
+// CHECK-LABEL: spyre.kernel @live_alloc
 // CHECK: spyre.alloc
-// CHECK: spyre.launch
-func.func @live_alloc() {
+// CHECK: spyre.copy
+spyre.kernel @live_alloc(%a: !spyre.buffer<64xf16>) {
   %t = spyre.alloc() : !spyre.buffer<64xf16>
-  spyre.launch @k(%t) : (!spyre.buffer<64xf16>)
+  spyre.copy ins(%a : !spyre.buffer<64xf16>) outs(%t : !spyre.buffer<64xf16>)
+  spyre.copy ins(%t : !spyre.buffer<64xf16>) outs(%a : !spyre.buffer<64xf16>)
   spyre.dealloc %t : !spyre.buffer<64xf16>
-  return
-}
-spyre.kernel @k(%a: !spyre.buffer<64xf16>) {
   spyre.return
 }

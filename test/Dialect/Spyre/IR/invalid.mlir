@@ -438,25 +438,6 @@ spyre.kernel @dim_range(%a: !spyre.buffer<4xf16>) {
 
 // -----
 
-spyre.kernel @k(%a: !spyre.buffer<4xf16>) {
-  spyre.return
-}
-func.func @launch_types(%a: !spyre.buffer<4xf32>) {
-  // expected-error @+1 {{operand #0 has type '!spyre.buffer<4xf32>' but kernel 'k' expects '!spyre.buffer<4xf16>'}}
-  spyre.launch @k(%a) : (!spyre.buffer<4xf32>)
-  return
-}
-
-// -----
-
-func.func @launch_missing(%a: !spyre.buffer<4xf32>) {
-  // expected-error @+1 {{'nope' does not name a spyre.kernel}}
-  spyre.launch @nope(%a) : (!spyre.buffer<4xf32>)
-  return
-}
-
-// -----
-
 // expected-error @+1 {{body must end with 'spyre.return'}}
 spyre.kernel @no_return(%a: !spyre.buffer<4xf16>) {
   spyre.fill 0.0 : f16 outs(%a : !spyre.buffer<4xf16>)

@@ -123,17 +123,3 @@ spyre.kernel @movement(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<8x4xf16>,
   spyre.return
 }
 
-// CHECK-LABEL: func.func @host
-// CHECK: spyre.launch @matmuls
-func.func @host(%a: !spyre.buffer<128x64xf16>, %bt: !spyre.buffer<32x64xf16>,
-                %c: !spyre.buffer<128x32xf32>, %at: !spyre.buffer<64x?xf16>,
-                %b: !spyre.buffer<64x32xf16>, %c2: !spyre.buffer<?x32xf16>,
-                %x: !spyre.buffer<8x128x64xbf16>, %y: !spyre.buffer<8x64x32xbf16>) {
-  %z = spyre.alloc() : !spyre.buffer<8x128x32xbf16>
-  spyre.launch @matmuls(%a, %bt, %c, %at, %b, %c2, %x, %y, %z)
-      : (!spyre.buffer<128x64xf16>, !spyre.buffer<32x64xf16>, !spyre.buffer<128x32xf32>,
-         !spyre.buffer<64x?xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<?x32xf16>,
-         !spyre.buffer<8x128x64xbf16>, !spyre.buffer<8x64x32xbf16>, !spyre.buffer<8x128x32xbf16>)
-  spyre.dealloc %z : !spyre.buffer<8x128x32xbf16>
-  return
-}
