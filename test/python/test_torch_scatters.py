@@ -146,3 +146,12 @@ def test_scatter_beyond_the_budget_runs_on_the_cpu_counted(monkeypatch):
         actual = torch.compile(fn, backend="spyre")(self, INDEX, src)
     assert sum(counters.fallbacks.values()) > 0
     torch.testing.assert_close(actual, fn(self, INDEX, src))
+
+
+def test_where_between_booleans_and_between_int64_constants():
+    # ranges.py bounds where() by its two choices: booleans (which it must
+    # not unite as integers) and int64 constants (which it must).
+    a, b = values(torch.float32, 4, 5), values(torch.float32, 4, 5, seed=1)
+    run(lambda a, b: torch.where(a > b, a > 0, ~(b > 0)), a, b)
+    index = torch.tensor([[0, 3, 1], [2, 2, 0]])
+    run(lambda i, a: torch.where(i > 0, i, 7) + a.shape[0], index, a)

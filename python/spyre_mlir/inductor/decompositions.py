@@ -10,7 +10,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import scans, scatters, state
+from . import linalg, scans, scatters, searches, state
 from . import pooling
 
 aten = torch.ops.aten
@@ -326,6 +326,67 @@ def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
     return product + (self if beta == 1 else self * beta)
 
 
+# --------------------------------------------------------------------------
+# Small ops whose CPU forms the card cannot take as they are.
+
+
+def eye(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=False):
+    """As positions compared in int32: PyTorch's own eye compares uint8
+    iotas, a type the card does not hold."""
+    m = n if m is None else m
+    rows = torch.arange(n, dtype=torch.int32, device=device).unsqueeze(-1)
+    columns = torch.arange(m, dtype=torch.int32, device=device)
+    return (rows == columns).to(dtype or torch.get_default_dtype())
+
+
+def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
+    return torch.randn_like(self) * std + mean
+
+
+def cdist(x1, x2, p, compute_mode=None):
+    """Distances of every pair of rows, from their differences (the CPU's
+    kernel for p = 2 may use a matrix product, which the card would round to
+    DLFloat16 and cancel in)."""
+    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()  # (..., r1, r2, c)
+    if p == 0:
+        return (diff != 0).sum(-1, dtype=x1.dtype)
+    if p == math.inf:
+        return diff.amax(-1)
+    if p == 1:
+        return diff.sum(-1)
+    if p == 2:
+        return (diff * diff).sum(-1).sqrt()
+    return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
+def _cdist_applies(x1, x2, p, compute_mode=None):
+    pairs = x1.shape[-2] * x2.shape[-2] * x1.shape[-1]
+    batch = math.prod(torch.broadcast_shapes(x1.shape[:-2], x2.shape[:-2]))
+    return x1.is_floating_point() and p >= 0 and batch * pairs <= MAX_PICK_COMPARISONS
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """The lookup of one index (0-d, or a single element), which the card's
+    row gather does not take once Inductor has made its index a scalar: a
+    pick among the rows."""
+    return index(weight, [indices])
+
+
+def _embedding_applies(weight, indices, *args, **kwargs):
+    return indices.numel() == 1 and weight.numel() <= MAX_PICK_COMPARISONS
+
+
+def unsafe_masked_index(self, mask, indices, fill):
+    """self[indices] where the mask holds, else fill; masked-off indices may
+    be out of range, so they are replaced before the pick."""
+    indices = [None if i is None else torch.where(mask, i, 0) for i in indices]
+    return torch.where(mask, index(self, indices), fill)
+
+
+def _unsafe_masked_index_applies(self, mask, indices, fill):
+    return _index_applies(self, indices)
+
+
 def install() -> None:
     from torch._inductor import decomposition
 
@@ -381,9 +442,21 @@ def install() -> None:
     # Max pooling with indices, its window unrolled (pooling.py).
     for op, (ours, applies) in pooling.entries().items():
         entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
+    for op, ours, applies in (
+            (aten.eye.default, eye, None), (aten.eye.m, eye, None),
+            (aten.normal_functional.default, normal_functional, _no_generator),
+            (aten._cdist_forward.default, cdist, _cdist_applies),
+            (aten.embedding.default, embedding, _embedding_applies),
+            (aten._unsafe_masked_index.default, unsafe_masked_index,
+             _unsafe_masked_index_applies)):
+        entries[op] = wrap(ours, decomposition.decompositions.get(op),
+                           applies or (lambda *args, **kwargs: True))
     # Scans and sorts as masked reductions over n x n squares (scans.py).
     # Scatters as one-hot reductions over indices by positions (scatters.py).
-    for op, (ours, applies) in {**scans.entries(), **scatters.entries()}.items():
+    # Small dense linear algebra, unrolled over the columns (linalg.py).
+    # Binary searches unrolled over their steps (searches.py).
+    for op, (ours, applies) in {**scans.entries(), **scatters.entries(),
+                                **linalg.entries(), **searches.entries()}.items():
         entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
     for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
         table.update(entries)  # the second is a cached copy of the first

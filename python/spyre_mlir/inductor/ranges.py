@@ -136,6 +136,9 @@ def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
     if op == "where" and not _within(r, INT32):
         choices = [ranged(a) for a in args[1:3]]
         choices = [ValueRanges.wrap(c) if isinstance(c, (int, float)) else c for c in choices]
-        if all(isinstance(c, ValueRanges) for c in choices):
+        # (Booleans come as [False, True] or [0, 1] by the op that made
+        # them, which ValueRanges does not unite; a boolean result is 0 or 1
+        # whatever its range here.)
+        if all(isinstance(c, ValueRanges) and not c.is_bool for c in choices):
             return choices[0] | choices[1]
     return r

@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 
 import sympy
+import torch
 from torch._inductor import ir
 from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
@@ -57,6 +58,10 @@ def _import_runtime(wrapper) -> None:
             wrapper.header.writeline(line)
 
 
+#: Extern calls that only check results on the host, as eager does.
+HOST_CHECKS = (torch.ops.aten._linalg_check_errors.default,)
+
+
 class SpyreScheduling(BaseScheduling):
     def __init__(self, scheduler):
         super().__init__(scheduler)
@@ -77,9 +82,12 @@ class SpyreScheduling(BaseScheduling):
                 self.cpu_computed.update(buf.get_name() for buf in node.get_outputs())
             # Drawing random seeds from torch's generator is the host's part of
             # random ops (random.py), not an op the card could run instead.
+            # Raising the error a factorization's `info` reports (singular
+            # matrix, ...) is the host's part of linalg ops too, as in eager.
             if isinstance(node, ExternKernelSchedulerNode) and \
                     not isinstance(node.node, ir.MultiOutput) and \
-                    not getattr(node.node, "host_rng_draw", False):
+                    not getattr(node.node, "host_rng_draw", False) and \
+                    getattr(node.node, "op_overload", None) not in HOST_CHECKS:
                 kernel = node.node
                 name = str(getattr(kernel, "op_overload", None) or
                            getattr(kernel, "python_kernel_name", None) or type(kernel).__name__)

@@ -1,0 +1,96 @@
+"""searchsorted and bucketize as decompositions the card runs, used in spyre
+compiles (decompositions.py registers them).
+
+The CPU kernel is a binary search per value. Here the same search runs for
+all values at once, unrolled over its ceil(log2(n + 1)) steps: each step
+reads the sequence at every value's midpoint (a one-hot comparison of
+positions with midpoints, the card having no data-dependent loads) and moves
+the bounds as the CPU's lower_bound / upper_bound do. Being the same search,
+it gives the CPU's answer even for sequences that are not sorted or hold
+NaN. The one-hot reads cost values x positions comparisons per step, so the
+search is bounded (MAX_COMPARISONS); larger ones stay on the CPU, counted.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+#: Comparisons per step beyond which the CPU's search is the better place.
+MAX_COMPARISONS = 1 << 22
+
+
+def _read_at(sequence, positions):
+    """sequence[..., positions[..., k]] for sequence (..., n) and positions
+    (..., k) in [0, n): one chosen term per sum (exact)."""
+    n = sequence.shape[-1]
+    chosen = torch.arange(n, dtype=torch.int32, device=sequence.device) == \
+        positions.unsqueeze(-1)
+    if sequence.is_floating_point():
+        return torch.where(chosen, sequence.unsqueeze(-2), 0).sum(-1, dtype=sequence.dtype)
+    lowest = torch.iinfo(torch.int32).min
+    return torch.where(chosen, sequence.unsqueeze(-2), lowest).amax(-1)
+
+
+def _search(sequence, values, right):
+    """The CPU's binary search of each value in the last dimension of
+    `sequence` (values (..., k) with sequence's leading dimensions)."""
+    n = sequence.shape[-1]
+    start = torch.zeros(values.shape, dtype=torch.int32, device=values.device)
+    end = torch.full(values.shape, n, dtype=torch.int32, device=values.device)
+    for _ in range(math.ceil(math.log2(n + 1))):
+        active = start < end
+        mid = start + torch.div(end - start, 2, rounding_mode="floor")
+        at_mid = _read_at(sequence, torch.where(active, mid, 0))
+        # lower_bound: go right unless sequence[mid] >= value; upper_bound:
+        # unless sequence[mid] > value (NaN compares false: go right).
+        go_right = ~(at_mid > values) if right else ~(at_mid >= values)
+        start = torch.where(active & go_right, mid + 1, start)
+        end = torch.where(active & ~go_right, mid, end)
+    return start
+
+
+def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    right = right or side == "right"
+    sequence = sorted_sequence
+    if sorter is not None:
+        sequence = torch.gather(sequence, -1, sorter)
+    common = torch.promote_types(sequence.dtype, values.dtype)
+    sequence, values = sequence.to(common), values.to(common)
+    out_dtype = torch.int32 if out_int32 else torch.int64
+    if values.dim() == 0:
+        return _search(sequence, values.reshape(1), right).reshape(()).to(out_dtype)
+    if sequence.dim() == 1:
+        # One sequence for every value: values flattened into one row.
+        found = _search(sequence.unsqueeze(0), values.reshape(1, -1), right)
+        return found.reshape(values.shape).to(out_dtype)
+    return _search(sequence, values, right).to(out_dtype)
+
+
+def _searchsorted_applies(sorted_sequence, values, *, out_int32=False, right=False,
+                          side=None, sorter=None):
+    if not isinstance(values, torch.Tensor) or sorted_sequence.is_complex() or \
+            sorted_sequence.dtype == torch.bool or values.dtype == torch.bool:
+        return False
+    if sorted_sequence.dim() > 1 and sorted_sequence.shape[:-1] != values.shape[:-1]:
+        return False  # eager's error, from eager's code
+    return values.numel() * sorted_sequence.shape[-1] <= MAX_COMPARISONS
+
+
+def bucketize(values, boundaries, *, out_int32=False, right=False):
+    return searchsorted(boundaries, values, out_int32=out_int32, right=right)
+
+
+def _bucketize_applies(values, boundaries, *, out_int32=False, right=False):
+    return boundaries.dim() == 1 and _searchsorted_applies(boundaries, values)
+
+
+def entries():
+    """{aten overload: (decomposition, whether it applies to the arguments)}"""
+    aten = torch.ops.aten
+    return {
+        aten.searchsorted.Tensor: (searchsorted, _searchsorted_applies),
+        aten.bucketize.Tensor: (bucketize, _bucketize_applies),
+    }

@@ -1,0 +1,77 @@
+"""searchsorted and bucketize (searches.py), and the small decompositions
+of decompositions.py (eye, normal_, cdist, 0-d embedding lookups, masked
+index) with torch.compile(backend="spyre") against eager, zero fallbacks."""
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from spyre_mlir.inductor import counters, searches
+
+
+def run(fn, *args, on_card=True, **close):
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        actual = torch.compile(fn, backend="spyre")(*args)
+        expected = fn(*args)
+    if on_card:
+        assert dict(counters.fallbacks) == {}
+    else:
+        assert sum(counters.fallbacks.values()) > 0
+    torch.testing.assert_close(actual, expected, equal_nan=True, **close)
+
+
+SEQUENCE = torch.tensor([-math.inf, -2.0, 0.0, 0.0, 0.0, 1.5, 3.0, math.inf, math.nan])
+VALUES = torch.tensor([[-3.0, 0.0, 0.1, 3.0], [math.nan, math.inf, -math.inf, 1.5]])
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_ties_infinities_and_nan_as_the_cpu(right):
+    run(lambda s, v: torch.searchsorted(s, v, right=right), SEQUENCE, VALUES)
+    run(lambda s, v: torch.bucketize(v, s, right=right, out_int32=True), SEQUENCE, VALUES)
+
+
+def test_searchsorted_per_row_with_a_sorter_and_an_unsorted_row():
+    torch.manual_seed(0)
+    rows = torch.randn(3, 10)
+    rows[2] = torch.randn(10)  # not sorted: the CPU's search, step by step
+    rows[:2] = rows[:2].sort(-1).values
+    values = torch.randn(3, 4)
+    run(lambda s, v: torch.searchsorted(s, v), rows, values)
+    unsorted = torch.randn(10)
+    sorter = unsorted.argsort()
+    run(lambda s, v, o: torch.searchsorted(s, v, sorter=o), unsorted, values[0], sorter)
+    run(lambda s, v: torch.searchsorted(s, v, side="right"), torch.arange(7), torch.tensor(3))
+
+
+def test_searchsorted_beyond_the_budget_runs_on_the_cpu_counted(monkeypatch):
+    monkeypatch.setattr(searches, "MAX_COMPARISONS", 4)
+    run(lambda s, v: torch.searchsorted(s, v), SEQUENCE, VALUES, on_card=False)
+
+
+def test_eye_and_cdist():
+    run(lambda x: x + torch.eye(5, 3), torch.ones(5, 3))
+    torch.manual_seed(0)
+    a, b = torch.randn(2, 5, 3), torch.randn(2, 4, 3)
+    for p in (0.0, 1.0, 2.0, 3.0, math.inf):
+        run(lambda a, b: torch.cdist(a, b, p=p), a, b, atol=1e-4, rtol=1e-4)
+
+
+def test_embedding_of_a_0d_index_and_masked_index():
+    weight = torch.randn(10, 5)
+    run(lambda w, i: F.embedding(i, w), weight, torch.tensor(7))
+    x = torch.randn(5, 5)
+    mask = torch.tensor([True, False, True, True])
+    rows = torch.tensor([4, 99, 0, 2])  # 99 is masked off
+    run(lambda x, m, r: torch.ops.aten._unsafe_masked_index(x, m, [r], -1.0), x, mask, rows)
+
+
+def test_normal_in_place_draws_on_the_card():
+    torch._dynamo.reset()
+    counters.reset()
+    out = torch.compile(lambda x: x.normal_(3.0, 0.5), backend="spyre")(torch.empty(64, 64))
+    assert dict(counters.fallbacks) == {} and counters.kernels_run > 0
+    assert abs(out.mean().item() - 3.0) < 0.05 and abs(out.std().item() - 0.5) < 0.05
