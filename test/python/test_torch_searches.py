@@ -64,7 +64,7 @@ def test_embedding_of_a_0d_index_and_masked_index():
     weight = torch.randn(10, 5)
     run(lambda w, i: F.embedding(i, w), weight, torch.tensor(7))
     x = torch.randn(5, 5)
-    mask = torch.tensor([True, False, True, True])
+    mask = torch.tensor([True, False, True, True]).unsqueeze(-1)  # per row
     rows = torch.tensor([4, 99, 0, 2])  # 99 is masked off
     run(lambda x, m, r: torch.ops.aten._unsafe_masked_index(x, m, [r], -1.0), x, mask, rows)
 
