@@ -269,11 +269,17 @@ def _index_applies(self, indices):
     """Adjacent integer index tensors, but not a lookup of whole rows (one
     index tensor on the first dimension), which the card's gather does."""
     positions = [d for d, i in enumerate(indices) if i is not None]
+    if positions == [0] and self.dim() >= 2:
+        return False
+    return _index_fits(self, indices)
+
+
+def _index_fits(self, indices):
+    """Adjacent integer index tensors whose pick stays within the budget."""
+    positions = [d for d, i in enumerate(indices) if i is not None]
     tensors = [i for i in indices if i is not None]
     if not tensors or positions != list(range(positions[0], positions[0] + len(tensors))) \
             or any(i.dtype not in (torch.int64, torch.int32) for i in tensors):
-        return False
-    if positions == [0] and self.dim() >= 2:
         return False
     shape = torch.broadcast_shapes(*(i.shape for i in tensors))
     picks = math.prod(shape) * math.prod(self.shape[positions[0] + len(tensors):])
@@ -378,13 +384,16 @@ def _embedding_applies(weight, indices, *args, **kwargs):
 
 def unsafe_masked_index(self, mask, indices, fill):
     """self[indices] where the mask holds, else fill; masked-off indices may
-    be out of range, so they are replaced before the pick."""
-    indices = [None if i is None else torch.where(mask, i, 0) for i in indices]
+    be out of range, so they are clamped into it before the pick (the mask
+    has the result's shape, not the indices')."""
+    indices = [None if i is None else i.clamp(-self.shape[d], self.shape[d] - 1)
+               for d, i in enumerate(indices)]
     return torch.where(mask, index(self, indices), fill)
 
 
 def _unsafe_masked_index_applies(self, mask, indices, fill):
-    return _index_applies(self, indices)
+    # Even a row lookup: its masked form is not one the card's gather takes.
+    return _index_fits(self, indices)
 
 
 def install() -> None:
