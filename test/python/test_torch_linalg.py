@@ -103,3 +103,18 @@ def test_matrix_power_and_eye():
 def test_larger_matrices_run_on_the_cpu_counted(monkeypatch):
     monkeypatch.setattr(linalg, "MAX_ORDER", 4)
     run(torch.linalg.det, matrix(6, 6), on_card=False)
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (6, 4), (4, 6), (2, 5, 3)])
+def test_qr_family_as_lapack(shape):
+    a = matrix(*shape)
+    for mode in ("reduced", "complete", "r"):
+        run(lambda a: torch.linalg.qr(a, mode=mode), a)
+    factored, tau = run(torch.geqrf, a)
+    if shape[-2] >= shape[-1]:
+        run(torch.linalg.householder_product, factored, tau)
+    c = matrix(*shape[:-2], shape[-2], 3, seed=1)
+    for left in (True, False):
+        for transpose in (True, False):
+            run(lambda f, t, c: torch.ormqr(f, t, c if left else c.mT, left, transpose),
+                factored, tau, c)

@@ -269,6 +269,87 @@ def triangular_solve(b, a, upper=True, transpose=False, unitriangular=False):
 
 
 # --------------------------------------------------------------------------
+# QR by Householder reflections, as LAPACK's geqr2/org2r/orm2r: reflector j
+# is I - tau_j v_j v_j^T, v_j being 1 at row j, zero above and the factored
+# matrix's column j below.
+
+
+def _geqrf(a):
+    m, n = a.shape[-2:]
+    rows, cols = _arange(m, a), _arange(n, a)
+    taus = []
+    for j in range(min(m, n)):
+        column = a[..., :, j]
+        below = rows > j
+        alpha = a[..., j, j]
+        norm = torch.where(below, column * column, 0).sum(-1).sqrt()  # of the part below
+        reflects = norm != 0
+        beta = -torch.copysign((alpha * alpha + norm * norm).sqrt(), alpha)
+        tau = torch.where(reflects, (beta - alpha) / beta, 0)
+        scaled = torch.where(reflects.unsqueeze(-1), column / (alpha - beta).unsqueeze(-1), column)
+        v = torch.where(rows == j, 1, torch.where(below, scaled, 0))
+        w = (v.unsqueeze(-1) * a).sum(-2)  # v^T a
+        update = a - (tau.unsqueeze(-1) * v).unsqueeze(-1) * w.unsqueeze(-2)
+        new_column = torch.where(rows == j, torch.where(reflects, beta, alpha).unsqueeze(-1),
+                                 torch.where(below, scaled, column))
+        a = torch.where(cols > j, update,
+                        torch.where(cols == j, new_column.unsqueeze(-1), a))
+        taus.append(tau)
+    tau = torch.stack(taus, -1) if taus else a.new_zeros(*a.shape[:-2], 0)
+    return a, tau
+
+
+def _reflector(a, j):
+    """v_j of the factored matrix a (..., m, n)."""
+    rows = _arange(a.shape[-2], a)
+    return torch.where(rows == j, 1, torch.where(rows > j, a[..., :, j], 0))
+
+
+def _apply_reflectors(a, tau, c, left=True, transpose=False):
+    """Q c (Q^T c with transpose; c Q or c Q^T unless left) for Q = H_0 ...
+    H_{k-1}, one reflector at a time."""
+    k = tau.shape[-1]
+    # Q c applies H_{k-1} first; Q^T c applies H_0 first; on the right the
+    # other way round.
+    order = range(k) if transpose == left else reversed(range(k))
+    for j in order:
+        v, t = _reflector(a, j), tau[..., j]
+        if left:  # c - tau v (v^T c)
+            w = (v.unsqueeze(-1) * c).sum(-2)
+            c = c - (t.unsqueeze(-1) * v).unsqueeze(-1) * w.unsqueeze(-2)
+        else:  # c - tau (c v) v^T
+            w = (c * v.unsqueeze(-2)).sum(-1)
+            c = c - (t.unsqueeze(-1) * w).unsqueeze(-1) * v.unsqueeze(-2)
+    return c
+
+
+def geqrf(a):
+    return _geqrf(a)
+
+
+def householder_product(a, tau):
+    m, n = a.shape[-2:]
+    eye = _eye(m, n, a).expand(*a.shape[:-2], m, n)
+    return _apply_reflectors(a, tau, eye)
+
+
+def ormqr(a, tau, c, left=True, transpose=False):
+    return _apply_reflectors(a, tau, c, left, transpose)
+
+
+def linalg_qr(a, mode="reduced"):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    factored, tau = _geqrf(a)
+    rows = m if mode == "complete" else k
+    r = _triu(factored[..., :rows, :])
+    if mode == "r":
+        return a.new_empty(0), r
+    eye = _eye(m, rows, a).expand(*a.shape[:-2], m, rows)
+    return _apply_reflectors(factored, tau, eye), r
+
+
+# --------------------------------------------------------------------------
 # When they apply: real floating matrices of a bounded order.
 
 
@@ -302,10 +383,23 @@ def _triangular_solve_applies(b, a, *args, **kwargs):
     return _small(a, b)
 
 
+def _qr_applies(a, *args, **kwargs):
+    return _small(a)
+
+
+def _reflectors_apply(a, tau, *args, **kwargs):
+    return _small(a) and tau.shape[-1] <= min(a.shape[-2:]) and \
+        all(not isinstance(c, torch.Tensor) or _small(c) for c in args)
+
+
 def entries():
     """{aten overload: (decomposition, whether it applies to the arguments)}"""
     aten = torch.ops.aten
     return {
+        aten.geqrf.default: (geqrf, _qr_applies),
+        aten.linalg_householder_product.default: (householder_product, _reflectors_apply),
+        aten.ormqr.default: (ormqr, _reflectors_apply),
+        aten.linalg_qr.default: (linalg_qr, _qr_applies),
         aten.linalg_lu_factor_ex.default: (linalg_lu_factor_ex, _first_small),
         aten.linalg_lu.default: (linalg_lu, _first_small),
         aten.lu_unpack.default: (lu_unpack, _lu_unpack_applies),
