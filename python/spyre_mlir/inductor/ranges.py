@@ -140,5 +140,8 @@ def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
         # them, which ValueRanges does not unite; a boolean result is 0 or 1
         # whatever its range here.)
         if all(isinstance(c, ValueRanges) and not c.is_bool for c in choices):
-            return choices[0] | choices[1]
+            try:
+                return choices[0] | choices[1]
+            except AssertionError:  # an integer and a float range: no union
+                return r
     return r
