@@ -2,12 +2,7 @@
 compiler's own reason, strict mode's message), reviewed with every change.
 Written by `python test/python/opinfo_check.py --write-table f32.jsonl
 f16.jsonl` from full runs (`--dtype f32 --out f32.jsonl`, `--dtype f16 --out
-f16.jsonl`); test_opinfo.py fails when an unlisted op falls back.
-
-This table: fp32 from a full run at commit 6c80ae3 (669 ops: 450 on the card,
-219 fallbacks, 0 wrong, 0 errors); fp16 not yet measured in full (None: the
-test skips fp16). Ops moved to the card since then pass; the table must be
-regenerated before test_opinfo.py joins the default (CI) run."""
+f16.jsonl`); test_opinfo.py fails when an unlisted op falls back."""
 
 #: Ops the harness cannot compile for any backend: not an on-card question.
 NOT_APPLICABLE = {
@@ -16,49 +11,104 @@ NOT_APPLICABLE = {
     "to_sparse": "sparse tensors: torch.compile traces strided tensors",
 }
 
-FALLBACK = {'f16': None,
- 'f32': {'__getitem__': 'indirect indexing other than an embedding lookup',
-         '_segment_reduce.lengths': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
+FALLBACK = {'f16': {'_segment_reduce.lengths': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
          '_segment_reduce.offsets': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
-         '_unsafe_masked_index': 'masked loads (padding, concatenation)',
-         '_unsafe_masked_index_put_accumulate': "store with mode 'atomic_add'",
-         '_upsample_bilinear2d_aa': 'no lowering to a Spyre kernel: '
-                                    'aten._upsample_bilinear2d_aa.default',
-         'addbmm': 'no lowering to a Spyre kernel: aten.addbmm.default',
          'allclose': 'a Dynamo graph break',
          'argsort': 'no lowering to a Spyre kernel: aten.sort.stable',
          'argwhere': 'a Dynamo graph break',
-         'bernoulli': 'no lowering to a Spyre kernel: aten.randint.low_out',
-         'bucketize': 'no lowering to a Spyre kernel: aten.bucketize.Tensor',
          'byte': 'element type torch.uint8',
-         'cauchy': 'no lowering to a Spyre kernel: aten.randint.low_out',
-         'cdist': 'no lowering to a Spyre kernel: aten._cdist_forward.default',
          'cdouble': 'no lowering to a Spyre kernel: prims.convert_element_type.default',
          'cfloat': 'no lowering to a Spyre kernel: prims.convert_element_type.default',
          'chalf': 'no lowering to a Spyre kernel: prims.convert_element_type.default',
-         'cholesky': 'no lowering to a Spyre kernel: aten.cholesky.default',
-         'cholesky_inverse': 'no lowering to a Spyre kernel: aten.cholesky_inverse.default',
-         'cholesky_solve': 'no lowering to a Spyre kernel: aten.cholesky_solve.default',
          'combinations': 'a Dynamo graph break',
          'complex': 'no lowering to a Spyre kernel: aten.complex.default',
          'corrcoef': 'a Dynamo graph break',
          'cov': 'a Dynamo graph break',
-         'cross': 'index ModularIndexing(x1 + 1, 1, 3) is not linear in the loops',
          'double': 'element type torch.float64',
          'equal': 'a Dynamo graph break',
-         'exponential': 'no lowering to a Spyre kernel: aten.randint.low_out',
+         'float_power': 'element type torch.float64',
+         'frexp': "op 'frexp' with several results",
+         'grid_sampler_2d': 'SpyreFallbackError: aten.add.Tensor, aten.bitwise_and.Tensor, '
+                            'aten.div.Tensor_mode, aten.eq.Tensor, aten.expand.default, '
+                            'aten.floor.default, aten.full.default, aten.ge.Scalar, '
+                            'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
+                            'aten.remainder.Scalar, aten.reshape.default, aten.select.int, ate',
+         'grid_sampler_3d': 'no lowering to a Spyre kernel: aten.grid_sampler_3d.default',
+         'hash_tensor': 'no lowering to a Spyre kernel: aten.hash_tensor.default',
+         'histc': 'no lowering to a Spyre kernel: aten.histc.default',
+         'igamma': "op 'igamma'",
+         'igammac': "op 'igammac'",
+         'item': 'a Dynamo graph break',
+         'log_softmax.with_dtype': 'element type torch.float64',
+         'long': "int64 to_dtype may leave the card's int32 (values in [-oo, oo])",
+         'masked_select': 'a Dynamo graph break',
+         'matrix_exp': 'no lowering to a Spyre kernel: aten.linalg_matrix_exp.default',
+         'mode': 'no lowering to a Spyre kernel: aten.mode.default',
+         'msort': 'no lowering to a Spyre kernel: aten.sort.stable',
+         'multinomial': 'no lowering to a Spyre kernel: aten.multinomial.default',
+         'nextafter': 'nextafter steps through the bits of a float, which no vector instruction '
+                      'reachable from a generic body does (fp16 has one fraction bit more than the '
+                      "card's DLFloat16, too)",
+         'nn.functional.adaptive_avg_pool3d': 'no lowering to a Spyre kernel: '
+                                              'aten._adaptive_avg_pool3d.default',
+         'nn.functional.bilinear': 'no lowering to a Spyre kernel: aten._trilinear.default',
+         'nn.functional.embedding_bag': 'no lowering to a Spyre kernel: '
+                                        'aten._embedding_bag_forward_only.default',
+         'nn.functional.fractional_max_pool2d': "int64 to_dtype may leave the card's int32 (values "
+                                                'in [-oo, oo])',
+         'nn.functional.fractional_max_pool3d': "int64 to_dtype may leave the card's int32 (values "
+                                                'in [-oo, oo])',
+         'nn.functional.gaussian_nll_loss': 'a Dynamo graph break',
+         'nn.functional.grid_sample': 'SpyreFallbackError: aten.add.Tensor, '
+                                      'aten.bitwise_and.Tensor, aten.div.Tensor_mode, '
+                                      'aten.eq.Tensor, aten.expand.default, aten.floor.default, '
+                                      'aten.full.default, aten.ge.Scalar, '
+                                      'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
+                                      'aten.remainder.Scalar, aten.reshape.default, '
+                                      'aten.select.int, ate',
+         'nn.functional.linear_cross_entropy.chunked': 'no lowering to a Spyre kernel: '
+                                                       'torch_nn._linear_cross_entropy_batch_chunked.default',
+         'nn.functional.linear_cross_entropy.chunked_none': 'no lowering to a Spyre kernel: '
+                                                            'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
+         'nn.functional.softmin.with_dtype': 'element type torch.float64',
+         'nonzero': 'a Dynamo graph break',
+         'nonzero_static': 'no lowering to a Spyre kernel: aten.nonzero_static.default',
+         'resize_': 'a Dynamo graph break',
+         'resize_as_': 'a Dynamo graph break',
+         'short': 'element type torch.int16',
+         'softmax.with_dtype': 'element type torch.float64',
+         'sort': 'no lowering to a Spyre kernel: aten.sort.stable',
+         'tensor_split': 'a Dynamo graph break',
+         'to': 'element type torch.float64',
+         'unique': 'a Dynamo graph break',
+         'unique_consecutive': 'a Dynamo graph break',
+         'view_as_complex': 'no lowering to a Spyre kernel: aten.view_as_complex.default'},
+ 'f32': {'_segment_reduce.lengths': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
+         '_segment_reduce.offsets': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
+         '_upsample_bilinear2d_aa': 'no lowering to a Spyre kernel: '
+                                    'aten._upsample_bilinear2d_aa.default',
+         'allclose': 'a Dynamo graph break',
+         'argsort': 'no lowering to a Spyre kernel: aten.sort.stable',
+         'argwhere': 'a Dynamo graph break',
+         'byte': 'element type torch.uint8',
+         'cdouble': 'no lowering to a Spyre kernel: prims.convert_element_type.default',
+         'cfloat': 'no lowering to a Spyre kernel: prims.convert_element_type.default',
+         'chalf': 'no lowering to a Spyre kernel: prims.convert_element_type.default',
+         'combinations': 'a Dynamo graph break',
+         'complex': 'no lowering to a Spyre kernel: aten.complex.default',
+         'corrcoef': 'a Dynamo graph break',
+         'cov': 'a Dynamo graph break',
+         'double': 'element type torch.float64',
+         'equal': 'a Dynamo graph break',
          'fft.fft': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
          'fft.fft2': 'no lowering to a Spyre kernel: aten.copy_',
          'fft.fftn': 'no lowering to a Spyre kernel: aten.copy_',
-         'fft.fftshift': 'index x1 + 10*(ModularIndexing(x0 + 5, 1, 9)) is not linear in the loops',
          'fft.hfft': 'no lowering to a Spyre kernel: aten.copy_',
          'fft.hfft2': 'no lowering to a Spyre kernel: aten.copy_',
          'fft.hfftn': 'no lowering to a Spyre kernel: aten.copy_',
          'fft.ifft': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
          'fft.ifft2': 'no lowering to a Spyre kernel: aten.copy_',
          'fft.ifftn': 'no lowering to a Spyre kernel: aten.copy_',
-         'fft.ifftshift': 'index x1 + 10*(ModularIndexing(x0 + 4, 1, 9)) is not linear in the '
-                          'loops',
          'fft.ihfft': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
          'fft.ihfft2': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
          'fft.ihfftn': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
@@ -70,13 +120,11 @@ FALLBACK = {'f16': None,
          'fft.rfftn': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
          'float_power': 'element type torch.float64',
          'frexp': "op 'frexp' with several results",
-         'geometric': 'no lowering to a Spyre kernel: aten.randint.low_out',
-         'geqrf': 'no lowering to a Spyre kernel: aten.geqrf.default',
-         'grid_sampler_2d': 'aten.add.Tensor, aten.bitwise_and.Tensor, aten.div.Tensor_mode, '
-                            'aten.eq.Tensor, aten.expand.default, aten.floor.default, '
-                            'aten.full.default, aten.ge.Scalar, aten.logical_and.default, '
-                            'aten.lt.Scalar, aten.mul.Tensor, aten.remainder.Scalar, '
-                            'aten.reshape.default, aten.select.int, aten.unsqueeze.default,',
+         'grid_sampler_2d': 'SpyreFallbackError: aten.add.Tensor, aten.bitwise_and.Tensor, '
+                            'aten.div.Tensor_mode, aten.eq.Tensor, aten.expand.default, '
+                            'aten.floor.default, aten.full.default, aten.ge.Scalar, '
+                            'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
+                            'aten.remainder.Scalar, aten.reshape.default, aten.select.int, ate',
          'grid_sampler_3d': 'no lowering to a Spyre kernel: aten.grid_sampler_3d.default',
          'hash_tensor': 'no lowering to a Spyre kernel: aten.hash_tensor.default',
          'histc': 'no lowering to a Spyre kernel: aten.histc.default',
@@ -84,167 +132,67 @@ FALLBACK = {'f16': None,
          'histogramdd': 'no lowering to a Spyre kernel: aten._histogramdd_bin_edges.default',
          'igamma': "op 'igamma'",
          'igammac': "op 'igammac'",
-         'index_add': "store with mode 'atomic_add'",
-         'index_copy': 'indirect indexing other than an embedding lookup',
-         'index_fill': 'indirect indexing other than an embedding lookup',
-         'index_put': 'indirect indexing other than an embedding lookup',
-         'index_reduce.amax': 'no lowering to a Spyre kernel: aten.index_reduce.default',
-         'index_reduce.amin': 'no lowering to a Spyre kernel: aten.index_reduce.default',
-         'index_reduce.mean': "store with mode 'atomic_add'",
-         'index_reduce.prod': 'no lowering to a Spyre kernel: aten.index_reduce.default',
-         'index_select': 'indirect indexing other than an embedding lookup',
          'item': 'a Dynamo graph break',
-         'linalg.cholesky': 'no lowering to a Spyre kernel: aten.linalg_cholesky_ex.default',
-         'linalg.cholesky_ex': 'no lowering to a Spyre kernel: aten.linalg_cholesky_ex.default',
          'linalg.cond': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
-         'linalg.cross': 'index ModularIndexing(x1 + 1, 1, 3) is not linear in the loops',
-         'linalg.det': 'no lowering to a Spyre kernel: aten._linalg_det.default',
          'linalg.eig': 'no lowering to a Spyre kernel: aten.linalg_eig.default',
          'linalg.eigh': 'no lowering to a Spyre kernel: aten._linalg_eigh.default',
          'linalg.eigvals': 'no lowering to a Spyre kernel: aten.linalg_eig.default',
          'linalg.eigvalsh': 'no lowering to a Spyre kernel: aten._linalg_eigh.default',
-         'linalg.householder_product': 'no lowering to a Spyre kernel: '
-                                       'aten.linalg_householder_product.default',
-         'linalg.inv': 'no lowering to a Spyre kernel: aten.linalg_inv_ex.default',
-         'linalg.inv_ex': 'no lowering to a Spyre kernel: aten.linalg_inv_ex.default',
          'linalg.ldl_factor': 'no lowering to a Spyre kernel: aten.linalg_ldl_factor_ex.default',
          'linalg.ldl_factor_ex': 'no lowering to a Spyre kernel: aten.linalg_ldl_factor_ex.default',
          'linalg.ldl_solve': 'no lowering to a Spyre kernel: aten.linalg_ldl_solve.default',
          'linalg.lstsq': 'a Dynamo graph break',
          'linalg.lstsq.grad_oriented': 'a Dynamo graph break',
-         'linalg.lu': 'no lowering to a Spyre kernel: aten.linalg_lu.default',
-         'linalg.lu_factor': 'no lowering to a Spyre kernel: aten.linalg_lu_factor_ex.default',
-         'linalg.lu_factor_ex': 'no lowering to a Spyre kernel: aten.linalg_lu_factor_ex.default',
-         'linalg.lu_solve': 'no lowering to a Spyre kernel: aten.linalg_lu_solve.default',
-         'linalg.matrix_power': 'element type torch.uint8',
          'linalg.matrix_rank': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
          'linalg.matrix_rank.hermitian': 'no lowering to a Spyre kernel: aten._linalg_eigh.default',
          'linalg.pinv': 'no lowering to a Spyre kernel: aten.linalg_pinv.atol_rtol_tensor',
          'linalg.pinv.hermitian': 'no lowering to a Spyre kernel: '
                                   'aten.linalg_pinv.atol_rtol_tensor',
          'linalg.pinv.singular': 'no lowering to a Spyre kernel: aten.linalg_pinv.atol_rtol_tensor',
-         'linalg.qr': 'no lowering to a Spyre kernel: aten.linalg_qr.default',
-         'linalg.slogdet': 'no lowering to a Spyre kernel: aten._linalg_slogdet.default',
-         'linalg.solve': 'no lowering to a Spyre kernel: aten._linalg_solve_ex.default',
-         'linalg.solve_ex': 'no lowering to a Spyre kernel: aten._linalg_solve_ex.default',
-         'linalg.solve_triangular': 'no lowering to a Spyre kernel: '
-                                    'aten.linalg_solve_triangular.default',
          'linalg.svd': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
          'linalg.svdvals': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
-         'linalg.tensorinv': 'no lowering to a Spyre kernel: aten.linalg_inv_ex.default',
-         'linalg.tensorsolve': 'no lowering to a Spyre kernel: aten._linalg_solve_ex.default',
-         'log_normal': 'no lowering to a Spyre kernel: aten.randint.low_out',
          'log_softmax.with_dtype': 'element type torch.float64',
-         'logdet': 'no lowering to a Spyre kernel: aten._linalg_slogdet.default',
          'long': "int64 to_dtype may leave the card's int32 (values in [-oo, oo])",
-         'lu': 'no lowering to a Spyre kernel: aten.linalg_lu_factor_ex.default',
-         'lu_solve': 'no lowering to a Spyre kernel: aten.linalg_lu_solve.default',
-         'lu_unpack': 'no lowering to a Spyre kernel: aten.lu_unpack.default',
-         'masked_scatter': 'no lowering to a Spyre kernel: aten.masked_scatter.default',
          'masked_select': 'a Dynamo graph break',
          'matrix_exp': 'no lowering to a Spyre kernel: aten.linalg_matrix_exp.default',
-         'max_pool2d_with_indices_backward': 'no lowering to a Spyre kernel: '
-                                             'aten.scatter_reduce_.two',
          'mode': 'no lowering to a Spyre kernel: aten.mode.default',
          'msort': 'no lowering to a Spyre kernel: aten.sort.stable',
          'multinomial': 'no lowering to a Spyre kernel: aten.multinomial.default',
          'nextafter': 'nextafter steps through the bits of a float, which no vector instruction '
                       'reachable from a generic body does (fp16 has one fraction bit more than the '
                       "card's DLFloat16, too)",
-         'nn.functional.adaptive_avg_pool2d': 'masked loads (padding, concatenation)',
          'nn.functional.adaptive_avg_pool3d': 'no lowering to a Spyre kernel: '
                                               'aten._adaptive_avg_pool3d.default',
-         'nn.functional.adaptive_max_pool1d': 'masked loads (padding, concatenation)',
-         'nn.functional.adaptive_max_pool2d': 'masked loads (padding, concatenation)',
-         'nn.functional.avg_pool2d': 'masked loads (padding, concatenation)',
          'nn.functional.bilinear': 'no lowering to a Spyre kernel: aten._trilinear.default',
-         'nn.functional.conv1d': 'no lowering to a Spyre kernel: aten.convolution.default',
-         'nn.functional.conv3d': 'no lowering to a Spyre kernel: aten.convolution.default',
-         'nn.functional.conv_transpose1d': 'no lowering to a Spyre kernel: '
-                                           'aten.convolution.default',
-         'nn.functional.conv_transpose2d': 'no lowering to a Spyre kernel: '
-                                           'aten.convolution.default',
-         'nn.functional.conv_transpose3d': 'no lowering to a Spyre kernel: '
-                                           'aten.convolution.default',
          'nn.functional.ctc_loss': 'a Dynamo graph break',
-         'nn.functional.embedding': 'indirect indexing other than an embedding lookup',
          'nn.functional.embedding_bag': 'no lowering to a Spyre kernel: '
                                         'aten._embedding_bag_forward_only.default',
-         'nn.functional.fractional_max_pool2d': 'no lowering to a Spyre kernel: '
-                                                'aten.randint.low_out',
-         'nn.functional.fractional_max_pool3d': 'no lowering to a Spyre kernel: '
-                                                'aten.randint.low_out',
+         'nn.functional.fractional_max_pool2d': "int64 to_dtype may leave the card's int32 (values "
+                                                'in [-oo, oo])',
+         'nn.functional.fractional_max_pool3d': "int64 to_dtype may leave the card's int32 (values "
+                                                'in [-oo, oo])',
          'nn.functional.gaussian_nll_loss': 'a Dynamo graph break',
-         'nn.functional.grid_sample': 'aten.add.Tensor, aten.bitwise_and.Tensor, '
-                                      'aten.div.Tensor_mode, aten.eq.Tensor, aten.expand.default, '
-                                      'aten.floor.default, aten.full.default, aten.ge.Scalar, '
+         'nn.functional.grid_sample': 'SpyreFallbackError: aten.add.Tensor, '
+                                      'aten.bitwise_and.Tensor, aten.div.Tensor_mode, '
+                                      'aten.eq.Tensor, aten.expand.default, aten.floor.default, '
+                                      'aten.full.default, aten.ge.Scalar, '
                                       'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
                                       'aten.remainder.Scalar, aten.reshape.default, '
-                                      'aten.select.int, aten.unsqueeze.default,',
-         'nn.functional.interpolate.area': 'masked loads (padding, concatenation)',
-         'nn.functional.interpolate.bicubic': 'indirect indexing other than an em',
-         'nn.functional.interpolate.bilinear': 'indirect indexing other than an embedding lookup',
-         'nn.functional.interpolate.linear': 'indirect indexing other than an embedding lookup',
-         'nn.functional.interpolate.nearest': 'indirect indexing other than an embedding lookup',
-         'nn.functional.interpolate.nearest-exact': 'indirect indexing other than an embedding '
-                                                    'lookup',
-         'nn.functional.interpolate.trilinear': 'indirect indexing other than an embedding lookup',
+                                      'aten.select.int, ate',
          'nn.functional.linear_cross_entropy.chunked': 'no lowering to a Spyre kernel: '
                                                        'torch_nn._linear_cross_entropy_batch_chunked.default',
          'nn.functional.linear_cross_entropy.chunked_none': 'no lowering to a Spyre kernel: '
                                                             'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
-         'nn.functional.max_pool1d': "int64 index_expr may leave the card's int32 (values in [0, "
-                                     'int_oo])',
-         'nn.functional.max_pool2d': 'masked loads (padding, concatenation)',
-         'nn.functional.max_pool3d': 'masked loads (padding, concatenation)',
-         'nn.functional.max_unpool1d': "int64 mul may leave the card's int32 (values in "
-                                       '[-3221225472, 3221225469])',
-         'nn.functional.max_unpool1d.grad': "int64 mul may leave the card's int32 (values in "
-                                            '[-3221225472, 3221225469])',
-         'nn.functional.max_unpool2d': "int64 mul may leave the card's int32 (values in "
-                                       '[-19327352832, 19327352814])',
-         'nn.functional.max_unpool2d.grad': "int64 mul may leave the card's int32 (values in "
-                                            '[-19327352832, 19327352814])',
-         'nn.functional.max_unpool3d': "int64 mul may leave the card's int32 (values in "
-                                       '[-96636764160, 96636764070])',
-         'nn.functional.max_unpool3d.grad': "int64 mul may leave the card's int32 (values in "
-                                            '[-96636764160, 96636764070])',
-         'nn.functional.pad.reflect': 'index 2 - Abs(Abs(x0 - 1) - 2) is not linear in the loops',
-         'nn.functional.pad.replicate': 'index Min(2, Max(0, x0 - 1)) is not linear in the loops',
-         'nn.functional.pad.replicate_negative': 'index 16*x0 + 4*Min(3, x1) + Min(3, x2 + 4) is '
-                                                 'not linear in the loops',
          'nn.functional.pdist': 'no lowering to a Spyre kernel: aten._pdist_forward.default',
-         'nn.functional.rrelu': 'no lowering to a Spyre kernel: aten.uniform.default',
          'nn.functional.softmin.with_dtype': 'element type torch.float64',
-         'nn.functional.upsample_bilinear': 'indirect indexing other than an embedding lookup',
-         'nn.functional.upsample_nearest': 'indirect indexing other than an embedding lookup',
          'nonzero': 'a Dynamo graph break',
          'nonzero_static': 'no lowering to a Spyre kernel: aten.nonzero_static.default',
          'norm.nuc': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
-         'normal': 'no lowering to a Spyre kernel: prims.normal.default',
-         'normal.in_place': 'no lowering to a Spyre kernel: aten.normal_functional.default',
-         'normal.number_mean': 'no lowering to a Spyre kernel: prims.normal.default',
-         'ormqr': 'no lowering to a Spyre kernel: aten.ormqr.default',
-         'pca_lowrank': 'no lowering to a Spyre kernel: aten.randint.low_out',
+         'pca_lowrank': 'no lowering to a Spyre kernel: aten.linalg_qr.default',
          'pinverse': 'no lowering to a Spyre kernel: aten.linalg_pinv.atol_rtol_tensor',
          'polar': 'no lowering to a Spyre kernel: aten.polar.default',
-         'put': "store with mode 'atomic_add'",
-         'qr': 'no lowering to a Spyre kernel: aten.linalg_qr.default',
-         'rand_like': 'no lowering to a Spyre kernel: aten.randint.low_out',
-         'randint': 'no lowering to a Spyre kernel: aten.randint.low_out',
-         'randint_like': 'no lowering to a Spyre kernel: aten.randint.low_out',
-         'randn': 'no lowering to a Spyre kernel: aten.randint.low_out',
-         'randn_like': 'no lowering to a Spyre kernel: aten.randint.low_out',
          'resize_': 'a Dynamo graph break',
          'resize_as_': 'a Dynamo graph break',
-         'scatter': 'index 5*indirect0 + x1 is not linear in the loops',
-         'scatter_add': 'no lowering to a Spyre kernel: aten.scatter_reduce_.two',
-         'scatter_reduce.amax': 'no lowering to a Spyre kernel: aten.scatter_reduce_.two',
-         'scatter_reduce.amin': 'no lowering to a Spyre kernel: aten.scatter_reduce_.two',
-         'scatter_reduce.mean': 'no lowering to a Spyre kernel: aten.scatter_reduce_.two',
-         'scatter_reduce.prod': 'no lowering to a Spyre kernel: aten.scatter_reduce_.two',
-         'scatter_reduce.sum': 'no lowering to a Spyre kernel: aten.scatter_reduce_.two',
-         'searchsorted': 'no lowering to a Spyre kernel: aten.searchsorted.Tensor',
          'short': 'element type torch.int16',
          'softmax.with_dtype': 'element type torch.float64',
          'sort': 'no lowering to a Spyre kernel: aten.sort.stable',
@@ -263,11 +211,9 @@ FALLBACK = {'f16': None,
          'special.shifted_chebyshev_polynomial_w': "op 'shifted_chebyshev_polynomial_w'",
          'stft': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
          'svd': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
-         'svd_lowrank': 'no lowering to a Spyre kernel: aten.randint.low_out',
+         'svd_lowrank': 'no lowering to a Spyre kernel: aten.linalg_qr.default',
          'tensor_split': 'a Dynamo graph break',
          'to': 'element type torch.float64',
-         'triangular_solve': 'no lowering to a Spyre kernel: aten.triangular_solve.default',
-         'uniform': 'no lowering to a Spyre kernel: aten.uniform.default',
          'unique': 'a Dynamo graph break',
          'unique_consecutive': 'a Dynamo graph break',
          'view_as_complex': 'no lowering to a Spyre kernel: aten.view_as_complex.default'}}

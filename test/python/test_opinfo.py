@@ -18,11 +18,6 @@ from opinfo_expected import FALLBACK, NOT_APPLICABLE
 
 DTYPES = {"f32": torch.float32, "f16": torch.float16}
 
-# Opt-in (-m slow) until opinfo_expected.py is regenerated from full runs of
-# the current compiler in both dtypes (see that file).
-pytestmark = pytest.mark.slow
-
-
 def _cases():
     for key, dtype in DTYPES.items():
         for op in op_db:
