@@ -155,3 +155,18 @@ def test_where_between_booleans_and_between_int64_constants():
     run(lambda a, b: torch.where(a > b, a > 0, ~(b > 0)), a, b)
     index = torch.tensor([[0, 3, 1], [2, 2, 0]])
     run(lambda i, a: torch.where(i > 0, i, 7) + a.shape[0], index, a)
+
+
+@pytest.mark.parametrize("reduce", ["max", "min", "sum", "mean", "prod"])
+@pytest.mark.parametrize("initial", [None, 2.0])
+def test_segment_reduce_with_empty_segments(reduce, initial):
+    data = values(torch.float32, 5, 3)
+    lengths, offsets = torch.tensor([2, 0, 3, 0]), torch.tensor([0, 2, 2, 5, 5])
+    run(lambda d, n: torch.segment_reduce(d, reduce, lengths=n, initial=initial), data, lengths)
+    run(lambda d, o: torch.segment_reduce(d, reduce, offsets=o, initial=initial), data, offsets)
+
+
+def test_bilinear_on_the_vector_unit():
+    x1, x2 = values(torch.float32, 4, 3), values(torch.float32, 4, 6, seed=1)
+    weight, bias = values(torch.float32, 5, 3, 6, seed=2), values(torch.float32, 5, seed=3)
+    run(lambda a, b, w, c: torch.nn.functional.bilinear(a, b, w, c), x1, x2, weight, bias)

@@ -396,6 +396,30 @@ def _unsafe_masked_index_applies(self, mask, indices, fill):
     return _index_fits(self, indices)
 
 
+def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """nn.functional.bilinear's kernel by its definition: the three operands
+    broadcast against each other, multiplied and summed over `sumdim`, on
+    the vector unit in f32 (a matrix product would round to DLFloat16)."""
+    def expanded(x, dims):
+        for d in sorted(dims):
+            x = x.unsqueeze(d)
+        return x
+    product = expanded(i1, expand1) * expanded(i2, expand2) * expanded(i3, expand3)
+    return product.sum(list(sumdim)) if sumdim else product
+
+
+def _trilinear_applies(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    shapes = [list(x.shape) for x in (i1, i2, i3)]
+    for shape, dims in zip(shapes, (expand1, expand2, expand3)):
+        for d in sorted(dims):
+            shape.insert(d, 1)
+    try:
+        size = math.prod(torch.broadcast_shapes(*shapes))
+    except RuntimeError:
+        return False
+    return i1.is_floating_point() and size <= MAX_PICK_COMPARISONS
+
+
 def install() -> None:
     from torch._inductor import decomposition
 
@@ -457,7 +481,8 @@ def install() -> None:
             (aten._cdist_forward.default, cdist, _cdist_applies),
             (aten.embedding.default, embedding, _embedding_applies),
             (aten._unsafe_masked_index.default, unsafe_masked_index,
-             _unsafe_masked_index_applies)):
+             _unsafe_masked_index_applies),
+            (aten._trilinear.default, trilinear, _trilinear_applies)):
         entries[op] = wrap(ours, decomposition.decompositions.get(op),
                            applies or (lambda *args, **kwargs: True))
     # Scans and sorts as masked reductions over n x n squares (scans.py).

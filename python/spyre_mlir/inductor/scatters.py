@@ -297,6 +297,56 @@ def _max_unpool_applies(self, indices, output_size, *stride_padding):
         indices.numel() * math.prod(output_size) <= MAX_COMPARISONS
 
 
+# --------------------------------------------------------------------------
+# segment_reduce: consecutive segments of the first dimension, given by their
+# lengths or offsets, each reduced. Segment s holds positions [start_s,
+# end_s); the bounds are partial sums of the lengths, computed in f32: exact,
+# since valid lengths sum to the dimension's size (eager checks that), far
+# below 2^24.
+
+_SEGMENT_REDUCE = {"max": "amax", "min": "amin", "sum": "sum", "prod": "prod", "mean": "sum"}
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    if lengths is not None:
+        ends = torch.cumsum(lengths.to(torch.float32), 0)
+        starts, counts = ends - lengths.to(torch.float32), lengths
+    else:
+        bounds = offsets.to(torch.float32)
+        starts, ends = bounds[:-1], bounds[1:]
+        counts = offsets[1:] - offsets[:-1]
+    n = data.shape[0]
+    positions = torch.arange(n, dtype=torch.float32, device=data.device)
+    member = (starts.unsqueeze(-1) <= positions) & (positions < ends.unsqueeze(-1))  # (S, N)
+    member = member.reshape(*member.shape, *([1] * (data.dim() - 1)))
+    kind = _SEGMENT_REDUCE[reduce]
+    chosen = torch.where(member, data.unsqueeze(0), _identity(kind, data.dtype))
+    if kind == "sum":
+        out = chosen.sum(1)
+    elif kind == "prod":
+        out = chosen.prod(1)
+    else:
+        out = chosen.amax(1) if kind == "amax" else chosen.amin(1)
+    if initial is not None:
+        out = {"amax": torch.maximum, "amin": torch.minimum, "sum": torch.add,
+               "prod": torch.mul}[kind](out, torch.tensor(initial, dtype=out.dtype,
+                                                          device=out.device))
+    if reduce == "mean":
+        count = counts.to(out.dtype).reshape(-1, *([1] * (data.dim() - 1)))
+        mean = out / count
+        out = mean if initial is None else torch.where(count == 0, out, mean)
+    return out
+
+
+def _segment_reduce_applies(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+                            unsafe=False, initial=None):
+    bounds = lengths if lengths is not None else offsets
+    return bounds is not None and indices is None and axis == 0 and bounds.dim() == 1 and \
+        data.is_floating_point() and data.dim() >= 1 and reduce in _SEGMENT_REDUCE and \
+        bounds.numel() * data.numel() <= MAX_COMPARISONS and data.shape[0] < (1 << 24)
+
+
 def entries():
     """{aten overload: (decomposition, whether it applies to the arguments)}"""
     aten = torch.ops.aten
@@ -312,4 +362,5 @@ def entries():
         aten.masked_scatter.default: (masked_scatter, _masked_scatter_applies),
         aten.max_unpool2d.default: (max_unpool, _max_unpool_applies),
         aten.max_unpool3d.default: (max_unpool, _max_unpool_applies),
+        aten.segment_reduce.default: (segment_reduce, _segment_reduce_applies),
     }
