@@ -8,20 +8,12 @@ as in eager; matrices beyond MAX_ORDER run on the CPU, counted."""
 import pytest
 import torch
 
-from spyre_mlir.inductor import counters, linalg
+from eager_compare import compiled_and_eager
+from spyre_mlir.inductor import linalg
 
 
 def run(fn, *args, on_card=True, atol=1e-4):
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        actual = torch.compile(fn, backend="spyre")(*args)
-        expected = fn(*args)
-    if on_card:
-        assert dict(counters.fallbacks) == {}
-        assert counters.kernels_run > 0
-    else:
-        assert sum(counters.fallbacks.values()) > 0
+    actual, expected = compiled_and_eager(fn, *args, on_card=on_card)
     torch.testing.assert_close(actual, expected, atol=atol, rtol=1e-4, equal_nan=True)
     return actual
 

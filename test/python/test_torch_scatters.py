@@ -10,22 +10,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from spyre_mlir.inductor import counters, scatters
+from eager_compare import compiled_and_eager
+from spyre_mlir.inductor import scatters
 from test_torch_ops import tolerance
 from test_torch_scans_sorts import as_card_holds
 
 
 def run(fn, *args, on_card=True):
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        actual = torch.compile(fn, backend="spyre")(*args)
-        expected = fn(*[as_card_holds(a) if isinstance(a, torch.Tensor) else a for a in args])
-    if on_card:
-        assert dict(counters.fallbacks) == {}
-        assert counters.kernels_run > 0
-    else:
-        assert sum(counters.fallbacks.values()) > 0
+    eager_args = [as_card_holds(a) if isinstance(a, torch.Tensor) else a for a in args]
+    actual, expected = compiled_and_eager(fn, *args, on_card=on_card, eager_args=eager_args)
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
     if expected.is_floating_point():
         torch.testing.assert_close(actual, expected, equal_nan=True,
@@ -139,13 +132,7 @@ def test_max_unpool_round_trip():
 def test_scatter_beyond_the_budget_runs_on_the_cpu_counted(monkeypatch):
     monkeypatch.setattr(scatters, "MAX_COMPARISONS", 8)
     self, src = values(torch.float32, 3, 6), values(torch.float32, 3, 4, seed=1)
-    torch._dynamo.reset()
-    counters.reset()
-    fn = lambda s, i, x: s.scatter_add(1, i, x)  # noqa: E731
-    with torch.no_grad():
-        actual = torch.compile(fn, backend="spyre")(self, INDEX, src)
-    assert sum(counters.fallbacks.values()) > 0
-    torch.testing.assert_close(actual, fn(self, INDEX, src))
+    run(lambda s, i, x: s.scatter_add(1, i, x), self, INDEX, src, on_card=False)
 
 
 def test_where_between_booleans_and_between_int64_constants():

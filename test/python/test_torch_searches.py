@@ -8,19 +8,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from eager_compare import compiled_and_eager
 from spyre_mlir.inductor import counters, searches
 
 
 def run(fn, *args, on_card=True, **close):
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        actual = torch.compile(fn, backend="spyre")(*args)
-        expected = fn(*args)
-    if on_card:
-        assert dict(counters.fallbacks) == {}
-    else:
-        assert sum(counters.fallbacks.values()) > 0
+    actual, expected = compiled_and_eager(fn, *args, on_card=on_card)
     torch.testing.assert_close(actual, expected, equal_nan=True, **close)
 
 
