@@ -101,3 +101,12 @@ def test_large_windows_stay_on_the_cpu():
     out = torch.compile(fn, backend="spyre")(x)
     assert all(torch.equal(a, e) for a, e in zip(out, fn(x)))
     assert counters.fallbacks
+
+
+@pytest.mark.parametrize("output_size", [(5, 7, 4), (1, 1, 1), (3, 2, 8)])
+def test_adaptive_avg_pool3d_windows_overlap_as_eager(output_size):
+    from eager_compare import compiled_and_eager
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 8, 6, 7)
+    actual, expected = compiled_and_eager(lambda x: F.adaptive_avg_pool3d(x, output_size), x)
+    torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)

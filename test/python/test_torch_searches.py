@@ -68,3 +68,15 @@ def test_normal_in_place_draws_on_the_card():
     out = torch.compile(lambda x: x.normal_(3.0, 0.5), backend="spyre")(torch.empty(64, 64))
     assert dict(counters.fallbacks) == {} and counters.kernels_run > 0
     assert abs(out.mean().item() - 3.0) < 0.05 and abs(out.std().item() - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_histc_edges_as_eager(dtype):
+    # Values on and beyond the edges, and NaN (not counted). 16-bit inputs
+    # run on the CPU, counted (searches._histc_applies).
+    on_card = dtype == torch.float32
+    x = torch.tensor([0.0, 1.0, 2.5, 9.999, 10.0, 10.5, -0.5, 5.0, math.nan, 3.3333]).to(dtype)
+    run(lambda x: torch.histc(x, bins=3, min=0, max=10), x, on_card=on_card, rtol=0, atol=0)
+    torch.manual_seed(0)
+    run(lambda x: torch.histc(x, bins=100, min=-2, max=2), torch.randn(1000).to(dtype),
+        on_card=on_card, rtol=0, atol=0)

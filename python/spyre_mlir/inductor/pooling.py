@@ -118,10 +118,35 @@ def _applies(n_dim):
     return applies
 
 
+# --------------------------------------------------------------------------
+# Adaptive average pooling in 3-d (Inductor calls the CPU kernel): output
+# position i of a dimension averages input positions [floor(i * n / m),
+# ceil((i + 1) * n / m)), known when compiling; the box is averaged one
+# dimension at a time, each window a slice's mean on the vector unit.
+
+
+def _adaptive_means(x, dim, out_size):
+    n = x.shape[dim]
+    windows = [(i * n // out_size, -(-(i + 1) * n // out_size)) for i in range(out_size)]
+    return torch.cat([x.narrow(dim, lo, hi - lo).mean(dim, keepdim=True) for lo, hi in windows],
+                     dim)
+
+
+def adaptive_avg_pool3d(x, output_size):
+    for k, size in enumerate(output_size):
+        x = _adaptive_means(x, x.dim() - 3 + k, size)
+    return x
+
+
+def _adaptive_applies(x, output_size):
+    return x.is_floating_point() and sum(output_size) <= MAX_WINDOW
+
+
 def entries():
     """{aten overload: (decomposition, whether it applies to the arguments)}"""
     aten = torch.ops.aten
     return {
+        aten._adaptive_avg_pool3d.default: (adaptive_avg_pool3d, _adaptive_applies),
         aten.max_pool2d_with_indices.default: (max_pool2d_with_indices, _applies(2)),
         aten.max_pool3d_with_indices.default: (max_pool3d_with_indices, _applies(3)),
     }
