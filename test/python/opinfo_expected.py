@@ -11,9 +11,7 @@ NOT_APPLICABLE = {
     "to_sparse": "sparse tensors: torch.compile traces strided tensors",
 }
 
-FALLBACK = {'f16': {'_segment_reduce.lengths': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
-         '_segment_reduce.offsets': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
-         'allclose': 'a Dynamo graph break',
+FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
          'argsort': 'no lowering to a Spyre kernel: aten.sort.stable',
          'argwhere': 'a Dynamo graph break',
          'byte': 'element type torch.uint8',
@@ -49,9 +47,6 @@ FALLBACK = {'f16': {'_segment_reduce.lengths': 'no lowering to a Spyre kernel: a
          'nextafter': 'nextafter steps through the bits of a float, which no vector instruction '
                       'reachable from a generic body does (fp16 has one fraction bit more than the '
                       "card's DLFloat16, too)",
-         'nn.functional.adaptive_avg_pool3d': 'no lowering to a Spyre kernel: '
-                                              'aten._adaptive_avg_pool3d.default',
-         'nn.functional.bilinear': 'no lowering to a Spyre kernel: aten._trilinear.default',
          'nn.functional.embedding_bag': 'no lowering to a Spyre kernel: '
                                         'aten._embedding_bag_forward_only.default',
          'nn.functional.fractional_max_pool2d': "int64 to_dtype may leave the card's int32 (values "
@@ -83,9 +78,7 @@ FALLBACK = {'f16': {'_segment_reduce.lengths': 'no lowering to a Spyre kernel: a
          'unique': 'a Dynamo graph break',
          'unique_consecutive': 'a Dynamo graph break',
          'view_as_complex': 'no lowering to a Spyre kernel: aten.view_as_complex.default'},
- 'f32': {'_segment_reduce.lengths': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
-         '_segment_reduce.offsets': 'no lowering to a Spyre kernel: aten.segment_reduce.default',
-         '_upsample_bilinear2d_aa': 'no lowering to a Spyre kernel: '
+ 'f32': {'_upsample_bilinear2d_aa': 'no lowering to a Spyre kernel: '
                                     'aten._upsample_bilinear2d_aa.default',
          'allclose': 'a Dynamo graph break',
          'argsort': 'no lowering to a Spyre kernel: aten.sort.stable',
@@ -127,7 +120,6 @@ FALLBACK = {'f16': {'_segment_reduce.lengths': 'no lowering to a Spyre kernel: a
                             'aten.remainder.Scalar, aten.reshape.default, aten.select.int, ate',
          'grid_sampler_3d': 'no lowering to a Spyre kernel: aten.grid_sampler_3d.default',
          'hash_tensor': 'no lowering to a Spyre kernel: aten.hash_tensor.default',
-         'histc': 'no lowering to a Spyre kernel: aten.histc.default',
          'histogram': 'no lowering to a Spyre kernel: aten.histogram.bin_ct',
          'histogramdd': 'no lowering to a Spyre kernel: aten._histogramdd_bin_edges.default',
          'igamma': "op 'igamma'",
@@ -161,9 +153,6 @@ FALLBACK = {'f16': {'_segment_reduce.lengths': 'no lowering to a Spyre kernel: a
          'nextafter': 'nextafter steps through the bits of a float, which no vector instruction '
                       'reachable from a generic body does (fp16 has one fraction bit more than the '
                       "card's DLFloat16, too)",
-         'nn.functional.adaptive_avg_pool3d': 'no lowering to a Spyre kernel: '
-                                              'aten._adaptive_avg_pool3d.default',
-         'nn.functional.bilinear': 'no lowering to a Spyre kernel: aten._trilinear.default',
          'nn.functional.ctc_loss': 'a Dynamo graph break',
          'nn.functional.embedding_bag': 'no lowering to a Spyre kernel: '
                                         'aten._embedding_bag_forward_only.default',
