@@ -12,19 +12,9 @@ import torch
 import torch.nn.functional as F
 
 from spyre_mlir.inductor import counters, pooling
-from test_torch_scans_sorts import as_card_holds
+from test_torch_scans_sorts import as_card_holds, compiled
 
 NAN, INF = math.nan, math.inf
-
-
-def compiled(fn, *args):
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        out = torch.compile(fn, backend="spyre")(*args)
-    assert dict(counters.fallbacks) == {}
-    assert counters.kernels_run > 0
-    return out
 
 
 def check(fn, x):
