@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from . import linalg, scans, scatters, searches, state
 from . import pooling
+from .picks import pick_last
 
 aten = torch.ops.aten
 
@@ -205,33 +206,6 @@ def transformer_encoder_layer(src, embed_dim, num_heads, qkv_weight, qkv_bias, p
 MAX_PICK_COMPARISONS = 1 << 24
 
 
-def _pick_last(values, indices, sizes):
-    """values[..., p] along the last dimension of `values` (broadcasting the
-    others with the indices'), at the position p whose coordinates are
-    `indices` when that dimension flattens dimensions of `sizes`. Indices are
-    compared with each position's coordinates, never multiplied: int64
-    indices may be beyond what the card's int32 holds once scaled."""
-    total = values.shape[-1]
-    positions = torch.arange(total, device=values.device)
-    onehot, stride = None, total
-    for i, size in zip(indices, sizes):
-        stride //= size
-        coordinate = positions // stride if stride > 1 else positions
-        coordinate = coordinate % size if size * stride < total else coordinate
-        match = torch.where(i < 0, i + size, i).unsqueeze(-1) == coordinate
-        onehot = match if onehot is None else onehot & match
-    if values.dtype == torch.bool:
-        return (onehot & values).any(-1)
-    if values.is_floating_point():
-        zero = torch.zeros((), dtype=values.dtype, device=values.device)
-        return torch.where(onehot, values, zero).sum(-1)
-    # A maximum rather than a sum for integers: the card sums in f32, which
-    # need not hold a sum of large integers exactly (one term is nonzero, but
-    # nothing tells the card's range checks so).
-    lowest = torch.iinfo(torch.int32).min
-    return torch.where(onehot, values, lowest).amax(-1)
-
-
 def gather(self, dim, index, sparse_grad=False):
     dim = dim % self.dim()
     # The other dimensions of the result are those of the index.
@@ -239,7 +213,7 @@ def gather(self, dim, index, sparse_grad=False):
     for d in range(self.dim()):
         if d != dim and index.shape[d] != self.shape[d]:
             source = source.narrow(d, 0, index.shape[d])
-    picked = _pick_last(source.movedim(dim, -1).unsqueeze(-2), [index.movedim(dim, -1)],
+    picked = pick_last(source.movedim(dim, -1).unsqueeze(-2), [index.movedim(dim, -1)],
                         [self.shape[dim]])
     return picked.movedim(-1, dim)
 
@@ -262,7 +236,7 @@ def index(self, indices):
     values = values.reshape(*before, *([1] * len(shape)), *after, values.shape[-1])
     tensors = [i.expand(shape).reshape(*([1] * len(before)), *shape, *([1] * len(after)))
                for i in tensors]
-    return _pick_last(values, tensors, sizes)
+    return pick_last(values, tensors, sizes)
 
 
 def _index_applies(self, indices):

@@ -23,6 +23,8 @@ import math
 
 import torch
 
+from .picks import position_matches
+
 #: Index-by-position comparisons beyond which the CPU is the better place.
 MAX_COMPARISONS = 1 << 24
 
@@ -167,22 +169,6 @@ def _scatter_applies(self, dim, index, src, *args, **kwargs):
 # indices, which could leave the card's int32).
 
 
-def _flat_onehot(tensors, sizes, shape):
-    """(K, P): index k (of the broadcast shape, flattened) names flattened
-    position p of the dimensions `sizes`."""
-    total = math.prod(sizes)
-    positions = torch.arange(total, device=tensors[0].device)
-    onehot, stride = None, total
-    for i, size in zip(tensors, sizes):
-        stride //= size
-        coordinate = positions // stride if stride > 1 else positions
-        coordinate = coordinate % size if size * stride < total else coordinate
-        i = torch.where(i < 0, i + size, i).expand(shape).reshape(-1, 1)
-        match = i == coordinate
-        onehot = match if onehot is None else onehot & match
-    return onehot
-
-
 def _index_put(self, indices, values, reduce, include_self=True):
     first = next(d for d, i in enumerate(indices) if i is not None)
     tensors = [i for i in indices if i is not None]
@@ -192,7 +178,8 @@ def _index_put(self, indices, values, reduce, include_self=True):
     k = math.prod(shape)
     if k == 0:
         return self.clone()
-    onehot = _flat_onehot(tensors, sizes, shape)  # (K, P)
+    # (K, P): index k of the broadcast shape names position p.
+    onehot = position_matches([i.expand(shape).reshape(-1) for i in tensors], sizes)
     flat = self.reshape(*before, math.prod(sizes), *after).movedim(len(before), -1)
     values = values.to(self.dtype).expand(*before, *shape, *after)
     values = values.reshape(*before, k, *after).movedim(len(before), -1)

@@ -17,20 +17,10 @@ import math
 
 import torch
 
+from .picks import pick_last
+
 #: Comparisons per step beyond which the CPU's search is the better place.
 MAX_COMPARISONS = 1 << 22
-
-
-def _read_at(sequence, positions):
-    """sequence[..., positions[..., k]] for sequence (..., n) and positions
-    (..., k) in [0, n): one chosen term per sum (exact)."""
-    n = sequence.shape[-1]
-    chosen = torch.arange(n, dtype=torch.int32, device=sequence.device) == \
-        positions.unsqueeze(-1)
-    if sequence.is_floating_point():
-        return torch.where(chosen, sequence.unsqueeze(-2), 0).sum(-1, dtype=sequence.dtype)
-    lowest = torch.iinfo(torch.int32).min
-    return torch.where(chosen, sequence.unsqueeze(-2), lowest).amax(-1)
 
 
 def _search(sequence, values, right):
@@ -42,7 +32,7 @@ def _search(sequence, values, right):
     for _ in range(math.ceil(math.log2(n + 1))):
         active = start < end
         mid = start + torch.div(end - start, 2, rounding_mode="floor")
-        at_mid = _read_at(sequence, torch.where(active, mid, 0))
+        at_mid = pick_last(sequence.unsqueeze(-2), [torch.where(active, mid, 0)], [n])
         # lower_bound: go right unless sequence[mid] >= value; upper_bound:
         # unless sequence[mid] > value (NaN compares false: go right).
         go_right = ~(at_mid > values) if right else ~(at_mid >= values)
