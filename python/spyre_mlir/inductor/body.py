@@ -8,7 +8,7 @@ import math as pymath
 
 from ..dialects import arith, math, spyre
 from ..ir import AffineMap, F32Type, IntegerType, Type, Value
-from . import special
+from . import polynomials, special
 from .trace import TV, Unsupported, element_type, linear
 
 
@@ -266,6 +266,28 @@ class Body:
                               "integer")
         return self._special(lambda v: special.polygamma(int(order), v), x)
 
+    def op_hermite_polynomial_h(self, x, n):
+        return self._special(lambda a, b: polynomials.hermite(a, b, True, _constant(n)), x, n)
+
+    def op_hermite_polynomial_he(self, x, n):
+        return self._special(lambda a, b: polynomials.hermite(a, b, False, _constant(n)), x, n)
+
+    def _constant_order(self, name, n) -> int:
+        order = _constant(n)
+        if order is None or not 0 <= order <= polynomials.UNROLL_LIMIT:
+            raise Unsupported(f"{name} of an order that is not a constant in [0, "
+                              f"{polynomials.UNROLL_LIMIT}]: PyTorch runs its recurrence n "
+                              "times, which a generic body cannot for an unknown n")
+        return int(order)
+
+    def op_laguerre_polynomial_l(self, x, n):
+        order = self._constant_order("laguerre_polynomial_l", n)
+        return self._special(lambda a, b: polynomials.laguerre(a, b, order), x, n)
+
+    def op_legendre_polynomial_p(self, x, n):
+        order = self._constant_order("legendre_polynomial_p", n)
+        return self._special(lambda a, b: polynomials.legendre(a, b, order), x, n)
+
     def op_nextafter(self, a, b):
         raise Unsupported("nextafter steps through the bits of a float, which no vector "
                           "instruction reachable from a generic body does (fp16 has one "
@@ -306,6 +328,10 @@ for _name, _fn in {"lgamma": special.lgamma, "digamma": special.digamma, "zeta":
                    "bessel_j0": special.j0, "bessel_j1": special.j1, "bessel_y0": special.y0,
                    "bessel_y1": special.y1,
                    "spherical_bessel_j0": special.spherical_j0}.items():
+    setattr(Body, "op_" + _name, _special_op(_fn))
+
+
+for _name, _fn in polynomials.CHEBYSHEV.items():
     setattr(Body, "op_" + _name, _special_op(_fn))
 
 
