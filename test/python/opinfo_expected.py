@@ -61,10 +61,6 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
                                       'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
                                       'aten.remainder.Scalar, aten.reshape.default, '
                                       'aten.select.int, ate',
-         'nn.functional.linear_cross_entropy.chunked': 'no lowering to a Spyre kernel: '
-                                                       'torch_nn._linear_cross_entropy_batch_chunked.default',
-         'nn.functional.linear_cross_entropy.chunked_none': 'no lowering to a Spyre kernel: '
-                                                            'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
          'nn.functional.softmin.with_dtype': 'element type torch.float64',
          'nonzero': 'a Dynamo graph break',
          'nonzero_static': 'no lowering to a Spyre kernel: aten.nonzero_static.default',
@@ -168,10 +164,6 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
                                       'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
                                       'aten.remainder.Scalar, aten.reshape.default, '
                                       'aten.select.int, ate',
-         'nn.functional.linear_cross_entropy.chunked': 'no lowering to a Spyre kernel: '
-                                                       'torch_nn._linear_cross_entropy_batch_chunked.default',
-         'nn.functional.linear_cross_entropy.chunked_none': 'no lowering to a Spyre kernel: '
-                                                            'torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default',
          'nn.functional.pdist': 'no lowering to a Spyre kernel: aten._pdist_forward.default',
          'nn.functional.softmin.with_dtype': 'element type torch.float64',
          'nonzero': 'a Dynamo graph break',

@@ -10,7 +10,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import linalg, scans, scatters, searches, state
+from . import linalg, losses, scans, scatters, searches, state
 from . import pooling
 from .picks import pick_last
 
@@ -463,8 +463,10 @@ def install() -> None:
     # Scatters as one-hot reductions over indices by positions (scatters.py).
     # Small dense linear algebra, unrolled over the columns (linalg.py).
     # Binary searches unrolled over their steps (searches.py).
+    # F.linear_cross_entropy's chunked custom ops as one linear layer (losses.py).
     for op, (ours, applies) in {**scans.entries(), **scatters.entries(),
-                                **linalg.entries(), **searches.entries()}.items():
+                                **linalg.entries(), **searches.entries(),
+                                **losses.entries()}.items():
         entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
     for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
         table.update(entries)  # the second is a cached copy of the first
