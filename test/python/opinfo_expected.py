@@ -164,7 +164,6 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
                                       'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
                                       'aten.remainder.Scalar, aten.reshape.default, '
                                       'aten.select.int, ate',
-         'nn.functional.pdist': 'no lowering to a Spyre kernel: aten._pdist_forward.default',
          'nn.functional.softmin.with_dtype': 'element type torch.float64',
          'nonzero': 'a Dynamo graph break',
          'nonzero_static': 'no lowering to a Spyre kernel: aten.nonzero_static.default',

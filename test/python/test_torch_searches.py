@@ -53,6 +53,34 @@ def test_eye_and_cdist():
         run(lambda a, b: torch.cdist(a, b, p=p), a, b, atol=1e-4, rtol=1e-4)
 
 
+@pytest.mark.parametrize("shape", [(6, 3), (5, 1), (2, 33), (4, 0)])
+def test_pdist_every_p(shape):
+    torch.manual_seed(0)
+    x = torch.randn(shape)
+    if x.numel():
+        x[0, 0] = x[-1, 0]  # a zero difference: counted apart for p = 0
+    for p in (0.0, 0.5, 1.0, 2.0, 3.5, math.inf):
+        run(lambda x: F.pdist(x, p), x, atol=1e-5, rtol=1e-5)
+    if x.numel():
+        x[1, 0] = math.nan
+        run(lambda x: F.pdist(x), x)
+
+
+@pytest.mark.parametrize("shape", [(1, 4), (0, 3)])
+def test_pdist_without_pairs(shape):
+    torch._dynamo.reset()
+    counters.reset()
+    x = torch.randn(shape)
+    torch.testing.assert_close(torch.compile(F.pdist, backend="spyre")(x), F.pdist(x))
+    assert dict(counters.fallbacks) == {}
+
+
+def test_pdist_negative_p_raises_as_in_eager():
+    with pytest.raises(Exception):
+        torch._dynamo.reset()
+        torch.compile(lambda x: F.pdist(x, -1.0), backend="spyre")(torch.randn(4, 3))
+
+
 def test_embedding_of_a_0d_index_and_masked_index():
     weight = torch.randn(10, 5)
     run(lambda w, i: F.embedding(i, w), weight, torch.tensor(7))

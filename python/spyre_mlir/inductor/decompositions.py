@@ -323,13 +323,14 @@ def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
     return torch.randn_like(self) * std + mean
 
 
-def cdist(x1, x2, p, compute_mode=None):
-    """Distances of every pair of rows, from their differences (the CPU's
-    kernel for p = 2 may use a matrix product, which the card would round to
-    DLFloat16 and cancel in)."""
-    diff = (x1.unsqueeze(-2) - x2.unsqueeze(-3)).abs()  # (..., r1, r2, c)
+def _p_norms(diff, p):
+    """The p-norms of the last dimension as the CPU's distance kernels
+    compute them (counts of nonzeros for p = 0, the largest for p = inf)."""
+    diff = diff.abs()
+    if diff.shape[-1] == 0:  # (a maximum of nothing would raise)
+        return diff.new_zeros(diff.shape[:-1])
     if p == 0:
-        return (diff != 0).sum(-1, dtype=x1.dtype)
+        return (diff != 0).sum(-1, dtype=diff.dtype)
     if p == math.inf:
         return diff.amax(-1)
     if p == 1:
@@ -337,6 +338,32 @@ def cdist(x1, x2, p, compute_mode=None):
     if p == 2:
         return (diff * diff).sum(-1).sqrt()
     return diff.pow(p).sum(-1).pow(1.0 / p)
+
+
+def cdist(x1, x2, p, compute_mode=None):
+    """Distances of every pair of rows, from their differences (the CPU's
+    kernel for p = 2 may use a matrix product, which the card would round to
+    DLFloat16 and cancel in)."""
+    return _p_norms(x1.unsqueeze(-2) - x2.unsqueeze(-3), p)  # (..., r1, r2, c)
+
+
+def pdist(self, p=2):
+    """Distances of the rows i < j, in eager's order: the pairs' rows looked
+    up by index lists known when compiling (the card's row gather)."""
+    n = self.shape[0]
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    first = torch.tensor([i for i, _ in pairs], dtype=torch.int64, device=self.device)
+    second = torch.tensor([j for _, j in pairs], dtype=torch.int64, device=self.device)
+    if self.shape[1] == 1:  # rows of one element are no lookup the card's gather takes
+        return _p_norms(index(self, [first]) - index(self, [second]), p)
+    return _p_norms(self[first] - self[second], p)
+
+
+def _pdist_applies(self, p=2):
+    # Eager refuses other shapes and negative p.
+    n = self.shape[0] if self.dim() == 2 else 0
+    return self.dim() == 2 and self.is_floating_point() and p >= 0 and \
+        n * (n - 1) // 2 * self.shape[1] <= MAX_PICK_COMPARISONS
 
 
 def _cdist_applies(x1, x2, p, compute_mode=None):
@@ -453,6 +480,7 @@ def install() -> None:
             (aten.eye.default, eye, None), (aten.eye.m, eye, None),
             (aten.normal_functional.default, normal_functional, _no_generator),
             (aten._cdist_forward.default, cdist, _cdist_applies),
+            (aten._pdist_forward.default, pdist, _pdist_applies),
             (aten.embedding.default, embedding, _embedding_applies),
             (aten._unsafe_masked_index.default, unsafe_masked_index,
              _unsafe_masked_index_applies),
