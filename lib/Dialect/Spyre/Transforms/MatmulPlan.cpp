@@ -1,9 +1,13 @@
 //===- MatmulPlan.cpp - running matmul and batch_matmul on the card -------===//
 //
-// Output tiles (batch, tm rows, tn cols) are shared among cores; each core
-// walks K in tk-deep steps, accumulating in an f32 tile in LX, and stores the
-// tile (converted to the output type on the SFU when it is 16-bit) after the
-// last step.
+// Output tiles (batch, tm rows, tn cols) are shared among a grid of cores
+// (batch x rows x columns); each core walks K in tk-deep steps, accumulating
+// in an f32 tile in LX, and stores the tile (converted to the output type on
+// the SFU when it is 16-bit) after the last step. The cores of a grid row
+// load the same lhs panel, those of a grid column the same rhs panel, at the
+// same step of equally long programs: the card reads such a broadcast
+// operand once for all of them (SPYRE_HW.md), so the grid, not each core,
+// sets the device traffic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +40,16 @@ public:
 private:
   bool staged() const { return out.dtype != uint8_t(ISA::DType::f32); }
   int64_t esOf(const Operand &o) const { return deviceDTypeBytes(o.dtype); }
+
+  /// Cores along the batch, the output rows and the output columns.
+  struct Grid {
+    int64_t b = 1, m = 1, n = 1;
+  };
+  /// Estimated cycles of the op with `tile` on `grid`.
+  double estimate(ArrayRef<int64_t> tile, Grid grid) const;
+  /// The grid of at most `cores` cores with the least estimated time for
+  /// `tile`; `time` gets that estimate.
+  Grid chooseGrid(int64_t cores, ArrayRef<int64_t> tile, double &time) const;
 
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool accumulate = false;
@@ -123,12 +137,74 @@ SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
   return result;
 }
 
+double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
+  int64_t tm = tile[0], tn = tile[1], tk = tile[2];
+  int64_t mt = llvm::divideCeil(m, tm), nt = llvm::divideCeil(n, tn), kt = llvm::divideCeil(k, tk);
+  // The busiest core's share: its tiles along each grid dimension.
+  double bc = double(llvm::divideCeil(batch, grid.b)), mc = double(llvm::divideCeil(mt, grid.m)),
+         nc = double(llvm::divideCeil(nt, grid.n));
+  double tiles = bc * mc * nc, steps = tiles * double(kt);
+  double lhsBytes = double(tm * tk * esOf(lhs)), rhsBytes = double(tk * tn * esOf(rhs)),
+         outBytes = double(tm * tn * esOf(out));
+  double bw = arch.deviceBytesPerCycle(), port = double(arch.dmaPortBytesPerCycle),
+         latency = double(arch.dmaLatencyCycles);
+  // Device bus: an lhs row is read once for each output tile of a core's
+  // row of tiles (shared by the grid row), an rhs column once for each of a
+  // core's column of tiles (shared by the grid column). The cores run in
+  // lock step, so every transfer's latency leaves the bus idle.
+  double read = double(batch) * double(k) * (double(m) * esOf(lhs) * nc + double(n) * esOf(rhs) * mc);
+  double written = double(batch * m * n * esOf(out));
+  if (accumulate)
+    read += written;
+  double transfers = steps * 2 + tiles * (accumulate ? 2 : 1);
+  double bus = arch.deviceCycles(read, written) + transfers * latency;
+  // Each core's own transfers also pass its DMA engine.
+  double own = (steps * (lhsBytes + rhsBytes) + tiles * outBytes * (accumulate ? 2 : 1)) / port;
+  // One step on the PT (peak rate or operand feed, plus fill and drain: the
+  // card description's formula), the conversion of a finished tile on the
+  // SFU (from the f32 accumulator), the first step's loads (each grid row
+  // reads its lhs tile, then each column its rhs tile) and the last tiles'
+  // stores, all cores at once.
+  double pt = arch.ptCycles(double(tm), double(tk), double(tn), lhsBytes + rhsBytes,
+                            double(tm * tn * 4 * (kt > 1 || accumulate ? 2 : 1)));
+  double convert = staged() ? std::ceil(double(tm * tn) * double(arch.sfuFp32RateDivisor) /
+                                        arch.sfuElementsPerCycle()) +
+                                  double(arch.sfuStartupCycles)
+                            : 0;
+  double cores = double(grid.b * grid.m * grid.n);
+  double firstLoad = std::max(double(grid.b * grid.m) * lhsBytes / bw, lhsBytes / port) +
+                     std::max(double(grid.b * grid.n) * rhsBytes / bw, rhsBytes / port) +
+                     2 * latency;
+  double lastStore = std::max(cores * outBytes / bw, outBytes / port) + latency;
+  // Whichever of the PT and the transfers is busiest sets the pace; the
+  // transfers wait for the first tile to be computed before storing.
+  double compute = firstLoad + steps * pt + convert + lastStore;
+  double transfer = std::max(bus, own) + pt + convert;
+  return std::max(compute, transfer);
+}
+
+MatmulPlan::Grid MatmulPlan::chooseGrid(int64_t cores, ArrayRef<int64_t> tile,
+                                        double &time) const {
+  int64_t mt = llvm::divideCeil(m, tile[0]), nt = llvm::divideCeil(n, tile[1]);
+  Grid best;
+  time = estimate(tile, best);
+  for (int64_t gb = 1; gb <= std::min(batch, cores); ++gb)
+    for (int64_t gm = 1; gm <= std::min(mt, cores / gb); ++gm)
+      for (int64_t gn = 1; gn <= std::min(nt, cores / (gb * gm)); ++gn) {
+        double t = estimate(tile, {gb, gm, gn});
+        if (t < time) {
+          best = {gb, gm, gn};
+          time = t;
+        }
+      }
+  return best;
+}
+
 SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  // Among stick-multiple tiles that fit, the one with the least estimated
-  // time: each output tile reads its (tm x K) and (K x tn) operand panels
-  // once, so larger output tiles move fewer bytes; cores share output tiles,
-  // so too few tiles leave cores idle. Time is the larger of the card's
-  // traffic at full bandwidth and the busiest core's matrix work.
+  // Among stick-multiple tiles that fit, the one whose best grid has the
+  // least estimated time: larger output tiles read the operands fewer times
+  // but leave cores idle when there are too few of them, and the PT is fed
+  // better by some shapes than others.
   int64_t stick = arch.stickBytes / 2;
   auto sizes = [&](int64_t dim, int64_t limit) {
     SmallVector<int64_t> result;
@@ -140,7 +216,6 @@ SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) cons
       result.push_back(dim);
     return result;
   };
-  double bytesPerCycle = arch.deviceBytesPerCycle();
   SmallVector<int64_t> best;
   double bestTime = 0;
   for (int64_t tm : sizes(m, 16 * stick))
@@ -150,17 +225,8 @@ SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) cons
         assignLx(slots({tm, tn, tk}), arch.stickBytes, total);
         if (total > lxBytes)
           continue;
-        double groups = double(batch) * double(llvm::divideCeil(m, tm)) *
-                        double(llvm::divideCeil(n, tn));
-        double traffic = groups * double(k) * double(tm * esOf(lhs) + tn * esOf(rhs)) +
-                         double(batch * m * n * esOf(out));
-        double steps = std::ceil(groups / double(cores)) * double(llvm::divideCeil(k, tk));
-        // Each step is one PT instruction (peak rate or operand feed, plus
-        // fill and drain: the card description's formula).
-        double step = arch.ptCycles(double(tm), double(tk), double(tn),
-                                    double(tm * tk * esOf(lhs) + tk * tn * esOf(rhs)),
-                                    double(tm * tn * 4 * 2));
-        double time = std::max(traffic / bytesPerCycle, steps * step);
+        double time;
+        chooseGrid(cores, {tm, tn, tk}, time);
         if (best.empty() || time < bestTime) {
           best = {tm, tn, tk};
           bestTime = time;
@@ -184,7 +250,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   auto slotAt = [&](unsigned slot, int64_t copy) { return lx[slot] + copy * slotList[slot].bytes; };
   int64_t tm = tile[0], tn = tile[1], tk = tile[2];
   int64_t mt = llvm::divideCeil(m, tm), nt = llvm::divideCeil(n, tn), kt = llvm::divideCeil(k, tk);
-  int64_t groups = batch * mt * nt;
+  double time;
+  Grid grid = chooseGrid(cores, tile, time);
   uint8_t f32 = uint8_t(ISA::DType::f32);
   Location loc = op->getLoc();
 
@@ -211,11 +278,19 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
     return p;
   };
 
-  for (int64_t core = 0; core < cores; ++core) {
-    int64_t gBegin = groups * core / cores, gEnd = groups * (core + 1) / cores;
-    auto stepAt = [&, gBegin](int64_t i) {
-      int64_t local = i / kt, s = i % kt, g = gBegin + local;
-      int64_t b = g / (mt * nt), m0 = g / nt % mt * tm, n0 = g % nt * tn, k0 = s * tk;
+  // Core (cb, ci, cj) of the grid takes a block of batches, of row tiles
+  // and of column tiles, and walks them in the same order as every other
+  // core, so that cores of a grid row load the same lhs panel, and cores of
+  // a grid column the same rhs panel, at the same step.
+  for (int64_t core = 0; core < grid.b * grid.m * grid.n; ++core) {
+    int64_t cb = core / (grid.m * grid.n), ci = core / grid.n % grid.m, cj = core % grid.n;
+    int64_t bBegin = batch * cb / grid.b, bc = batch * (cb + 1) / grid.b - bBegin;
+    int64_t mBegin = mt * ci / grid.m, mc = mt * (ci + 1) / grid.m - mBegin;
+    int64_t nBegin = nt * cj / grid.n, nc = nt * (cj + 1) / grid.n - nBegin;
+    auto stepAt = [&, bBegin, mBegin, nBegin, mc, nc](int64_t i) {
+      int64_t local = i / kt, s = i % kt;
+      int64_t b = bBegin + local / (mc * nc), m0 = (mBegin + local / nc % mc) * tm,
+              n0 = (nBegin + local % nc) * tn, k0 = s * tk;
       int64_t am = std::min(tm, m - m0), an = std::min(tn, n - n0), ak = std::min(tk, k - k0);
       bool first = s == 0, last = s == kt - 1;
       int64_t copy = i % 2, outCopy = local % 2;
@@ -251,7 +326,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       };
       return step;
     };
-    em.pipeline(core, loc, (gEnd - gBegin) * kt, stepAt);
+    em.pipeline(core, loc, bc * mc * nc * kt, stepAt);
   }
   return success();
 }

@@ -7,18 +7,18 @@
 // buffering) for the input and output plus one temporary: 39 rows of f16 in
 // the ~1.6 MB allocatable LX.
 // A reduction keeps the whole reduced row of each output element.
-// Matmul: [tm, tn, tk], the fitting tile with the least estimated time
-// (operand panels re-read per output tile vs idle cores); gather: [indices,
-// row elements].
+// Matmul: [tm, tn, tk], the fitting tile with the least estimated time on
+// its best grid of cores (operand panels shared by a grid row or column,
+// PT operand feed, idle cores); gather: [indices, row elements].
 // CHECK-LABEL: spyre.kernel @tiles
 // CHECK: spyre.generic domain [4096, 4096] {{.*}}spyre.tile = array<i64: 39, 4096>
 // CHECK: spyre.generic domain [5, 100000] {{.*}}spyre.tile = array<i64: 1, 100000>
-// CHECK: spyre.matmul {{.*}}spyre.tile = array<i64: 256, 512, 128>
+// CHECK: spyre.matmul {{.*}}spyre.tile = array<i64: 256, 256, 512>
 // CHECK: spyre.gather {{.*}}spyre.tile = array<i64: 1, 16>
 // SMALL-LABEL: spyre.kernel @tiles
 // SMALL: spyre.generic domain [4096, 4096] {{.*}}spyre.tile = array<i64: 9, 4096>
 // SMALL: spyre.generic domain [5, 100000] {{.*}}spyre.tile = array<i64: 1, 49984>
-// SMALL: spyre.matmul {{.*}}spyre.tile = array<i64: 128, 256, 64>
+// SMALL: spyre.matmul {{.*}}spyre.tile = array<i64: 128, 128, 256>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 spyre.kernel @tiles(%x: !spyre.buffer<4096x4096xf16>, %y: !spyre.buffer<4096x4096xf16>,
