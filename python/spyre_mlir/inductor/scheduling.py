@@ -15,7 +15,7 @@ from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
-from . import state
+from . import host_checks, state
 from .export import export, export_many
 from .ranges import check_integer_ranges
 from .runtime import CompileError, compile_cached, dump
@@ -59,7 +59,7 @@ def _import_runtime(wrapper) -> None:
 
 
 #: Extern calls that only check results on the host, as eager does.
-HOST_CHECKS = (torch.ops.aten._linalg_check_errors.default,)
+HOST_CHECKS = (torch.ops.aten._linalg_check_errors.default, host_checks.check)
 
 
 class SpyreScheduling(BaseScheduling):
