@@ -167,18 +167,36 @@ SmallVector<LxSlot> GenericPlan::slots(ArrayRef<int64_t> tile) const {
   return result;
 }
 
+int64_t GenericPlan::parallelTiles(ArrayRef<int64_t> tile, int skip) const {
+  int64_t count = 1;
+  for (int64_t i = 0, e = sizes.size(); i < e; ++i)
+    if (!reduction[i] && i != skip)
+      count *= llvm::divideCeil(sizes[i], tile[i]);
+  return count;
+}
+
 SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+  SmallVector<int64_t> plain = tileWithRowGranule(cores, lxBytes, 1);
+  int64_t granule = row >= 0 ? rowStickElems() : 1;
+  if (granule == 1 || plain.empty())
+    return plain;
+  // Whole-stick rows unless they leave cores idle that the plain tiles use
+  // (a tensor too small to give every core a whole stick).
+  SmallVector<int64_t> whole = tileWithRowGranule(cores, lxBytes, granule);
+  if (!whole.empty() &&
+      parallelTiles(whole, -1) >= std::min(cores, parallelTiles(plain, -1)))
+    return whole;
+  return plain;
+}
+
+SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t lxBytes,
+                                                     int64_t granule) const {
   int64_t n = sizes.size();
   SmallVector<int64_t> tile(n, 1);
+  if (row >= 0)
+    tile[row] = granule; // the smallest row tile the cols must fit beside
   auto fits = [&](SmallVector<int64_t> t) { return fitsBytes(t) <= lxBytes; };
   int64_t stickElems = arch.stickBytes / 2;
-  auto parallelTiles = [&](ArrayRef<int64_t> t, int skip) {
-    int64_t count = 1;
-    for (int64_t i = 0; i < n; ++i)
-      if (!reduction[i] && i != skip)
-        count *= llvm::divideCeil(sizes[i], t[i]);
-    return count;
-  };
   // Cols: whole rows when they fit; a parallel col loop is also split when
   // the other loops give too few tiles for every core.
   int64_t colLimit = sizes[col];
@@ -186,7 +204,7 @@ SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) con
     int64_t others = parallelTiles(tile, col);
     int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores, others));
     colLimit = std::min<int64_t>(sizes[col], llvm::alignTo(llvm::divideCeil(sizes[col], pieces),
-                                                  stickElems));
+                                                           stickElems));
   }
   tile[col] = largestFitting(colLimit, stickElems, [&](int64_t c) {
     SmallVector<int64_t> t = tile;
@@ -195,19 +213,45 @@ SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) con
   });
   if (tile[col] == 0)
     return {};
-  if (row >= 0) {
-    int64_t others = parallelTiles(tile, row);
-    int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores, others));
-    int64_t rowLimit = llvm::divideCeil(sizes[row], pieces);
-    tile[row] = largestFitting(rowLimit, 1, [&](int64_t r) {
-      SmallVector<int64_t> t = tile;
-      t[row] = r;
-      return fits(t);
-    });
-    if (tile[row] == 0)
-      return {};
+  if (row < 0)
+    return tile;
+  int64_t others = parallelTiles(tile, row);
+  int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores, others));
+  int64_t rowLimit = std::min<int64_t>(
+      sizes[row], llvm::alignTo(llvm::divideCeil(sizes[row], pieces), granule));
+  tile[row] = largestFitting(rowLimit, granule, [&](int64_t r) {
+    SmallVector<int64_t> t = tile;
+    t[row] = r;
+    return fits(t);
+  });
+  if (tile[row] == 0)
+    return {};
+  // Rows rounded up to whole sticks may leave cores without a tile: split
+  // the cols too.
+  int64_t tiles = parallelTiles(tile, -1);
+  if (granule > 1 && tiles < cores && !reduction[col]) {
+    int64_t colPieces = llvm::divideCeil(cores, tiles);
+    tile[col] = std::min<int64_t>(
+        tile[col], llvm::alignTo(llvm::divideCeil(sizes[col], colPieces), stickElems));
   }
   return tile;
+}
+
+int64_t GenericPlan::rowStickElems() const {
+  // An operand whose rows run along the row loop (a transpose's input or
+  // output) moves row-tile-many elements per device row: anything short of
+  // whole sticks is padded to them, so the device moves bytes for nothing.
+  auto runsAlongRows = [&](const LinearAccess &a) {
+    return std::abs(a.strides[row]) == 1 && std::abs(a.strides[col]) != 1;
+  };
+  int64_t align = 1;
+  for (auto [i, access] : llvm::enumerate(inputs))
+    if (runsAlongRows(access))
+      align = std::max(align, arch.stickBytes / deviceDTypeBytes(inputTypes[i]));
+  for (const Output &out : outputs)
+    if (out.combiner == CombinerKind::none && runsAlongRows(out.access))
+      align = std::max(align, arch.stickBytes / deviceDTypeBytes(out.dtype));
+  return align <= sizes[row] ? align : 1;
 }
 
 FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGenericPlan(GenericOp op,

@@ -122,6 +122,12 @@ private:
   }
   bool reduces() const { return llvm::is_contained(reduction, true); }
   int64_t rowSize(ArrayRef<int64_t> tile) const { return row < 0 ? 1 : tile[row]; }
+  /// Row-tile granule: whole sticks of operands whose rows run along the row loop.
+  int64_t rowStickElems() const;
+  SmallVector<int64_t> tileWithRowGranule(int64_t cores, int64_t lxBytes,
+                                          int64_t granule) const;
+  /// Tiles of the parallel loops other than `skip` (-1: all).
+  int64_t parallelTiles(ArrayRef<int64_t> tile, int skip) const;
   uint8_t accType(const Output &out) const;
   bool needsStaging(const Output &out) const { return accType(out) != out.dtype; }
   int64_t fitsBytes(ArrayRef<int64_t> tile) const {
