@@ -4,6 +4,7 @@
 #include "Spyre/Transforms/OpPlan.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -201,7 +202,28 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
     return unsigned(plan.temps.size() - 1);
   };
 
+  // Conversions the vector unit does for free. It reads any element type
+  // and computes in f32, so widening a float input is only another view of
+  // it. It rounds to the destination's type on store (after rounding to
+  // f32), so an op whose only use narrows its float result stores the
+  // narrow type directly: the same value, one instruction and one f32
+  // stream fewer.
+  auto narrowedBy = [&](Value v) -> arith::TruncFOp {
+    if (!v.hasOneUse() || !isa<FloatType>(v.getType()))
+      return {};
+    return dyn_cast<arith::TruncFOp>(*v.getUsers().begin());
+  };
+  DenseSet<Operation *> foldedNarrowings;
+
   for (Operation &op : body.without_terminator()) {
+    if (auto widen = dyn_cast<arith::ExtFOp>(op); widen && isa<BlockArgument>(widen.getIn())) {
+      plan.values[widen.getResult()] = plan.values.at(widen.getIn());
+      continue;
+    }
+    if (foldedNarrowings.contains(&op)) {
+      plan.values[op.getResult(0)] = plan.values.at(op.getOperand(0));
+      continue;
+    }
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
       double value;
       if (auto f = dyn_cast<FloatAttr>(constant.getValue()))
@@ -231,12 +253,17 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
                                  << AffineMapAttr::get(expr.getMap())
                                  << " is not linear in the loops";
     Value result = op.getResult(0);
-    BodyValue info{BodyValue::Kind::temp, 0, 0, deviceDType(result.getType())};
-    if (std::optional<unsigned> out = directOutput(result)) {
+    Value stored = result; // the value this instruction's store produces
+    if (arith::TruncFOp narrow = narrowedBy(result); narrow && vop->kind != K::iota) {
+      foldedNarrowings.insert(narrow);
+      stored = narrow.getResult();
+    }
+    BodyValue info{BodyValue::Kind::temp, 0, 0, deviceDType(stored.getType())};
+    if (std::optional<unsigned> out = directOutput(stored)) {
       info.kind = BodyValue::Kind::output;
       info.index = *out;
     } else {
-      info.index = newTemp(result, position[&op]);
+      info.index = newTemp(stored, position[&op]);
     }
     plan.values[result] = info;
     plan.ops.push_back({&op, *vop});
