@@ -100,6 +100,15 @@ def test_remainder_and_floor_division(dtype):
     check(torch.floor_divide, torch.randn(30, 20) * 8, torch.randn(30, 20) + 3, dtype=dtype)
 
 
+def test_16bit_floor_division_does_not_round_the_quotient_first():
+    # 27.28125 / 1.60546875 = 16.99..., which is 17 once rounded to f16 or
+    # DLFloat16: eager floors the f32 quotient.
+    a = torch.tensor([27.28125, -6.4375, -27.4375, 15.1875], dtype=torch.float16)
+    b = torch.tensor([1.60546875, 1.287109375, 4.5703125, 3.0390625], dtype=torch.float16)
+    for fn in (torch.floor_divide, lambda x, y: torch.div(x, y, rounding_mode="floor")):
+        torch.testing.assert_close(compiled(fn, a, b), fn(a, b), rtol=0, atol=0)
+
+
 def test_integer_remainder():
     a = torch.tensor([5, -5, 5, -5, 0, 9, -9, 6])
     b = torch.tensor([3, 3, -3, -3, -2, 4, 4, -3])

@@ -51,6 +51,9 @@ class Body:
         if s == t:
             return v
         sf, tf = self.is_float(s), self.is_float(t)
+        widened = v.owner.operands[0] if getattr(v.owner, "name", None) == "arith.extf" else None
+        if sf and tf and widened is not None and widened.type == t:
+            return widened  # narrowing back what was widened: no rounding
         if sf and tf:
             return arith.extf(t, v) if _width(s) < _width(t) else arith.truncf(t, v)
         if sf and not tf:
@@ -86,10 +89,20 @@ class Body:
         args = [self.get(a) if isinstance(a, TV) else a for a in instr.args]
         self.values[instr.result] = handler(*args, **instr.kwargs)
 
+    # 16-bit floats are computed in f32, as Inductor's own CPU and GPU code
+    # does: loaded values are widened, constants are f32 (PyTorch's opmath
+    # type for them), and only an explicit to_dtype or the store rounds. A
+    # chain like floor(a / b) must not round the quotient in between.
+    def widen(self, v: Value) -> Value:
+        return self.cast(v, F32Type.get()) if _is_16bit_float(v.type) else v
+
     def op_constant(self, value, dtype):
+        t = Type.parse(element_type(dtype))
+        if _is_16bit_float(t):
+            t = F32Type.get()
         if isinstance(value, float) and pymath.isnan(value):
-            return self.const(float("nan"), Type.parse(element_type(dtype)))
-        return self.const(value, Type.parse(element_type(dtype)))
+            return self.const(float("nan"), t)
+        return self.const(value, t)
 
     def op_index_expr(self, expr, dtype):
         base, coeffs = linear(expr, self.variables)
@@ -99,7 +112,7 @@ class Body:
         return self.cast(v, t) if t != v.type else v
 
     def op_to_dtype(self, x, dtype, src_dtype=None, use_compute_types=True):
-        return self.cast(x, Type.parse(element_type(dtype)))
+        return self.widen(self.cast(x, Type.parse(element_type(dtype))))
 
     def _float(self, x):
         return x if self.is_float(x.type) else self.cast(x, F32Type.get())
@@ -122,9 +135,24 @@ class Body:
 
     def op_floordiv(self, a, b):
         a, b = self.common(a, b)
-        if self.is_float(a.type):
-            return math.floor(arith.divf(a, b))
-        return arith.floordivsi(a, b)
+        if not self.is_float(a.type):
+            return arith.floordivsi(a, b)
+        # PyTorch's div_floor_floating, in f32 as its CPU kernel computes
+        # 16-bit types: from fmod, so that a quotient rounding up to an
+        # integer (27.28 / 1.605 = 16.99 is 17 in DLFloat16 and f16) still
+        # floors below it.
+        F, where = special.F, special.where
+        f32 = F32Type.get()
+        x, y = F(self.cast(a, f32)), F(self.cast(b, f32))
+        mod = F(arith.remf(x.v, y.v))
+        div = (x - mod) / y
+        other_sign = special.Mask(arith.xori((y < 0).v, (mod < 0).v))
+        div = where(~mod.eq(0) & other_sign, div - 1, div)
+        floor = special.floor(div)
+        floor = where(div - floor > 0.5, floor + 1, floor)
+        result = where(div.eq(0), special.copysign(0.0, x / y), floor)
+        result = where(y.eq(0), x / y, result)
+        return self.cast(result.v, a.type)
 
     def op_neg(self, x):
         return arith.negf(x) if self.is_float(x.type) else arith.subi(self.const(0, x.type), x)
@@ -344,6 +372,10 @@ def _constant(v: Value):
     if getattr(op, "name", None) != "arith.constant":
         return None
     return float(op.attributes["value"].value)
+
+
+def _is_16bit_float(t: Type) -> bool:
+    return str(t) in ("f16", "bf16")
 
 
 def _width(t: Type) -> int:

@@ -254,8 +254,9 @@ def _emit_generic(trace: Trace, yields, buffer_of: dict) -> None:
     iterators = ["parallel"] * len(trace.sizes) + ["reduction"] * len(trace.reduction_sizes)
 
     def body(*block_args):
-        values = {load.result: block_args[k] for k, load in enumerate(loads)}
-        body = Body(values, variables)
+        body = Body({}, variables)
+        body.values.update({load.result: body.widen(block_args[k])
+                            for k, load in enumerate(loads)})
         for instr in trace.instrs:
             if instr.op in ("load", "store", "store_reduction", "reduction"):
                 continue
