@@ -74,9 +74,7 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
          'unique': 'a Dynamo graph break',
          'unique_consecutive': 'a Dynamo graph break',
          'view_as_complex': 'no lowering to a Spyre kernel: aten.view_as_complex.default'},
- 'f32': {'_upsample_bilinear2d_aa': 'no lowering to a Spyre kernel: '
-                                    'aten._upsample_bilinear2d_aa.default',
-         'allclose': 'a Dynamo graph break',
+ 'f32': {'allclose': 'a Dynamo graph break',
          'argsort': 'no lowering to a Spyre kernel: aten.sort.stable',
          'argwhere': 'a Dynamo graph break',
          'byte': 'element type torch.uint8',
@@ -109,12 +107,6 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
          'fft.rfftn': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
          'float_power': 'element type torch.float64',
          'frexp': "op 'frexp' with several results",
-         'grid_sampler_2d': 'SpyreFallbackError: aten.add.Tensor, aten.bitwise_and.Tensor, '
-                            'aten.div.Tensor_mode, aten.eq.Tensor, aten.expand.default, '
-                            'aten.floor.default, aten.full.default, aten.ge.Scalar, '
-                            'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
-                            'aten.remainder.Scalar, aten.reshape.default, aten.select.int, ate',
-         'grid_sampler_3d': 'no lowering to a Spyre kernel: aten.grid_sampler_3d.default',
          'hash_tensor': 'no lowering to a Spyre kernel: aten.hash_tensor.default',
          'histogramdd': 'no lowering to a Spyre kernel: aten._histogramdd_bin_edges.default',
          'igamma': "op 'igamma'",
@@ -156,13 +148,6 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
          'nn.functional.fractional_max_pool3d': "int64 to_dtype may leave the card's int32 (values "
                                                 'in [-oo, oo])',
          'nn.functional.gaussian_nll_loss': 'a Dynamo graph break',
-         'nn.functional.grid_sample': 'SpyreFallbackError: aten.add.Tensor, '
-                                      'aten.bitwise_and.Tensor, aten.div.Tensor_mode, '
-                                      'aten.eq.Tensor, aten.expand.default, aten.floor.default, '
-                                      'aten.full.default, aten.ge.Scalar, '
-                                      'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
-                                      'aten.remainder.Scalar, aten.reshape.default, '
-                                      'aten.select.int, ate',
          'nn.functional.softmin.with_dtype': 'element type torch.float64',
          'nonzero': 'a Dynamo graph break',
          'nonzero_static': 'no lowering to a Spyre kernel: aten.nonzero_static.default',

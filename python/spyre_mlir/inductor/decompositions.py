@@ -421,6 +421,19 @@ def _trilinear_applies(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim
     return i1.is_floating_point() and size <= MAX_PICK_COMPARISONS
 
 
+def _declined_to_eager(op) -> None:
+    """The fallback kernel Inductor would create for `op` when it first met
+    it without a lowering, created now: once `op` is in the decomposition
+    table, Inductor refuses to create it (inputs a decomposition declines
+    would fail to compile)."""
+    from torch._inductor import decomposition, lowering
+    from torch._library.utils import get_layout_constraint_tag
+    if op in lowering.lowerings or op in decomposition.decompositions:
+        return
+    constraint = lowering.tag_to_layout_constraint(get_layout_constraint_tag(op))
+    lowering.make_fallback(op, layout_constraint=constraint, warn=False)
+
+
 def install() -> None:
     from torch._inductor import decomposition
 
@@ -496,5 +509,10 @@ def install() -> None:
                                 **linalg.entries(), **searches.entries(),
                                 **losses.entries()}.items():
         entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
+    # Grid sampling by the CPU kernels' formulas, picks by comparison (sampling.py).
+    from . import sampling  # after this module: it uses the pick budget
+    for op, (ours, applies) in sampling.entries().items():
+        entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
+        _declined_to_eager(op)
     for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
         table.update(entries)  # the second is a cached copy of the first
