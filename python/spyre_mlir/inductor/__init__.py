@@ -24,8 +24,10 @@ def register() -> None:
                                                 init_backend_registration,
                                                 register_backend_for_device)
 
+    from .. import logs
     from . import decompositions, lowerings
     from .scheduling import make_scheduling
+    logs.register()  # when torch's autoload of our entry point is off
     init_backend_registration()
     register_backend_for_device("cpu", make_scheduling, get_wrapper_codegen_for_device("cpu"))
     lowerings.install()

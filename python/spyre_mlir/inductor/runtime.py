@@ -14,9 +14,11 @@ from __future__ import annotations
 import collections
 import ctypes
 import hashlib
+import logging
 import os
 import tempfile
 import threading
+import time
 import warnings
 import weakref
 from dataclasses import dataclass, field
@@ -26,6 +28,8 @@ import torch
 
 from .. import __version__, compiler
 from .. import simulator as sim
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -46,6 +50,8 @@ class Counters:
     #: Bytes converted to the card's element types on the way in (f16 to
     #: DLFloat16, int64 to int32); unchanged read-only tensors are converted once.
     converted_bytes: int = 0
+    #: Per kernel object run (the report's rows): SpyreKernel -> [calls, cycles].
+    per_kernel: dict = field(default_factory=dict)
 
     def reset(self) -> None:
         self.__init__()
@@ -150,11 +156,13 @@ def compile_cached(mlir: str) -> sim.Program:
     path = os.path.join(cache_dir(), key[:2], key + ".spyre")
     if key in _unwritten:
         counters.cache_hits += 1
+        log.debug("kernel cache hit (in memory) %s", key[:16])
         return sim.Program.parse(_unwritten[key])
     try:
         program = _read_entry(path, key)
         if program is not None:
             counters.cache_hits += 1
+            log.debug("kernel cache hit %s", key[:16])
             return program
     except ValueError as e:
         counters.corrupt_cache_entries += 1
@@ -165,11 +173,16 @@ def compile_cached(mlir: str) -> sim.Program:
         _warn_once("unusable", f"kernel cache {cache_dir()} cannot be used ({e}): "
                                "kernels are compiled uncached")
     from ..ir import MLIRError
+    start = time.perf_counter()
     try:
         binary = compiler.compile_kernel(mlir)
     except (MLIRError, ValueError) as e:
+        log.debug("kernel cache miss %s: the pipeline refused it: %s", key[:16],
+                  str(e).splitlines()[0] if str(e) else "")
         raise CompileError(str(e)) from None
     counters.compiles += 1
+    log.debug("kernel cache miss %s: compiled in %.2f s (%d bytes)", key[:16],
+              time.perf_counter() - start, len(binary))
     try:
         _write_entry(path, _entry(key, binary))
     except OSError as e:
@@ -200,8 +213,12 @@ class SpyreKernel:
     """One exported kernel, called by Inductor's wrapper with its buffers."""
 
     def __init__(self, name: str, mlir: str, buffers: list[str], graph: str = "",
-                 partial: dict | None = None):
+                 partial: dict | None = None, ops: list[str] | None = None,
+                 sources: list[str] | None = None):
         self.name, self.mlir, self.buffers, self.graph = name, mlir, buffers, graph
+        # The aten ops the kernel computes and the user's lines they come
+        # from (file:line), for the report (spyre_mlir.report).
+        self.ops, self.sources = ops or [], sources or []
         # The arguments the kernel writes only in part, with the elements it
         # writes (export.partial_writes). The C++ pipeline calls such an
         # argument an `output` when a write comes first, however few
@@ -217,6 +234,17 @@ class SpyreKernel:
         return self._program[1]
 
     def __call__(self, *tensors: torch.Tensor) -> None:
+        if not torch.autograd.profiler._is_profiler_enabled:
+            self._run(tensors, trace=False)
+            return
+        # The host's side of the launch, as torch.profiler records CPU ops;
+        # profiler.py adds the simulated device time to it.
+        from . import profiler
+        with torch.profiler.record_function(profiler.launch_name(self)):
+            stats = self._run(tensors, trace=True)
+        profiler.record(self, stats)
+
+    def _run(self, tensors, trace: bool) -> dict:
         program = self.program()
         arch = sim.default_arch()
         simulator = sim.Simulator(arch)
@@ -252,7 +280,7 @@ class SpyreKernel:
             simulator.bind(index, device.reshape(shape))
             if copied and kind in (sim.BufferKind.output, sim.BufferKind.inout):
                 write_back.append((tensor, device, buf["dtype"], written))
-        stats = simulator.run(False)
+        stats = simulator.run(trace)
         for tensor, device, dtype, written in write_back:
             _write_back(tensor, device, dtype, written, arch)
         with _lock:
@@ -261,12 +289,16 @@ class SpyreKernel:
             counters.cycles_per_kernel[self.name] += stats["cycles"]
             counters.cycles_per_graph[self.graph] += stats["cycles"]
             counters.dlfloat16_overflows += stats["overflows"]
+            runs = counters.per_kernel.setdefault(self, [0, 0.0])
+            runs[0] += 1
+            runs[1] += stats["cycles"]
         if stats["overflows"]:
             _warn_once("overflow", f"kernel {self.name} turned {stats['overflows']} finite values "
                        "beyond DLFloat16's range into infinities (the matrix unit rounds its "
                        "operands to DLFloat16; f16 tensors are DLFloat16 on the card); further "
                        "ones are counted in counters.dlfloat16_overflows, not warned about",
                        DLFloat16OverflowWarning)
+        return stats
 
 
 def _extent(buf) -> int:

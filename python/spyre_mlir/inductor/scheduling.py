@@ -7,6 +7,8 @@ CPU scheduling instead and counted as a fallback (or raises in strict mode).
 from __future__ import annotations
 
 import itertools
+import logging
+import time
 
 import sympy
 import torch
@@ -20,6 +22,11 @@ from .export import export, export_many
 from .ranges import check_integer_ranges
 from .runtime import CompileError, compile_cached, dump
 from .trace import Unsupported, trace_node
+
+log = logging.getLogger(__name__)
+
+#: Compiles that take longer than this (seconds) log their progress at INFO.
+PROGRESS_AFTER = 2.0
 
 _IMPORTS = ("import spyre_mlir.inductor.runtime as spyre_runtime",
             "import spyre_mlir.inductor.check as spyre_check")
@@ -36,12 +43,28 @@ def _op_names(node) -> list[str]:
     return names or [node.get_name()]
 
 
+def _source_lines(node) -> list[str]:
+    """file:line of the user's code each op of the node comes from (the
+    innermost frame of the FX node's stack trace)."""
+    lines = set()
+    for origin in getattr(node.node, "origins", None) or ():
+        trace = (getattr(origin, "meta", None) or {}).get("stack_trace") or ""
+        frames = [line.strip() for line in trace.splitlines() if line.strip().startswith("File ")]
+        if frames:  # File "path", line N, in fn
+            parts = frames[-1].split(",")
+            if len(parts) >= 2:
+                path = parts[0][len("File "):].strip('" ')
+                lines.add(f"{path.rsplit('/', 1)[-1]}:{parts[1].strip().removeprefix('line ')}")
+    return sorted(lines)
+
+
 def _fallback(names: list[str], reason: str) -> None:
     """Records in the compiled graph that `names` run on the CPU: counted each
     time the graph runs (cached graphs too), refused in strict mode."""
     if state.strict:
         raise state.SpyreFallbackError(
             f"{', '.join(names)} would run on the CPU: {reason} (strict mode)")
+    log.debug("falls back to the CPU: %s: %s", ", ".join(names), reason)
     wrapper = V.graph.wrapper_code
     _import_runtime(wrapper)
     wrapper.writeline(f"spyre_runtime.fallback({names!r}, {reason!r})")
@@ -69,6 +92,20 @@ class SpyreScheduling(BaseScheduling):
         self._externs_counted = False
         self.pending = []  # (node, trace, its own kernel) not yet emitted
         self.cpu_computed: set[str] = set()  # buffers written by CPU code
+        self._started = self._reported = time.monotonic()
+        self._nodes_done = 0
+
+    def _progress(self, nodes: int) -> None:
+        """Logs how far a long compile is (at most every PROGRESS_AFTER s)."""
+        self._nodes_done += nodes
+        now = time.monotonic()
+        if now - self._started < PROGRESS_AFTER or now - self._reported < PROGRESS_AFTER:
+            return
+        self._reported = now
+        total = len(self.scheduler.nodes) if self.scheduler is not None else "?"
+        log.info("compiling %s: %d of %s scheduled nodes done (%.0f s)",
+                 getattr(V.graph.wrapper_code, "_spyre_graph", "graph"), self._nodes_done,
+                 total, now - self._started)
 
     def _count_externs(self) -> None:
         """Extern kernels (ops Inductor calls as library functions) never reach
@@ -142,6 +179,7 @@ class SpyreScheduling(BaseScheduling):
 
     def _run_on_cpu(self, node, reason: str) -> None:
         _fallback(_op_names(node), reason)
+        self._progress(1)
         self.cpu_computed.update(_storage(buf.get_name())[0] for buf in node.get_outputs())
         self.cpu.codegen_node(node)
         self.cpu.flush()
@@ -158,7 +196,10 @@ class SpyreScheduling(BaseScheduling):
         try:
             kernel = export_many("kernel", [t for _, t, _ in pending], _buffer_info, temporaries)
             compile_cached(kernel.mlir)
-        except (Unsupported, CompileError):
+        except (Unsupported, CompileError) as e:
+            log.debug("%d elementwise/reduction nodes not fused into one kernel (%s): one "
+                      "kernel each", len(pending), str(e).splitlines()[0] if str(e) else
+                      type(e).__name__)
             for node, _, single in pending:  # one kernel each, in order
                 self._compile_and_emit(node, single)
             return
@@ -175,16 +216,21 @@ class SpyreScheduling(BaseScheduling):
         dump(f"{graph}_{name}", kernel.mlir)
         for node in nodes:
             node.mark_run()  # allocates the node's output buffers in the wrapper
+        ops = sorted({op for node in nodes for op in _op_names(node)})
+        sources = sorted({line for node in nodes for line in _source_lines(node)})
+        log.debug("kernel %s.%s (%s) from %d node%s: %s%s", graph, name, kernel.ops, len(nodes),
+                  "s fused" if len(nodes) > 1 else "", ", ".join(ops),
+                  f" [{', '.join(sources)}]" if sources else "")
         wrapper.define_kernel(
             name, f"spyre_runtime.SpyreKernel({name!r}, {kernel.mlir!r}, {kernel.buffers!r}, "
-                  f"{graph!r}, {kernel.partial!r})",
+                  f"{graph!r}, {kernel.partial!r}, ops={ops!r}, sources={sources!r})",
             gpu=False)
+        self._progress(len(nodes))
         args = ", ".join(kernel.buffers)
         if not state.check:
             wrapper.writeline(f"{name}({args})")
             return
         # check.py: the kernel, then Inductor's CPU code for the same nodes.
-        ops = sorted({op for node in nodes for op in _op_names(node)})
         wrapper.writeline(f"{name}_check = spyre_check.KernelCheck({name}, {ops!r}, [{args}])")
         wrapper.writeline(f"{name}({args})")
         wrapper.writeline(f"{name}_check.card_done()")

@@ -1,0 +1,137 @@
+"""Seeing where the time goes: TORCH_LOGS="+spyre", torch.profiler with the
+kernels' simulated time, and the roofline report (spyre_mlir.report)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from spyre_mlir import models
+from spyre_mlir import simulator as sim
+from spyre_mlir.inductor import counters
+
+
+def simulated_us() -> float:
+    return counters.simulated_cycles / sim.default_arch().clock_hz * 1e6
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    """The demo's GPT, compiled and run once (the compile is not measured)."""
+    torch.manual_seed(0)
+    model = models.GPT(vocab=512, d_model=128, n_heads=4, n_layers=2, max_len=64).eval()
+    ids = torch.randint(0, 512, (2, 32))
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="spyre")
+    with torch.no_grad():
+        compiled(ids)
+    return model, compiled, ids
+
+
+LOGGED = textwrap.dedent("""
+    import torch
+    def f(x):
+        # softmax of a product on the card; float64 stays on the CPU
+        return torch.softmax(x @ x.T, -1), x.double() * 2
+    x = torch.randn(16, 64)
+    torch.compile(f, backend="spyre")(x)
+""")
+
+
+def run_logged(setting: str | None) -> str:
+    env = dict(os.environ, TORCHINDUCTOR_FX_GRAPH_CACHE="0")
+    env.pop("TORCH_LOGS", None)
+    if setting is not None:  # (torch itself fails on TORCH_LOGS="")
+        env["TORCH_LOGS"] = setting
+    out = subprocess.run([sys.executable, "-c", LOGGED], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert out.returncode == 0, out.stderr
+    return out.stderr
+
+
+def test_torch_logs_spyre_shows_decisions():
+    log = run_logged("+spyre")
+    # The name is known to torch when it parses TORCH_LOGS (entry point).
+    assert "Invalid log settings" not in log
+    assert "kernel graph0.spyre_kernel_0 (" in log  # kernels formed, with their ops
+    assert "aten.mm" in log or "aten.addmm" in log
+    assert "falls back to the CPU: " in log and "float64" in log  # with the reason
+    assert "kernel cache hit" in log or "kernel cache miss" in log
+
+
+def test_without_torch_logs_spyre_is_quiet():
+    log = run_logged(None)
+    assert "spyre_kernel" not in log and "kernel cache" not in log
+
+
+def test_profiler_lists_kernels_with_simulated_time(gpt, tmp_path):
+    model, compiled, ids = gpt
+    counters.reset()
+    with torch.no_grad(), torch.profiler.profile() as prof:
+        compiled(ids)
+    assert counters.kernels_run > 0
+    device = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.PrivateUse1]
+    assert len(device) == counters.kernels_run
+    # The profiler's spyre total is the counters' simulated time.
+    assert sum(e.device_time_total for e in device) == pytest.approx(simulated_us(), rel=1e-9)
+    # Each launch (a CPU event) carries its kernel's simulated time.
+    launches = [e for e in prof.events() if e.name.startswith("spyre::")]
+    assert [e.name[len("spyre::"):] for e in launches] == [e.name for e in device]
+    table = prof.key_averages().table(sort_by="self_device_time_total", row_limit=5)
+    assert "SPYRE" in table and "spyre_kernel" in table
+
+    path = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(path))
+    trace = json.loads(path.read_text())["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in trace
+                 if e.get("ph") == "M" and e["name"] == "process_name"}
+    cores = sim.default_arch().cores
+    core_pids = {pid for pid, name in processes.items() if name.startswith("Spyre core ")}
+    assert sorted(processes[p] for p in core_pids) == sorted(f"Spyre core {c}"
+                                                             for c in range(cores))
+    card = next(pid for pid, name in processes.items() if name == "Spyre card (simulated)")
+    kernels = [e for e in trace if e.get("pid") == card and e.get("ph") == "X"]
+    assert sum(e["dur"] for e in kernels) == pytest.approx(simulated_us(), rel=1e-9)
+    # The cores' instructions lie inside their kernels.
+    instructions = [e for e in trace if e.get("pid") in core_pids and e.get("ph") == "X"]
+    assert {e["cat"] for e in instructions} >= {"dma", "sfu", "pt"}
+    by_kernel = {}
+    for k in kernels:
+        by_kernel.setdefault(k["name"], []).append((k["ts"], k["ts"] + k["dur"]))
+    for e in instructions:
+        assert any(lo - 1e-6 <= e["ts"] and e["ts"] + e["dur"] <= hi + 1e-6
+                   for lo, hi in by_kernel[e["args"]["kernel_name"]])
+
+
+def test_profiler_without_spyre_kernels_is_unchanged():
+    with torch.profiler.profile() as prof:
+        torch.randn(8, 8) @ torch.randn(8, 8)
+    assert not [e for e in prof.events() if e.device_type != torch.autograd.DeviceType.CPU]
+    assert "SPYRE" not in prof.key_averages().table()
+
+
+def test_long_compiles_log_progress(monkeypatch):
+    import logging
+
+    from spyre_mlir.inductor import scheduling
+    monkeypatch.setattr(scheduling, "PROGRESS_AFTER", 0.0)  # every compile is "long"
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("spyre_mlir")
+    logger.addHandler(handler)
+    monkeypatch.setattr(logger, "level", logging.INFO)
+    try:
+        torch._dynamo.reset()
+        x = torch.randn(8, 32)
+        torch.compile(lambda x: (torch.softmax(x, -1) @ x.T).exp(), backend="spyre")(x)
+    finally:
+        logger.removeHandler(handler)
+    progress = [r.getMessage() for r in records if "scheduled nodes done" in r.getMessage()]
+    assert progress and all(r.levelno == logging.INFO for r in records
+                            if "scheduled nodes done" in r.getMessage())
+    assert progress[-1].startswith("compiling graph")
