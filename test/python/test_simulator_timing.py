@@ -47,6 +47,22 @@ def test_all_cores_share_the_card_bandwidth():
     assert result.stats["cores"][0]["device_read_bytes"] == TILE
 
 
+def test_a_broadcast_operand_is_read_once():
+    """Cores that start the same device read in the same cycle get it from
+    one transfer: all of them reading one tile takes as long as one core
+    reading it (its port binds), not the bus time of every copy."""
+    cores = ARCH.cores
+    b = sim.ProgramBuilder(ARCH, cores)
+    x = b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [TILE])
+    for core in range(cores):
+        b.core(core).dma(Operand(dtype=DType.u8), Operand(buffer=x, dtype=DType.u8), TILE)
+    shared = sim.run(b.finish(), {"x": np.zeros(TILE, bool)}).cycles
+    alone = sim.run(*streaming_program(1)).cycles
+    own = sim.run(*streaming_program(cores)).cycles
+    assert shared == pytest.approx(alone, rel=1e-6)
+    assert own > 4 * shared  # every core's own tile: the bus carries them all
+
+
 def test_two_cores_split_bandwidth_when_it_binds():
     program, inputs = streaming_program(2)
     cycles = sim.run(program, inputs).cycles
