@@ -135,3 +135,53 @@ def test_long_compiles_log_progress(monkeypatch):
     assert progress and all(r.levelno == logging.INFO for r in records
                             if "scheduled nodes done" in r.getMessage())
     assert progress[-1].startswith("compiling graph")
+
+
+def check_report(out, counters_now):
+    from spyre_mlir import report
+    rows = report.write(str(out), counters_now)
+    assert len(rows) == len(counters_now.per_kernel) > 0
+    assert sum(r.calls for r in rows) == counters_now.kernels_run
+    # The table's totals are the counters'.
+    assert sum(r.simulated_us for r in rows) == pytest.approx(simulated_us(), rel=1e-9)
+    total = (out / "kernels.txt").read_text().splitlines()[-1].split()
+    assert total[0] == "total" and float(total[4]) == pytest.approx(simulated_us(), abs=0.006)
+    assert [r.lost_us for r in rows] == sorted((r.lost_us for r in rows), reverse=True)
+    for r in rows:  # the roofline is a lower bound of the simulated time
+        assert r.bound_us is not None and 0 < r.bound_us <= r.simulated_us * (1 + 1e-9)
+        assert r.bound_by in ("device memory", "compute (PT)", "compute (SFU)",
+                              "compute (PT+SFU)")
+        assert r.ops and r.device_bytes > 0
+    assert any(r.flops > 0 for r in rows)  # the matrix products
+    png = (out / "roofline.png").read_bytes()
+    assert png.startswith(b"\x89PNG") and len(png) > 10_000
+    page = (out / "index.html").read_text()
+    assert 'src="roofline.png"' in page and page.count("<tr>") == len(rows) + 1
+    return rows
+
+
+def test_report_for_the_demo_gpt(gpt, tmp_path):
+    pytest.importorskip("matplotlib")
+    model, compiled, ids = gpt
+    counters.reset()
+    with torch.no_grad():
+        compiled(ids)
+    rows = check_report(tmp_path, counters)
+    assert any("models.py:" in line for r in rows for line in r.sources)
+
+
+def test_report_for_a_gpt2_block(tmp_path):
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("transformers")
+    from spyre_mlir import report
+    torch._dynamo.reset()
+    check_report(tmp_path, report.run_model("gpt2-block"))
+    assert dict(counters.fallbacks) == {}
+
+
+def test_report_command_line(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "spyre_mlir.report", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "efficiency" in out.stdout and "(17 more)" in out.stdout
+    assert (tmp_path / "roofline.png").stat().st_size > 0
