@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import logging
 
-#: Every module of the package logs under this logger (logging.getLogger(__name__)).
-ROOT = "spyre_mlir"
+#: The backend's modules log under this logger (logging.getLogger(__name__));
+#: not the whole package: MLIR's bindings (spyre_mlir._mlir_libs) log their
+#: own start-up at DEBUG.
+ROOT = "spyre_mlir.inductor"
 SETTING = "spyre"
 
 
