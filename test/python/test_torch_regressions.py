@@ -170,3 +170,17 @@ def test_concatenation_of_slices_written_by_several_kernels(dtype):
     check(lambda x, w: torch.cat([x.amax(1), (x @ w).amax(1)]), x, w, dtype=dtype, depth=6)
     # int64 slices (f32 operands: DLFloat16 rounding could tie argmax).
     check(lambda x, w: torch.cat([x.argmax(1), (x @ w).isfinite().sum(1)]), x.float(), w.float())
+
+
+# Float to integer conversions saturated on the card (500.0 -> int8 gave 127,
+# NaN -> int32 gave 0) where PyTorch truncates to int32, gives INT32_MIN for
+# NaN and values outside int32, and keeps the low bits of narrower types.
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int8], ids=str)
+def test_float_to_integer_conversions_wrap_as_pytorch(dtype):
+    x = torch.tensor([3e9, -3e9, float("nan"), float("inf"), -float("inf"), 2147483520.0,
+                      -2147483648.0, 500.0, -300.0, 3.7, -129.0, -0.5] * 4)
+    counters.reset()
+    torch._dynamo.reset()
+    actual = torch.compile(lambda t: (t * 1).to(dtype), backend="spyre")(x)
+    assert dict(counters.fallbacks) == {} and counters.kernels_run > 0
+    assert torch.equal(actual, (x * 1).to(dtype))

@@ -59,7 +59,7 @@ class Body:
         if sf and not tf:
             if IntegerType(t).width == 1:
                 return arith.cmpf(arith.CmpFPredicate.UNE, v, self.const(0, s))
-            return arith.fptosi(t, v)
+            return self._float_to_int(v, t)
         if not sf and tf:
             if IntegerType(s).width == 1:
                 return arith.uitofp(t, v)
@@ -70,6 +70,20 @@ class Body:
         if sw == 1:
             return arith.extui(t, v)
         return arith.extsi(t, v) if sw < tw else arith.trunci(t, v)
+
+    def _float_to_int(self, v: Value, t: Type) -> Value:
+        """PyTorch's conversion on x86: truncation to int32, where NaN and
+        values outside int32 give INT32_MIN (the instruction's "integer
+        indefinite"), then narrower types keep the low bits (500.0 -> int8
+        is -12). The card's conversion saturates and makes NaN 0, so the
+        out-of-range case is selected explicitly; int64 values leave int32
+        only where ranges.py has refused them."""
+        i32 = IntegerType.get_signless(32)
+        limit = self.const(2.0 ** 31, v.type)
+        inside = arith.andi(arith.cmpf(arith.CmpFPredicate.OGE, v, arith.negf(limit)),
+                            arith.cmpf(arith.CmpFPredicate.OLT, v, limit))
+        value = arith.select(inside, arith.fptosi(i32, v), self.const(-2 ** 31, i32))
+        return self.cast(value, t)
 
     def common(self, a: Value, b: Value) -> tuple[Value, Value]:
         if a.type == b.type:
