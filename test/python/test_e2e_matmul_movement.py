@@ -24,6 +24,23 @@ def test_matmul(m, k, n, out):
     assert stats.stats["kernels"][1]["macs"] == m * k * n
 
 
+@pytest.mark.parametrize("m,k,n", [(128, 64, 192), (64, 4096, 64)])
+def test_f16_output_is_the_f32_sum_rounded(m, k, n):
+    # A 16-bit output is the f32 sum rounded once, whether the PT writes it
+    # (all of K in one step: no conversion on the SFU) or the SFU narrows
+    # the f32 tile in place after the last step.
+    from spyre_mlir import simulator as sim
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    wide, _ = run(matmul_kernel((m, k), (k, n), (m, n), "f32"), {"arg0": a, "arg1": b})
+    narrow, stats = run(matmul_kernel((m, k), (k, n), (m, n), "f16"), {"arg0": a, "arg1": b})
+    expected = sim.dl16().round(wide["arg2"])
+    np.testing.assert_array_equal(narrow["arg2"].astype(np.float32), expected)
+    converted = stats.stats["kernels"][1]["vector_ops"]
+    assert converted == (0 if k <= 64 else m * n)
+
+
 def test_cores_share_operand_panels():
     # The planner puts the cores in a grid whose rows (columns) load the same
     # lhs (rhs) panel in the same cycle, which the card reads once: the

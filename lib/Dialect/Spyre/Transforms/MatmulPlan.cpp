@@ -9,6 +9,12 @@
 // operand once for all of them (SPYRE_HW.md), so the grid, not each core,
 // sets the device traffic.
 //
+// A 16-bit output is converted in place: the SFU narrows the f32 tile into
+// the first half of its own slot (element i goes to byte 2i, after element
+// i / 2 <= i has been read), so LX holds no staging copy and the operand
+// panels get the room. When all of K fits one step, the PT writes the
+// output type itself (it rounds its f32 sum on store, as the SFU would).
+//
 //===----------------------------------------------------------------------===//
 
 #include "PlanKinds.h"
@@ -39,6 +45,12 @@ public:
 
 private:
   bool staged() const { return out.dtype != uint8_t(ISA::DType::f32); }
+  /// All of K in one step: the PT writes the output type itself.
+  bool direct(ArrayRef<int64_t> tile) const { return tile[2] >= k && !accumulate; }
+  /// Accumulating into a 16-bit output widens its current content into the
+  /// f32 tile, which cannot be done in place (the wider element would
+  /// overwrite one not yet read): only then a staging slot of its own.
+  bool staging() const { return staged() && accumulate; }
   int64_t esOf(const Operand &o) const { return deviceDTypeBytes(o.dtype); }
 
   /// Cores along the batch, the output rows and the output columns.
@@ -131,8 +143,8 @@ SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t tm = tile[0], tn = tile[1], tk = tile[2];
   SmallVector<LxSlot> result = {{"lhs", tm * tk * esOf(lhs), 2},
                                 {"rhs", tk * tn * esOf(rhs), 2},
-                                {"acc", tm * tn * 4, 2}};
-  if (staged())
+                                {"acc", tm * tn * (direct(tile) ? esOf(out) : 4), 2}};
+  if (staging())
     result.push_back({"staging", tm * tn * esOf(out), 2});
   return result;
 }
@@ -165,9 +177,10 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // SFU (from the f32 accumulator), the first step's loads (each grid row
   // reads its lhs tile, then each column its rhs tile) and the last tiles'
   // stores, all cores at once.
-  double pt = arch.ptCycles(double(tm), double(tk), double(tn), lhsBytes + rhsBytes,
-                            double(tm * tn * 4 * (kt > 1 || accumulate ? 2 : 1)));
-  double convert = staged() ? std::ceil(double(tm * tn) * double(arch.sfuFp32RateDivisor) /
+  double accBytes =
+      direct(tile) ? outBytes : double(tm * tn * 4 * (kt > 1 || accumulate ? 2 : 1));
+  double pt = arch.ptCycles(double(tm), double(tk), double(tn), lhsBytes + rhsBytes, accBytes);
+  double convert = staged() && !direct(tile) ? std::ceil(double(tm * tn) * double(arch.sfuFp32RateDivisor) /
                                         arch.sfuElementsPerCycle()) +
                                   double(arch.sfuStartupCycles)
                             : 0;
@@ -175,7 +188,10 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double firstLoad = std::max(double(grid.b * grid.m) * lhsBytes / bw, lhsBytes / port) +
                      std::max(double(grid.b * grid.n) * rhsBytes / bw, rhsBytes / port) +
                      2 * latency;
-  double lastStore = std::max(cores * outBytes / bw, outBytes / port) + latency;
+  // The last stores find no reads to share the bus with: when fewer bytes
+  // are written than read they pay the read/write turnaround alone.
+  double storeCost = 1 / bw + (written < read ? arch.turnaroundCyclesPerByte() : 0);
+  double lastStore = std::max(cores * outBytes * storeCost, outBytes / port) + latency;
   // Whichever of the PT and the transfers is busiest sets the pace; the
   // transfers wait for the first tile to be computed before storing.
   double compute = firstLoad + steps * pt + convert + lastStore;
@@ -252,7 +268,9 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   int64_t mt = llvm::divideCeil(m, tm), nt = llvm::divideCeil(n, tn), kt = llvm::divideCeil(k, tk);
   double time;
   Grid grid = chooseGrid(cores, tile, time);
-  uint8_t f32 = uint8_t(ISA::DType::f32);
+  bool inOne = direct(tile);
+  uint8_t accType = inOne ? out.dtype : uint8_t(ISA::DType::f32);
+  int64_t accBytes = inOne ? esOf(out) : 4;
   Location loc = op->getLoc();
 
   // A tile of `o` covering rows [r0, r0 + rows) of its outer dimension and
@@ -296,9 +314,12 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       int64_t copy = i % 2, outCopy = local % 2;
       Placed a = place(lhs, b, m0, k0, am, ak, tm, tk, slotAt(0, copy));
       Placed w = place(rhs, b, k0, n0, ak, an, tk, tn, slotAt(1, copy));
-      RefAttr acc = em.lx(f32, slotAt(2, outCopy), {tn * 4, 0, 0});
+      RefAttr acc = em.lx(accType, slotAt(2, outCopy), {tn * accBytes, 0, 0});
       int64_t es = esOf(out);
-      RefAttr stage = staged() ? em.lx(out.dtype, slotAt(3, outCopy), {tn * es, 0, 0}) : acc;
+      // The converted tile: in the acc slot unless accumulating needs staging.
+      RefAttr stage = inOne || !staged()
+                          ? acc
+                          : em.lx(out.dtype, slotAt(staging() ? 3 : 2, outCopy), {tn * es, 0, 0});
       RefAttr device = em.device(out.value, out.dtype,
                                  (b * out.batchStride + m0 * out.outerStride + n0) * es,
                                  {out.outerStride * es, 0, 0});
@@ -320,7 +341,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         sc.add(HwMatmulOp::create(builder, loc, acc, a.view, w.view, am, ak, an, lhs.transposed,
                                   rhs.transposed, !first || accumulate, nullptr, 0, nullptr,
                                   nullptr));
-        if (last && staged())
+        if (last && staged() && !inOne)
           sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(stage, es), sfuView(acc, 4), am,
                                    an, nullptr, 0, nullptr, nullptr));
       };
