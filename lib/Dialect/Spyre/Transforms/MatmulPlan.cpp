@@ -13,7 +13,10 @@
 // the first half of its own slot (element i goes to byte 2i, after element
 // i / 2 <= i has been read), so LX holds no staging copy and the operand
 // panels get the room. When all of K fits one step, the PT writes the
-// output type itself (it rounds its f32 sum on store, as the SFU would).
+// output type itself (it rounds its f32 sum on store, as the SFU would),
+// and consecutive output tiles of a core that share an operand panel keep
+// it in LX: the walk runs along the columns (the lhs panel stays) or the
+// rows (the rhs panel stays), whichever reads fewer bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +60,10 @@ private:
   struct Grid {
     int64_t b = 1, m = 1, n = 1;
   };
+  /// Whether a core walks its output tiles down the rows (the rhs panel
+  /// stays in LX from tile to tile) rather than along the columns (the lhs
+  /// panel stays). Panels stay only when all of K fits one step.
+  bool walksRows(ArrayRef<int64_t> tile, Grid grid) const;
   /// Estimated cycles of the op with `tile` on `grid`.
   double estimate(ArrayRef<int64_t> tile, Grid grid) const;
   /// The grid of at most `cores` cores with the least estimated time for
@@ -149,6 +156,16 @@ SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
   return result;
 }
 
+bool MatmulPlan::walksRows(ArrayRef<int64_t> tile, Grid grid) const {
+  if (tile[2] < k)
+    return false;
+  double mc = double(llvm::divideCeil(llvm::divideCeil(m, tile[0]), grid.m)),
+         nc = double(llvm::divideCeil(llvm::divideCeil(n, tile[1]), grid.n));
+  double lhsStays = double(m) * esOf(lhs) + double(n) * esOf(rhs) * mc,
+         rhsStays = double(m) * esOf(lhs) * nc + double(n) * esOf(rhs);
+  return rhsStays < lhsStays;
+}
+
 double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   int64_t tm = tile[0], tn = tile[1], tk = tile[2];
   int64_t mt = llvm::divideCeil(m, tm), nt = llvm::divideCeil(n, tn), kt = llvm::divideCeil(k, tk);
@@ -164,14 +181,21 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // row of tiles (shared by the grid row), an rhs column once for each of a
   // core's column of tiles (shared by the grid column). The cores run in
   // lock step, so every transfer's latency leaves the bus idle.
-  double read = double(batch) * double(k) * (double(m) * esOf(lhs) * nc + double(n) * esOf(rhs) * mc);
+  // With all of K in one step the panel the walk keeps is read once per
+  // core's block, not once per output tile.
+  bool rows = walksRows(tile, grid), stays = kt == 1;
+  double lhsLoads = stays && !rows ? bc * mc : steps, rhsLoads = stays && rows ? bc * nc : steps;
+  double read = double(batch) * double(k) *
+                (double(m) * esOf(lhs) * (stays && !rows ? 1 : nc) +
+                 double(n) * esOf(rhs) * (stays && rows ? 1 : mc));
   double written = double(batch * m * n * esOf(out));
   if (accumulate)
     read += written;
-  double transfers = steps * 2 + tiles * (accumulate ? 2 : 1);
+  double transfers = lhsLoads + rhsLoads + tiles * (accumulate ? 2 : 1);
   double bus = arch.deviceCycles(read, written) + transfers * latency;
   // Each core's own transfers also pass its DMA engine.
-  double own = (steps * (lhsBytes + rhsBytes) + tiles * outBytes * (accumulate ? 2 : 1)) / port;
+  double own =
+      (lhsLoads * lhsBytes + rhsLoads * rhsBytes + tiles * outBytes * (accumulate ? 2 : 1)) / port;
   // One step on the PT (peak rate or operand feed, plus fill and drain: the
   // card description's formula), the conversion of a finished tile on the
   // SFU (from the f32 accumulator), the first step's loads (each grid row
@@ -268,6 +292,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   int64_t mt = llvm::divideCeil(m, tm), nt = llvm::divideCeil(n, tn), kt = llvm::divideCeil(k, tk);
   double time;
   Grid grid = chooseGrid(cores, tile, time);
+  bool rows = walksRows(tile, grid);
   bool inOne = direct(tile);
   uint8_t accType = inOne ? out.dtype : uint8_t(ISA::DType::f32);
   int64_t accBytes = inOne ? esOf(out) : 4;
@@ -307,13 +332,22 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
     int64_t nBegin = nt * cj / grid.n, nc = nt * (cj + 1) / grid.n - nBegin;
     auto stepAt = [&, bBegin, mBegin, nBegin, mc, nc](int64_t i) {
       int64_t local = i / kt, s = i % kt;
-      int64_t b = bBegin + local / (mc * nc), m0 = (mBegin + local / nc % mc) * tm,
-              n0 = (nBegin + local % nc) * tn, k0 = s * tk;
+      int64_t mi = rows ? local % mc : local / nc % mc, ni = rows ? local / mc % nc : local % nc;
+      int64_t b = bBegin + local / (mc * nc), m0 = (mBegin + mi) * tm, n0 = (nBegin + ni) * tn,
+              k0 = s * tk;
+      // The copy of each operand slot is that of its panel: a panel that
+      // stays is loaded at its first tile only.
+      int64_t lhsPanel = i, rhsPanel = i;
+      if (kt == 1 && rows)
+        rhsPanel = local / mc;
+      else if (kt == 1)
+        lhsPanel = local / nc;
       int64_t am = std::min(tm, m - m0), an = std::min(tn, n - n0), ak = std::min(tk, k - k0);
       bool first = s == 0, last = s == kt - 1;
-      int64_t copy = i % 2, outCopy = local % 2;
-      Placed a = place(lhs, b, m0, k0, am, ak, tm, tk, slotAt(0, copy));
-      Placed w = place(rhs, b, k0, n0, ak, an, tk, tn, slotAt(1, copy));
+      int64_t outCopy = local % 2;
+      bool lhsNew = kt > 1 || rows || local % nc == 0, rhsNew = kt > 1 || !rows || local % mc == 0;
+      Placed a = place(lhs, b, m0, k0, am, ak, tm, tk, slotAt(0, lhsPanel % 2));
+      Placed w = place(rhs, b, k0, n0, ak, an, tk, tn, slotAt(1, rhsPanel % 2));
       RefAttr acc = em.lx(accType, slotAt(2, outCopy), {tn * accBytes, 0, 0});
       int64_t es = esOf(out);
       // The converted tile: in the acc slot unless accumulating needs staging.
@@ -324,7 +358,10 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
                                  (b * out.batchStride + m0 * out.outerStride + n0) * es,
                                  {out.outerStride * es, 0, 0});
       TileStep step;
-      step.loads = {a.load, w.load};
+      if (lhsNew)
+        step.loads.push_back(a.load);
+      if (rhsNew)
+        step.loads.push_back(w.load);
       bool loadInit = accumulate && first;
       if (loadInit) // the output's current content starts the sum
         step.loads.push_back({stage, device, an * es, {am, 1, 1}});

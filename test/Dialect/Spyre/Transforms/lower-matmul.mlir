@@ -27,3 +27,23 @@ spyre.kernel @shallow(%a: !spyre.buffer<64x64xf16>, %b: !spyre.buffer<64x64xf16>
                outs(%c : !spyre.buffer<64x64xf16>)
   spyre.return
 }
+
+// All of K in one step: the lhs panel stays in LX while the core walks its
+// column tiles (loaded once, not once per tile); the rhs tiles alternate
+// between their two copies.
+// CHECK-LABEL: spyre.hw.program @wide
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, strides = [128, 0, 0]>, #spyre.ref<@[[A:[a-z0-9_]+]], dl16
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[R0:[0-9]+]], {{.*}}#spyre.ref<@[[B:[a-z0-9_]+]], dl16, strides = [512, 0, 0]>
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[R1:[0-9]+]], {{.*}}#spyre.ref<@[[B]], dl16, offset = 128, strides = [512, 0, 0]>
+// CHECK-NOT: @[[A]]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[R0]], {{.*}}#spyre.ref<@[[B]], dl16, offset = 256,
+// CHECK-NOT: @[[A]]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[R1]], {{.*}}#spyre.ref<@[[B]], dl16, offset = 384,
+// CHECK-NOT: @[[A]]
+// CHECK: }
+spyre.kernel @wide(%a: !spyre.buffer<64x64xf16>, %b: !spyre.buffer<64x256xf16>,
+                   %c: !spyre.buffer<64x256xf16>) {
+  spyre.matmul ins(%a, %b : !spyre.buffer<64x64xf16>, !spyre.buffer<64x256xf16>)
+               outs(%c : !spyre.buffer<64x256xf16>) {spyre.tile = array<i64: 64, 64, 64>}
+  spyre.return
+}
