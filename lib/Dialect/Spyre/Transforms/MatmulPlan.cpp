@@ -16,7 +16,11 @@
 // output type itself (it rounds its f32 sum on store, as the SFU would),
 // and consecutive output tiles of a core that share an operand panel keep
 // it in LX: the walk runs along the columns (the lhs panel stays) or the
-// rows (the rhs panel stays), whichever reads fewer bytes.
+// rows (the rhs panel stays), whichever reads fewer bytes. When K takes
+// several steps, two consecutive tiles that share a panel walk K together
+// (A0 B0 A1 B1 ... A(kt-2) A(kt-1) B(kt-2) B(kt-1)), each step of the shared
+// panel loaded once for both, the first tile finishing two steps early so
+// that its store overlaps the second's last steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +36,29 @@ namespace {
 
 /// One matmul operand in device memory: element strides of its two matrix
 /// dimensions and of the batch, and whether LX holds its tiles transposed.
+/// The two LX copies of an operand slot: the panel each holds and the step
+/// that last used it. A panel not held goes to the copy used longer ago,
+/// which the step before did not use, so the pipeline's rule (the loads of
+/// step t wait for the compute of step t - 2) keeps it from being
+/// overwritten while in use.
+struct Copies {
+  using Key = std::array<int64_t, 3>;
+  std::array<Key, 2> held = {Key{-1, -1, -1}, Key{-1, -1, -1}};
+  std::array<int64_t, 2> lastUse = {-1, -1};
+  /// The copy holding `panel` for step `t`, and whether it must be loaded.
+  std::pair<int64_t, bool> use(Key panel, int64_t t) {
+    for (int64_t c = 0; c < 2; ++c)
+      if (held[c] == panel) {
+        lastUse[c] = t;
+        return {c, false};
+      }
+    int64_t c = lastUse[0] <= lastUse[1] ? 0 : 1;
+    held[c] = panel;
+    lastUse[c] = t;
+    return {c, true};
+  }
+};
+
 struct Operand {
   Value value;
   uint8_t dtype;
@@ -175,6 +202,7 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double tiles = bc * mc * nc, steps = tiles * double(kt);
   double lhsBytes = double(tm * tk * esOf(lhs)), rhsBytes = double(tk * tn * esOf(rhs)),
          outBytes = double(tm * tn * esOf(out));
+  double cores = double(grid.b * grid.m * grid.n);
   double bw = arch.deviceBytesPerCycle(), port = double(arch.dmaPortBytesPerCycle),
          latency = double(arch.dmaLatencyCycles);
   // Device bus: an lhs row is read once for each output tile of a core's
@@ -183,11 +211,19 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // lock step, so every transfer's latency leaves the bus idle.
   // With all of K in one step the panel the walk keeps is read once per
   // core's block, not once per output tile.
-  bool rows = walksRows(tile, grid), stays = kt == 1;
-  double lhsLoads = stays && !rows ? bc * mc : steps, rhsLoads = stays && rows ? bc * nc : steps;
+  // Tiles that walk K in pairs read their shared panel once for both.
+  double lhsF = nc, rhsF = mc;
+  if (kt == 1 && walksRows(tile, grid))
+    rhsF = 1;
+  else if (kt == 1)
+    lhsF = 1;
+  else if (tiles >= 2 && nc >= 2)
+    lhsF = std::ceil(nc / 2);
+  else if (tiles >= 2)
+    rhsF = std::ceil(mc / 2);
+  double lhsLoads = bc * mc * lhsF * double(kt), rhsLoads = bc * nc * rhsF * double(kt);
   double read = double(batch) * double(k) *
-                (double(m) * esOf(lhs) * (stays && !rows ? 1 : nc) +
-                 double(n) * esOf(rhs) * (stays && rows ? 1 : mc));
+                (double(m) * esOf(lhs) * lhsF + double(n) * esOf(rhs) * rhsF);
   double written = double(batch * m * n * esOf(out));
   if (accumulate)
     read += written;
@@ -208,7 +244,6 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
                                         arch.sfuElementsPerCycle()) +
                                   double(arch.sfuStartupCycles)
                             : 0;
-  double cores = double(grid.b * grid.m * grid.n);
   double firstLoad = std::max(double(grid.b * grid.m) * lhsBytes / bw, lhsBytes / port) +
                      std::max(double(grid.b * grid.n) * rhsBytes / bw, rhsBytes / port) +
                      2 * latency;
@@ -216,9 +251,31 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // are written than read they pay the read/write turnaround alone.
   double storeCost = 1 / bw + (written < read ? arch.turnaroundCyclesPerByte() : 0);
   double lastStore = std::max(cores * outBytes * storeCost, outBytes / port) + latency;
+  // The steady state: the loads of step t + 2 wait for the compute of step
+  // t, so a step takes the longer of its PT time and its loads (all cores'
+  // loads share the bus); in a pair only the first tile's steps load the
+  // shared panel, and that load starts after the first tile's previous
+  // step, so two steps take at least that load and one PT step. The
+  // stores in mid run take the DMA engine from the loads.
+  double readCost = 1 / bw + (read < written ? arch.turnaroundCyclesPerByte() : 0);
+  double lhsStep = std::max(double(grid.b * grid.m) * lhsBytes * readCost, lhsBytes / port) + latency,
+         rhsStep = std::max(double(grid.b * grid.n) * rhsBytes * readCost, rhsBytes / port) + latency;
+  double both = lhsStep + rhsStep, steady;
+  if (kt == 1) {
+    steady = steps * std::max(pt, (lhsLoads * lhsStep + rhsLoads * rhsStep) / steps);
+  } else if (tiles >= 2) {
+    double alone = nc >= 2 ? rhsStep : lhsStep, pairs = std::floor(tiles / 2);
+    steady = pairs * double(kt) * std::max({2 * pt, both + alone, both + pt}) +
+             (tiles - 2 * pairs) * double(kt) * std::max(pt, both);
+  } else {
+    steady = steps * std::max(pt, both);
+  }
+  double midStores = (tiles - 1) * (cores * outBytes * storeCost + latency);
+  // (The first step's loads are the fill, counted apart.)
+  steady = std::max(steady, lhsLoads * lhsStep + rhsLoads * rhsStep - both + midStores);
   // Whichever of the PT and the transfers is busiest sets the pace; the
   // transfers wait for the first tile to be computed before storing.
-  double compute = firstLoad + steps * pt + convert + lastStore;
+  double compute = firstLoad + steady + convert + lastStore;
   double transfer = std::max(bus, own) + pt + convert;
   return std::max(compute, transfer);
 }
@@ -330,24 +387,98 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
     int64_t bBegin = batch * cb / grid.b, bc = batch * (cb + 1) / grid.b - bBegin;
     int64_t mBegin = mt * ci / grid.m, mc = mt * (ci + 1) / grid.m - mBegin;
     int64_t nBegin = nt * cj / grid.n, nc = nt * (cj + 1) / grid.n - nBegin;
-    auto stepAt = [&, bBegin, mBegin, nBegin, mc, nc](int64_t i) {
-      int64_t local = i / kt, s = i % kt;
-      int64_t mi = rows ? local % mc : local / nc % mc, ni = rows ? local / mc % nc : local % nc;
-      int64_t b = bBegin + local / (mc * nc), m0 = (mBegin + mi) * tm, n0 = (nBegin + ni) * tn,
-              k0 = s * tk;
-      // The copy of each operand slot is that of its panel: a panel that
-      // stays is loaded at its first tile only.
-      int64_t lhsPanel = i, rhsPanel = i;
-      if (kt == 1 && rows)
-        rhsPanel = local / mc;
-      else if (kt == 1)
-        lhsPanel = local / nc;
+    auto tileAt = [&, bBegin, mc, nc](int64_t local) -> std::array<int64_t, 3> {
+      return {bBegin + local / (mc * nc), rows ? local % mc : local / nc % mc,
+              rows ? local / mc % nc : local % nc};
+    };
+    // The order of (tile, K step) and, for each step, the copy of each
+    // operand slot and whether it is loaded.
+    struct Order {
+      int64_t local, s, lhsCopy, rhsCopy;
+      bool lhsNew, rhsNew;
+      /// The tile whose store's second half this step issues (-1: none).
+      int64_t deferred = -1;
+      /// The output rows of the tile this step computes ([0, rowEnd) when
+      /// rowEnd < 0: all).
+      int64_t rowBegin = 0, rowEnd = -1;
+    };
+    std::vector<Order> order;
+    Copies lhsCopies, rhsCopies;
+    auto add = [&](int64_t local, int64_t s) {
+      auto [b, mi, ni] = tileAt(local);
+      int64_t t = int64_t(order.size());
+      auto [lc, ln] = lhsCopies.use({b, mi, s}, t);
+      auto [rc, rn] = rhsCopies.use({b, ni, s}, t);
+      order.push_back({local, s, lc, rc, ln, rn});
+    };
+    int64_t count = bc * mc * nc;
+    for (int64_t local = 0; local < count;) {
+      auto a = tileAt(local);
+      std::array<int64_t, 3> b = local + 1 < count ? tileAt(local + 1) : a;
+      bool pair = kt > 1 && local + 1 < count && a[0] == b[0] && (a[1] == b[1] || a[2] == b[2]);
+      if (!pair) {
+        for (int64_t s = 0; s < kt; ++s)
+          add(local, s);
+        local += 1;
+        continue;
+      }
+      for (int64_t s = 0; s + 2 < kt; ++s) {
+        add(local, s);
+        add(local + 1, s);
+      }
+      for (int64_t which : {0, 1})
+        for (int64_t s = kt - 2; s < kt; ++s)
+          add(local + which, s);
+      local += 2;
+    }
+    // A store ahead of the next steps' loads in the in-order DMA queue
+    // holds them up while the PT runs dry; the second half of a tile's
+    // store waits one step more, after those loads, when the acc copy it
+    // reads is not written again before then (its next tile starts at
+    // least three steps later; with all of K in one step the next store
+    // follows at once anyway).
+    std::vector<int64_t> firstStep(count, -1);
+    for (auto [t, o] : llvm::enumerate(order))
+      if (firstStep[o.local] < 0)
+        firstStep[o.local] = int64_t(t);
+    for (int64_t t = 0; t + 1 < int64_t(order.size()); ++t) {
+      int64_t local = order[t].local;
+      int64_t rows = std::min(tm, m - (mBegin + tileAt(local)[1]) * tm);
+      if (kt > 1 && order[t].s == kt - 1 && rows >= 2 &&
+          (local + 2 >= count || firstStep[local + 2] >= t + 3))
+        order[t + 1].deferred = local;
+    }
+    // The core's last step runs as two row halves, so that the first
+    // half's conversion and store overlap the second half's product: only
+    // the second half's store is left when the PT is done.
+    if (!order.empty() && !accumulate) {
+      Order lastStep = order.back();
+      int64_t rows = std::min(tm, m - (mBegin + tileAt(lastStep.local)[1]) * tm);
+      if (rows >= 2) {
+        order.back().rowEnd = rows / 2;
+        lastStep.rowBegin = rows / 2;
+        lastStep.rowEnd = rows;
+        lastStep.lhsNew = lastStep.rhsNew = false;
+        lastStep.deferred = -1;
+        order.push_back(lastStep);
+      }
+    }
+    int64_t numSteps = int64_t(order.size());
+    auto stepAt = [&, mBegin, nBegin, order = std::move(order)](int64_t i) {
+      const Order &o = order[i];
+      int64_t local = o.local, s = o.s;
+      auto [b, mi, ni] = tileAt(local);
+      int64_t m0 = (mBegin + mi) * tm, n0 = (nBegin + ni) * tn, k0 = s * tk;
       int64_t am = std::min(tm, m - m0), an = std::min(tn, n - n0), ak = std::min(tk, k - k0);
+      int64_t r0 = o.rowBegin, r1 = o.rowEnd < 0 ? am : o.rowEnd;
+      auto shift = [&](RefAttr r, int64_t bytes) {
+        ArrayRef<int64_t> st = r.getStrides();
+        return em.lx(r.getDtype(), r.getOffset() + bytes, {st[0], st[1], st[2]});
+      };
       bool first = s == 0, last = s == kt - 1;
       int64_t outCopy = local % 2;
-      bool lhsNew = kt > 1 || rows || local % nc == 0, rhsNew = kt > 1 || !rows || local % mc == 0;
-      Placed a = place(lhs, b, m0, k0, am, ak, tm, tk, slotAt(0, lhsPanel % 2));
-      Placed w = place(rhs, b, k0, n0, ak, an, tk, tn, slotAt(1, rhsPanel % 2));
+      Placed a = place(lhs, b, m0, k0, am, ak, tm, tk, slotAt(0, o.lhsCopy));
+      Placed w = place(rhs, b, k0, n0, ak, an, tk, tn, slotAt(1, o.rhsCopy));
       RefAttr acc = em.lx(accType, slotAt(2, outCopy), {tn * accBytes, 0, 0});
       int64_t es = esOf(out);
       // The converted tile: in the acc slot unless accumulating needs staging.
@@ -358,15 +489,37 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
                                  (b * out.batchStride + m0 * out.outerStride + n0) * es,
                                  {out.outerStride * es, 0, 0});
       TileStep step;
-      if (lhsNew)
+      if (o.lhsNew)
         step.loads.push_back(a.load);
-      if (rhsNew)
+      if (o.rhsNew)
         step.loads.push_back(w.load);
       bool loadInit = accumulate && first;
       if (loadInit) // the output's current content starts the sum
         step.loads.push_back({stage, device, an * es, {am, 1, 1}});
+      // Rows [r0, r1) of tile `tile`'s store.
+      auto storeRows = [&](int64_t tile, int64_t r0, int64_t r1) -> Transfer {
+        auto [tb, tmi, tni] = tileAt(tile);
+        int64_t tm0 = (mBegin + tmi) * tm, tn0 = (nBegin + tni) * tn;
+        int64_t cols = std::min(tn, n - tn0);
+        int64_t at = slotAt(staging() ? 3 : 2, tile % 2) + r0 * tn * es;
+        return {em.device(out.value, out.dtype,
+                          (tb * out.batchStride + (tm0 + r0) * out.outerStride + tn0) * es,
+                          {out.outerStride * es, 0, 0}),
+                em.lx(out.dtype, at, {tn * es, 0, 0}), cols * es, {r1 - r0, 1, 1}};
+      };
+      bool split = last && i + 1 < int64_t(order.size()) && order[i + 1].deferred == local;
       if (last)
-        step.stores.push_back({device, stage, an * es, {am, 1, 1}});
+        step.stores.push_back(split ? storeRows(local, 0, am / 2) : storeRows(local, r0, r1));
+      if (o.deferred >= 0) {
+        auto [db, dmi, dni] = tileAt(o.deferred);
+        int64_t rows = std::min(tm, m - (mBegin + dmi) * tm);
+        step.stores.push_back(storeRows(o.deferred, rows / 2, rows));
+      }
+      // Rows [r0, r1) of the output are rows [r0, r1) of the lhs tile (its
+      // columns when LX holds it transposed) and of the accumulator.
+      RefAttr lhsView = shift(a.view, r0 * (lhs.transposed ? 1 : tk) * esOf(lhs));
+      RefAttr accRows = shift(acc, r0 * tn * accBytes);
+      int64_t rowCount = r1 - r0;
       step.compute = [=, this, &em](StepCompute &sc) {
         OpBuilder &builder = sc.b();
         auto sfuView = [&](RefAttr r, int64_t e) {
@@ -375,16 +528,17 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         if (loadInit && staged())
           sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(acc, 4), sfuView(stage, es), am,
                                    an, nullptr, 0, nullptr, nullptr));
-        sc.add(HwMatmulOp::create(builder, loc, acc, a.view, w.view, am, ak, an, lhs.transposed,
-                                  rhs.transposed, !first || accumulate, nullptr, 0, nullptr,
-                                  nullptr));
+        sc.add(HwMatmulOp::create(builder, loc, accRows, lhsView, w.view, rowCount, ak, an,
+                                  lhs.transposed, rhs.transposed, !first || accumulate, nullptr, 0,
+                                  nullptr, nullptr));
         if (last && staged() && !inOne)
-          sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(stage, es), sfuView(acc, 4), am,
-                                   an, nullptr, 0, nullptr, nullptr));
+          sc.add(HwUnaryOp::create(builder, loc, "copy", shift(sfuView(stage, es), r0 * tn * es),
+                                   sfuView(accRows, 4), rowCount, an, nullptr, 0, nullptr,
+                                   nullptr));
       };
       return step;
     };
-    em.pipeline(core, loc, bc * mc * nc * kt, stepAt);
+    em.pipeline(core, loc, numSteps, stepAt);
   }
   return success();
 }

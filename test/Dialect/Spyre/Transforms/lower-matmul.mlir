@@ -2,11 +2,15 @@
 
 // A 16-bit output is converted in place: the SFU narrows the f32 tile into
 // the first half of its own slot, and the store reads it from there (no
-// staging slot).
+// staging slot). The core's last step runs as two row halves, so that the
+// first half's conversion and store overlap the second half's product.
 // CHECK-LABEL: spyre.hw.program @deep
-// CHECK: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC:[0-9]+]], strides = [256, 0, 0]> = {{.*}} m 64 k {{[0-9]+}} n 64
-// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[ACC]], strides = [128, 2, 0]>, #spyre.ref<lx, f32, offset = [[ACC]], strides = [256, 4, 0]> [64 x 64]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, strides = [128, 0, 0]>, #spyre.ref<lx, dl16, offset = [[ACC]], strides = [128, 0, 0]> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC:[0-9]+]], strides = [256, 0, 0]> = {{.*}} m 32 k {{[0-9]+}} n 64 {accumulate
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[ACC]], strides = [128, 2, 0]>, #spyre.ref<lx, f32, offset = [[ACC]], strides = [256, 4, 0]> [32 x 64]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, strides = [128, 0, 0]>, #spyre.ref<lx, dl16, offset = [[ACC]], strides = [128, 0, 0]> row 128 x [32, 1, 1]
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC2:[0-9]+]], strides = [256, 0, 0]> = {{.*}} m 32 k {{[0-9]+}} n 64 {accumulate
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[HALF:[0-9]+]], strides = [128, 2, 0]>, #spyre.ref<lx, f32, offset = [[ACC2]], strides = [256, 4, 0]> [32 x 64]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, offset = 4096, strides = [128, 0, 0]>, #spyre.ref<lx, dl16, offset = [[HALF]], strides = [128, 0, 0]> row 128 x [32, 1, 1]
 spyre.kernel @deep(%a: !spyre.buffer<64x65536xf16>, %b: !spyre.buffer<65536x64xf16>,
                    %c: !spyre.buffer<64x64xf16>) {
   spyre.matmul ins(%a, %b : !spyre.buffer<64x65536xf16>, !spyre.buffer<65536x64xf16>)
@@ -17,9 +21,10 @@ spyre.kernel @deep(%a: !spyre.buffer<64x65536xf16>, %b: !spyre.buffer<65536x64xf
 // When all of K fits one step, the PT writes the 16-bit output itself: no
 // f32 tile, no conversion.
 // CHECK-LABEL: spyre.hw.program @shallow
-// CHECK: spyre.hw.matmul #spyre.ref<lx, dl16, offset = [[OUT:[0-9]+]], strides = [128, 0, 0]> = {{.*}} m 64 k 64 n 64
+// CHECK: spyre.hw.matmul #spyre.ref<lx, dl16, offset = [[OUT:[0-9]+]], strides = [128, 0, 0]> = {{.*}} m 32 k 64 n 64
 // CHECK-NOT: spyre.hw.unary
-// CHECK: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, strides = [128, 0, 0]>, #spyre.ref<lx, dl16, offset = [[OUT]], strides = [128, 0, 0]> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, strides = [128, 0, 0]>, #spyre.ref<lx, dl16, offset = [[OUT]], strides = [128, 0, 0]> row 128 x [32, 1, 1]
+// CHECK-NOT: spyre.hw.unary
 // CHECK: }
 spyre.kernel @shallow(%a: !spyre.buffer<64x64xf16>, %b: !spyre.buffer<64x64xf16>,
                       %c: !spyre.buffer<64x64xf16>) {
