@@ -149,3 +149,35 @@ def test_an_unwritable_cache_directory(monkeypatch, tmp_path):
         assert "Permission denied" in str(warning.message)
     finally:
         os.chmod(tmp_path, 0o700)
+
+
+def test_the_cache_stays_within_its_bound(monkeypatch, tmp_path):
+    # Without a bound one OpInfo run wrote tens of GB. Each entry here is a
+    # few KB: a bound of 12 entries' worth keeps the most recent ones.
+    monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path))
+    x = torch.randn(16, 32)
+    _run(_double, x)
+    (first,) = _entries(tmp_path)
+    size = os.path.getsize(first)
+    monkeypatch.setenv("SPYRE_CACHE_MAX_BYTES", str(12 * size))
+    monkeypatch.setattr(runtime.cache_size, "_written_since_check", 0)
+    for k in range(40):
+        _run(lambda t, k=k: t * (k + 3), x)
+    total = sum(os.path.getsize(p) for p in _entries(tmp_path))
+    assert 0 < total <= 12 * size * 1.1
+    assert first not in _entries(tmp_path)  # the least recently used went first
+    # The most recent entry is still there.
+    counters.reset()
+    _run(lambda t: t * 42, x)
+    assert counters.cache_hits >= 1 and counters.compiles == 0
+
+
+def test_an_entry_over_an_eighth_of_the_bound_is_not_kept(monkeypatch, tmp_path):
+    monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SPYRE_CACHE_MAX_BYTES", "1000")
+    x = torch.randn(16, 32)
+    torch.testing.assert_close(_run(_double, x), x * 2)
+    assert _entries(tmp_path) == set()
+    monkeypatch.setenv("SPYRE_CACHE_MAX_BYTES", "lots")
+    with pytest.raises(ValueError, match="SPYRE_CACHE_MAX_BYTES"):
+        runtime.cache_size.max_bytes()

@@ -28,6 +28,7 @@ import torch
 
 from .. import __version__, compiler
 from .. import simulator as sim
+from . import cache_size
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +162,7 @@ def compile_cached(mlir: str) -> sim.Program:
     try:
         program = _read_entry(path, key)
         if program is not None:
+            cache_size.touch(path)
             counters.cache_hits += 1
             log.debug("kernel cache hit %s", key[:16])
             return program
@@ -183,8 +185,14 @@ def compile_cached(mlir: str) -> sim.Program:
     counters.compiles += 1
     log.debug("kernel cache miss %s: compiled in %.2f s (%d bytes)", key[:16],
               time.perf_counter() - start, len(binary))
+    entry = _entry(key, binary)
+    if not cache_size.keeps(len(entry)):
+        log.debug("kernel cache: %s not kept (%d bytes, over an eighth of "
+                  "SPYRE_CACHE_MAX_BYTES)", key[:16], len(entry))
+        return sim.Program.parse(binary)
     try:
-        _write_entry(path, _entry(key, binary))
+        _write_entry(path, entry)
+        cache_size.wrote(cache_dir(), len(entry))
     except OSError as e:
         _warn_once("unusable", f"kernel cache {cache_dir()} cannot be used ({e}): "
                                "kernels are compiled uncached")
