@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
+import sympy
 import torch
 
 from ..dialects import spyre
@@ -285,7 +286,7 @@ def _element_type_of(buffer: Value) -> Type:
 
 
 def _matmul(name: str, trace: Trace, buffer_info: BufferInfo):
-    if trace.indirect or len(trace.reduction_sizes) != 1 or len(trace.sizes) not in (2, 3):
+    if trace.indirect or len(trace.reduction_sizes) != 1 or len(trace.sizes) not in (1, 2, 3):
         return None
     ops = [i for i in trace.instrs]
     loads = [i for i in ops if i.op == "load"]
@@ -309,22 +310,36 @@ def _matmul(name: str, trace: Trace, buffer_info: BufferInfo):
     else:
         return None
     batched = len(trace.sizes) == 3
-    *batch_vars, m_var, n_var = trace.variables[:-1]
     variables = trace.variables
-    sizes = trace.sizes
+    if len(trace.sizes) == 1:
+        # A vector times a matrix (or a matrix times a vector): Inductor
+        # drops the output's dimension of size 1. A stand-in variable of size
+        # 1 (in no index) takes its place, and the product runs as
+        # (1 x K) @ (K x N) on the PT, the vector being the operand that does
+        # not depend on the output's index.
+        (var,), r = variables[:-1], variables[-1]
+        m_var, n_var = sympy.Symbol("spyre_unit"), var
+        sizes = [1, trace.sizes[0]]
+        variables = [m_var, n_var, r]
+        batch_vars = []
+    else:
+        *batch_vars, m_var, n_var = trace.variables[:-1]
+        sizes = trace.sizes
     B = sizes[0] if batched else 1
     M, N, K = sizes[-2], sizes[-1], trace.reduction_sizes[0]
 
     def layout(load, outer, inner, outer_size, inner_size):
         """(transposed, batch stride) if `load` reads a dense (outer x inner)
-        or (inner x outer) matrix per batch, else None."""
-        base, c = linear(load.args[1], variables)
-        coeff = dict(zip(variables, c))
+        or (inner x outer) matrix per batch, else None. A dimension of size 1
+        has no stride to check."""
+        base, c = linear(load.args[1], trace.variables)
+        coeff = dict(zip(trace.variables, c))
+        coeff = {v: coeff.get(v, 0) for v in variables}
         if base != 0 or any(coeff[v] for v in variables if v not in (*batch_vars, outer, inner)):
             return None
-        if coeff[inner] == 1 and coeff[outer] == inner_size:
+        if (inner_size == 1 or coeff[inner] == 1) and (outer_size == 1 or coeff[outer] == inner_size):
             transposed = False
-        elif coeff[outer] == 1 and coeff[inner] == outer_size:
+        elif (outer_size == 1 or coeff[outer] == 1) and (inner_size == 1 or coeff[inner] == outer_size):
             transposed = True
         else:
             return None
@@ -341,9 +356,10 @@ def _matmul(name: str, trace: Trace, buffer_info: BufferInfo):
             break
     else:
         return None
-    out_base, out_c = linear(store.args[1], variables)
-    if out_base != 0 or out_c[-1] != 0 or out_c[-2] != 1 or out_c[-3] != N or \
-            (batched and out_c[0] != M * N):
+    out_base, out_c = linear(store.args[1], trace.variables)
+    out_c = [dict(zip(trace.variables, out_c)).get(v, 0) for v in variables]
+    if out_base != 0 or out_c[-1] != 0 or (N > 1 and out_c[-2] != 1) or \
+            (M > 1 and out_c[-3] != N) or (batched and out_c[0] != M * N):
         return None
     if lhs.args[0] == rhs.args[0]:
         return None  # one buffer as both operands: kernel arguments must differ

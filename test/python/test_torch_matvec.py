@@ -1,0 +1,53 @@
+"""Vector-matrix and matrix-vector products (decode GEMVs): Inductor drops the
+output's dimension of size 1, and the export still hands them to the matrix
+unit as (1 x K) @ (K x N) instead of a vector-unit reduction."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from eager_compare import compiled_and_eager
+from spyre_mlir.inductor import runtime
+from test_torch_ops import rand, tolerance
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    """The kernel-level IR of every kernel run."""
+    sources = []
+    call = runtime.SpyreKernel.__call__
+
+    def recording(self, *tensors):
+        sources.append(self.mlir)
+        return call(self, *tensors)
+    monkeypatch.setattr(runtime.SpyreKernel, "__call__", recording)
+    return sources
+
+
+CASES = {
+    "x @ W": (lambda x, w: x @ w, lambda d: (rand(1, 300, dtype=d), rand(300, 130, dtype=d))),
+    "x @ W.T": (lambda x, w: x @ w.T, lambda d: (rand(1, 300, dtype=d), rand(130, 300, dtype=d))),
+    "W @ v": (lambda w, v: w @ v, lambda d: (rand(130, 300, dtype=d), rand(300, 1, dtype=d))),
+    "mv": (torch.mv, lambda d: (rand(130, 300, dtype=d), rand(300, dtype=d))),
+    "vector @ W": (lambda x, w: x @ w, lambda d: (rand(300, dtype=d), rand(300, 130, dtype=d))),
+    "linear, one token": (lambda x, w: F.linear(x, w),
+                          lambda d: (rand(1, 1, 300, dtype=d), rand(130, 300, dtype=d))),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("name", CASES)
+def test_vector_products_run_on_the_matrix_unit(name, dtype, kernels):
+    fn, inputs = CASES[name]
+    actual, expected = compiled_and_eager(fn, *inputs(dtype))
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(dtype, 300))
+    assert any("spyre.matmul" in source for source in kernels), kernels
+
+
+def test_a_dot_product_of_one_vector_with_itself_stays_a_reduction(kernels):
+    # One buffer as both operands cannot be two kernel arguments: the
+    # product is not a matmul, and it still matches eager.
+    x = rand(1, 300)
+    actual, expected = compiled_and_eager(lambda x: x @ x.T, x)
+    torch.testing.assert_close(actual, expected, **tolerance(torch.float32, 300))
