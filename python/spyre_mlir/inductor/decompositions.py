@@ -512,7 +512,12 @@ def install() -> None:
     # Grid sampling by the CPU kernels' formulas, picks by comparison (sampling.py).
     from . import sampling  # after this module: it uses the pick budget
     for op, (ours, applies) in sampling.entries().items():
-        entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
+        # Where ours declines, eager's own kernel runs (counted), not
+        # Inductor's decomposition of grid_sampler_2d: that one differs from
+        # eager on non-finite coordinates and reflects huge ones wrongly.
+        for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
+            table.pop(op, None)
         _declined_to_eager(op)
+        entries[op] = wrap(ours, None, applies)
     for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
         table.update(entries)  # the second is a cached copy of the first
