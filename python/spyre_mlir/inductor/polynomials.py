@@ -120,12 +120,7 @@ class Chebyshev:
 
     def recurrence(self, y: F, n: F) -> F:
         """Orders 0..threshold by PyTorch's own steps (same roundings)."""
-        p, q = lift(1.0), self.first(y)
-        result = where(n.eq(0), 1.0, q)
-        for k in range(2, self.threshold + 1):
-            p, q = q, (y + y) * q - p
-            result = where(n.eq(k), q, result)
-        return result
+        return _unrolled(n, self.threshold, self.first(y), lambda k, p, q: (y + y) * q - p)
 
     def __call__(self, x: F, n: F) -> F:
         n, usable = _order(n)
@@ -154,7 +149,7 @@ CHEBYSHEV = {c.name: c for c in (
 )}
 
 
-def _unrolled(x: F, n: F, last: int, first: F, step) -> F:
+def _unrolled(n: F, last: int, first: F, step) -> F:
     """PyTorch's recurrence from (1, first), r_k = step(k, p, q), for orders
     up to `last`, keeping the order n."""
     p, q = lift(1.0), first
@@ -169,15 +164,15 @@ def hermite(x: F, n: F, physicists: bool, constant: float | None) -> F:
     n, usable = _order(n)
     last = HERMITE_LIMIT if constant is None else max(0, min(int(constant), HERMITE_LIMIT))
     if physicists:  # H: r = 2x q - 2(k - 1) p
-        value = _unrolled(x, n, last, x + x, lambda k, p, q: (x + x) * q - (2 * (k - 1)) * p)
+        value = _unrolled(n, last, x + x, lambda k, p, q: (x + x) * q - (2 * (k - 1)) * p)
     else:  # He: r = x q - (k - 1) p
-        value = _unrolled(x, n, last, x, lambda k, p, q: x * q - (k - 1) * p)
+        value = _unrolled(n, last, x, lambda k, p, q: x * q - (k - 1) * p)
     return where(usable, where(n > HERMITE_LIMIT, NAN, value), 0.0)
 
 
 def laguerre(x: F, n: F, order: int) -> F:
     n, usable = _order(n)
-    value = _unrolled(x, n, order, 1 - x,
+    value = _unrolled(n, order, 1 - x,
                       lambda k, p, q: ((2 * (k - 1) + (1 - x)) * q - (k - 1) * p) / k)
     return where(usable, where(fabs(x).eq(0), 1.0, value), 0.0)
 
@@ -185,7 +180,7 @@ def laguerre(x: F, n: F, order: int) -> F:
 def legendre(x: F, n: F, order: int) -> F:
     n, usable = _order(n)
     odd = _odd(n)
-    value = _unrolled(x, n, order, x,
+    value = _unrolled(n, order, x,
                       lambda k, p, q: ((2 * (k - 1) + 1) * x * q - (k - 1) * p) / k)
     at_one = where(x > 0, 1.0, _signed(odd, 1.0))
     return where(usable, where(fabs(x).eq(1), at_one, value), 0.0)
