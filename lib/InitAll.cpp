@@ -1,10 +1,10 @@
 //===- InitAll.cpp - everything a Spyre tool registers --------------------===//
 
-#include "Spyre/InitAll.h"
-#include "Spyre/IR/SpyreOps.h"
-#include "Spyre/Pipelines/Pipelines.h"
-#include "Spyre/Target/Passes.h"
-#include "Spyre/Transforms/Passes.h"
+#include "spyre-mlir/InitAll.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Pipelines/Pipelines.h"
+#include "spyre-mlir/Target/SpyreBinary/Passes.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"

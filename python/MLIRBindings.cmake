@@ -7,6 +7,11 @@ mlir_configure_python_dev_packages()
 include(AddMLIRPython)
 
 add_compile_definitions("MLIR_PYTHON_PACKAGE_PREFIX=spyre_mlir.")
+# TableGen's include path for dialects/SpyreOps.td, which includes the dialect's
+# definitions from mlir_dialects/. Before any declare_mlir_python_*: MLIR keeps a
+# source set's root in its INCLUDE_DIRECTORIES, and include_directories() also
+# appends to the targets already declared in this directory.
+include_directories(${PROJECT_SOURCE_DIR}/mlir_dialects)
 set(SPYRE_PYTHON_ROOT "${CMAKE_BINARY_DIR}/python_packages/spyre_mlir")
 
 declare_mlir_python_sources(SpyrePythonSources)

@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Isa/DLFloat16.h"
-#include "Isa/ProgramBuilder.h"
-#include "Simulator/Simulator.h"
+#include "spyre-mlir/Isa/DLFloat16.h"
+#include "spyre-mlir/Isa/ProgramBuilder.h"
+#include "spyre-mlir/Simulator/Simulator.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>

@@ -1,7 +1,7 @@
 //===- SpyreExtension.cpp - Python classes of Spyre types and attrs -------===//
 
-#include "Spyre-c/Dialects.h"
-#include "Spyre/Nesting.h"
+#include "spyre-mlir-c/Dialects.h"
+#include "spyre-mlir/Nesting.h"
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -74,7 +74,7 @@ NB_MODULE(_spyre, m) {
       },
       nb::arg("text"),
       "Raises ValueError if IR text nests deeper than MAX_NESTING_DEPTH, which "
-      "would overflow the stack of MLIR's recursive parser (Spyre/Nesting.h).");
+      "would overflow the stack of MLIR's recursive parser (spyre-mlir/Nesting.h).");
 
   mlir_attribute_subclass(m, "LayoutAttr", spyreAttributeIsALayout,
                           spyreLayoutAttrGetTypeID)

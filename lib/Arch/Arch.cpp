@@ -1,6 +1,6 @@
 //===- Arch.cpp - load the architecture description -----------------------===//
 
-#include "Arch/Arch.h"
+#include "spyre-mlir/Arch/Arch.h"
 
 #include <cstdlib>
 #include <dlfcn.h>

@@ -1,6 +1,6 @@
 //===- Program.cpp - binary format and static validation ------------------===//
 
-#include "Isa/Program.h"
+#include "spyre-mlir/Isa/Program.h"
 
 #include <zlib.h>
 

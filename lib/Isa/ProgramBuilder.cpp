@@ -1,6 +1,6 @@
 //===- ProgramBuilder.cpp - write programs for the card -------------------===//
 
-#include "Isa/ProgramBuilder.h"
+#include "spyre-mlir/Isa/ProgramBuilder.h"
 
 #include <cstring>
 

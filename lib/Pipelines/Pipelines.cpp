@@ -1,8 +1,8 @@
 //===- Pipelines.cpp - the compile pipeline and its stages ----------------===//
 
-#include "Spyre/Pipelines/Pipelines.h"
-#include "Spyre/Target/Passes.h"
-#include "Spyre/Transforms/Passes.h"
+#include "spyre-mlir/Pipelines/Pipelines.h"
+#include "spyre-mlir/Target/SpyreBinary/Passes.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Simulator/Kernels.h"
-#include "Isa/Program.h"
+#include "Kernels.h"
+#include "spyre-mlir/Isa/Program.h"
 
 #include <cblas.h>
 

@@ -7,8 +7,8 @@
 #ifndef SPYRE_SIMULATOR_KERNELS_H
 #define SPYRE_SIMULATOR_KERNELS_H
 
-#include "Isa/DLFloat16.h"
-#include "Isa/Isa.h"
+#include "spyre-mlir/Isa/DLFloat16.h"
+#include "spyre-mlir/Isa/Isa.h"
 
 #include <cstdint>
 #include <string>

@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Simulator/Simulator.h"
-#include "Simulator/Kernels.h"
+#include "spyre-mlir/Simulator/Simulator.h"
+#include "Kernels.h"
 
 #include <cblas.h>
 

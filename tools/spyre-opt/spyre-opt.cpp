@@ -3,13 +3,13 @@
 // mlir-opt with the Spyre dialect and passes, plus the upstream dialects and
 // passes that Spyre pipelines use. Unlike mlir-opt, it refuses input nested
 // too deeply for the parser's recursion instead of overflowing the stack
-// (Spyre/Nesting.h): it reads the input itself, checks it, and hands the
+// (spyre-mlir/Nesting.h): it reads the input itself, checks it, and hands the
 // buffer to MlirOptMain.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Spyre/InitAll.h"
-#include "Spyre/Nesting.h"
+#include "spyre-mlir/InitAll.h"
+#include "spyre-mlir/Nesting.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"

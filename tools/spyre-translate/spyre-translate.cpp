@@ -4,15 +4,15 @@
 // hardware-level program as a binary for spyre-run and the simulator.
 //
 // Input nested too deeply for the parser's recursion is refused before
-// mlirTranslateMain parses it (Spyre/Nesting.h). mlirTranslateMain reads the
+// mlirTranslateMain parses it (spyre-mlir/Nesting.h). mlirTranslateMain reads the
 // input itself and has no hook before parsing, so the input is found in argv
 // here (the one positional argument; `-o` takes the next one) and, when it is
 // stdin, read and put back as an in-memory file on descriptor 0.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Spyre/Nesting.h"
-#include "Spyre/Target/SpyreBinary.h"
+#include "spyre-mlir/Nesting.h"
+#include "spyre-mlir/Target/SpyreBinary/ToBinary.h"
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 
 #include <cstdio>

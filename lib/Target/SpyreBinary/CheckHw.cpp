@@ -7,15 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Arch/Arch.h"
-#include "Spyre/IR/SpyreArch.h"
-#include "Spyre/IR/SpyreOps.h"
-#include "Spyre/Target/Passes.h"
-#include "Spyre/Target/SpyreBinary.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreArch.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Target/SpyreBinary/Passes.h"
+#include "spyre-mlir/Target/SpyreBinary/ToBinary.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYRECHECKHW
-#include "Spyre/Target/Passes.h.inc"
+#include "spyre-mlir/Target/SpyreBinary/Passes.h.inc"
 } // namespace mlir::spyre
 
 using namespace mlir;

@@ -5,12 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Spyre/Target/SpyreBinary.h"
-#include "Arch/Arch.h"
-#include "Spyre/IR/SpyreArch.h"
-#include "Isa/DLFloat16.h"
-#include "Isa/ProgramBuilder.h"
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Target/SpyreBinary/ToBinary.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreArch.h"
+#include "spyre-mlir/Isa/DLFloat16.h"
+#include "spyre-mlir/Isa/ProgramBuilder.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-translate/Translation.h"

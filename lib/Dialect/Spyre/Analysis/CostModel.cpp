@@ -1,7 +1,7 @@
 //===- CostModel.cpp - what kernel-level ops cost on the card -------------===//
 
-#include "Spyre/Analysis/CostModel.h"
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Dialect/Spyre/Analysis/CostModel.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/TypeSwitch.h"
 

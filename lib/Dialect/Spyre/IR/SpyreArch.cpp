@@ -1,7 +1,7 @@
 //===- SpyreArch.cpp - the architecture description in the IR -------------===//
 
-#include "Spyre/IR/SpyreArch.h"
-#include "Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreArch.h"
+#include "spyre-mlir/Arch/Arch.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 

@@ -1,8 +1,8 @@
 //===- SpyreAttrs.cpp - Spyre attributes ----------------------------------===//
 
-#include "Spyre/IR/SpyreAttrs.h"
-#include "Spyre/IR/SpyreDialect.h"
-#include "Isa/Isa.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreAttrs.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreDialect.h"
+#include "spyre-mlir/Isa/Isa.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -11,10 +11,10 @@ using namespace mlir;
 using namespace mlir::spyre;
 namespace ISA = ::spyre::isa;
 
-#include "Spyre/IR/SpyreEnums.cpp.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreEnums.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "Spyre/IR/SpyreAttrs.cpp.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreAttrs.cpp.inc"
 
 LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> order, int64_t stick) {
@@ -134,6 +134,6 @@ LogicalResult RefAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 void SpyreDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST
-#include "Spyre/IR/SpyreAttrs.cpp.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreAttrs.cpp.inc"
       >();
 }

@@ -1,13 +1,13 @@
 //===- SpyreDialect.cpp - Spyre dialect registration ----------------------===//
 
-#include "Spyre/IR/SpyreDialect.h"
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreDialect.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;
 using namespace mlir::spyre;
 
-#include "Spyre/IR/SpyreDialect.cpp.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreDialect.cpp.inc"
 
 /// Folded `spyre.dim` sizes become `arith.constant`s.
 Operation *SpyreDialect::materializeConstant(OpBuilder &builder, Attribute value,
@@ -23,6 +23,6 @@ void SpyreDialect::initialize() {
   registerTypes();
   addOperations<
 #define GET_OP_LIST
-#include "Spyre/IR/SpyreOps.cpp.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.cpp.inc"
       >();
 }

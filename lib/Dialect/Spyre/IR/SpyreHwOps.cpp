@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Spyre/IR/SpyreOps.h"
-#include "Isa/Isa.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Isa/Isa.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 

@@ -1,6 +1,6 @@
 //===- SpyreOps.cpp - Spyre ops other than spyre.generic ------------------===//
 
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -425,4 +425,4 @@ LogicalResult ConstantOp::verify() {
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 #define GET_OP_CLASSES
-#include "Spyre/IR/SpyreOps.cpp.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.cpp.inc"

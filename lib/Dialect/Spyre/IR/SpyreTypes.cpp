@@ -1,7 +1,7 @@
 //===- SpyreTypes.cpp - Spyre types ---------------------------------------===//
 
-#include "Spyre/IR/SpyreTypes.h"
-#include "Spyre/IR/SpyreDialect.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreTypes.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -11,7 +11,7 @@ using namespace mlir;
 using namespace mlir::spyre;
 
 #define GET_TYPEDEF_CLASSES
-#include "Spyre/IR/SpyreTypes.cpp.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreTypes.cpp.inc"
 
 /// Element types the card stores. i64 is deliberately absent: the card has no
 /// 64-bit integers and the export narrows them to i32.
@@ -118,6 +118,6 @@ LayoutAttr BufferType::getLayoutOrDefault() const {
 void SpyreDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST
-#include "Spyre/IR/SpyreTypes.cpp.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreTypes.cpp.inc"
       >();
 }

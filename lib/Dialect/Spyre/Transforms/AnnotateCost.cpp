@@ -1,15 +1,15 @@
 //===- AnnotateCost.cpp - the cost model's estimates, in the IR -----------===//
 
-#include "Arch/Arch.h"
-#include "Spyre/Analysis/CostModel.h"
-#include "Spyre/Transforms/Passes.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/Analysis/CostModel.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYREANNOTATECOST
-#include "Spyre/Transforms/Passes.h.inc"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
 } // namespace mlir::spyre
 
 using namespace mlir;

@@ -1,11 +1,11 @@
 //===- AttachArch.cpp - the card description, looked up once --------------===//
 
-#include "Arch/Arch.h"
-#include "Spyre/Transforms/Passes.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYREATTACHARCH
-#include "Spyre/Transforms/Passes.h.inc"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
 } // namespace mlir::spyre
 
 using namespace mlir;

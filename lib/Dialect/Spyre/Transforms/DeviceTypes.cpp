@@ -1,8 +1,8 @@
 //===- DeviceTypes.cpp - element types and sizes on the card --------------===//
 
-#include "Spyre/Transforms/DeviceTypes.h"
-#include "Arch/Arch.h"
-#include "Isa/Isa.h"
+#include "DeviceTypes.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Isa/Isa.h"
 
 using namespace mlir;
 using namespace mlir::spyre;

@@ -6,13 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Spyre/Transforms/Passes.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYREFUSEELEMENTWISE
-#include "Spyre/Transforms/Passes.h.inc"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
 } // namespace mlir::spyre
 
 using namespace mlir;

@@ -1,14 +1,14 @@
 //===- FuseRows.cpp - generics sharing row tiles in LX --------------------===//
 
-#include "Arch/Arch.h"
 #include "GenericPlan.h"
-#include "Spyre/Transforms/Passes.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYREFUSEROWS
-#include "Spyre/Transforms/Passes.h.inc"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
 } // namespace mlir::spyre
 
 using namespace mlir;

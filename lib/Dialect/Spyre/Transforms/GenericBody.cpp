@@ -1,7 +1,7 @@
 //===- GenericBody.cpp - a spyre.generic body as vector instructions ------===//
 
 #include "GenericBody.h"
-#include "Spyre/Transforms/OpPlan.h"
+#include "OpPlan.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/DenseSet.h"

@@ -9,7 +9,7 @@
 #ifndef SPYRE_TRANSFORMS_GENERICBODY_H
 #define SPYRE_TRANSFORMS_GENERICBODY_H
 
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 
 #include <string>
 

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
-#include "Isa/Isa.h"
-#include "Spyre/Transforms/HwEmitter.h"
+#include "HwEmitter.h"
+#include "spyre-mlir/Isa/Isa.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 using namespace mlir;

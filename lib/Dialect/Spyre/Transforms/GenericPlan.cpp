@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
-#include "Isa/Isa.h"
+#include "spyre-mlir/Isa/Isa.h"
 
 using namespace mlir;
 using namespace mlir::spyre;

@@ -10,7 +10,7 @@
 
 #include "GenericBody.h"
 #include "PlanKinds.h"
-#include "Spyre/Transforms/HwEmitter.h"
+#include "HwEmitter.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::spyre {

@@ -1,6 +1,6 @@
 //===- HwEmitter.cpp - writing per-core hardware-level streams ------------===//
 
-#include "Spyre/Transforms/HwEmitter.h"
+#include "HwEmitter.h"
 
 using namespace mlir;
 using namespace mlir::spyre;

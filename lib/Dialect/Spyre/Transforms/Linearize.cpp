@@ -1,6 +1,6 @@
 //===- Linearize.cpp - accesses as base + strides -------------------------===//
 
-#include "Spyre/Transforms/Linearize.h"
+#include "Linearize.h"
 
 using namespace mlir;
 using namespace mlir::spyre;

@@ -1,15 +1,15 @@
 //===- LowerToHw.cpp - scheduled kernels to hardware-level programs -------===//
 
-#include "Arch/Arch.h"
-#include "Spyre/Transforms/HwEmitter.h"
-#include "Spyre/Transforms/OpPlan.h"
-#include "Spyre/Transforms/Passes.h"
+#include "HwEmitter.h"
+#include "OpPlan.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYRELOWERTOHW
-#include "Spyre/Transforms/Passes.h.inc"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
 } // namespace mlir::spyre
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- LxPlan.cpp - LX slots and their placement --------------------------===//
 
-#include "Spyre/Transforms/LxPlan.h"
+#include "LxPlan.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"

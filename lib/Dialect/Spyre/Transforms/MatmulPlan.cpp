@@ -25,8 +25,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanKinds.h"
-#include "Spyre/Transforms/HwEmitter.h"
-#include "Isa/Isa.h"
+#include "HwEmitter.h"
+#include "spyre-mlir/Isa/Isa.h"
 
 using namespace mlir;
 using namespace mlir::spyre;

@@ -1,6 +1,6 @@
 //===- OpPlan.cpp - what the schedule passes share ------------------------===//
 
-#include "Spyre/Transforms/OpPlan.h"
+#include "OpPlan.h"
 #include "PlanKinds.h"
 #include "llvm/ADT/StringExtras.h"
 

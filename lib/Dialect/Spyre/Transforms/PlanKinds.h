@@ -3,7 +3,7 @@
 #ifndef SPYRE_TRANSFORMS_PLANKINDS_H
 #define SPYRE_TRANSFORMS_PLANKINDS_H
 
-#include "Spyre/Transforms/OpPlan.h"
+#include "OpPlan.h"
 
 namespace mlir::spyre {
 

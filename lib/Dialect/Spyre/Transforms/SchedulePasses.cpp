@@ -5,16 +5,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Arch/Arch.h"
-#include "Spyre/Transforms/OpPlan.h"
-#include "Spyre/Transforms/Passes.h"
+#include "OpPlan.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYREDIVIDEWORK
 #define GEN_PASS_DEF_SPYRETILE
 #define GEN_PASS_DEF_SPYREPLANMEMORY
 #define GEN_PASS_DEF_SPYRECHECKLX
-#include "Spyre/Transforms/Passes.h.inc"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
 } // namespace mlir::spyre
 
 using namespace mlir;

@@ -1,5 +1,5 @@
 // Text nested deeper than the parser's recursion can take is refused with a
-// diagnostic instead of overflowing the stack (Spyre/Nesting.h: at most 256
+// diagnostic instead of overflowing the stack (spyre-mlir/Nesting.h: at most 256
 // levels of brackets of any kind).
 // RUN: python3 -c "print('module {' * 4000 + '}' * 4000)" | not spyre-opt 2>&1 | FileCheck %s
 // RUN: python3 -c "print('module {' * 4000 + '}' * 4000)" | not spyre-translate --spyre-hw-to-binary 2>&1 | FileCheck %s

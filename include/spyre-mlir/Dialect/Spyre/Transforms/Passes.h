@@ -3,8 +3,8 @@
 #ifndef SPYRE_TRANSFORMS_PASSES_H
 #define SPYRE_TRANSFORMS_PASSES_H
 
-#include "Spyre/IR/SpyreArch.h"
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreArch.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -13,13 +13,13 @@ class RewritePatternSet;
 namespace spyre {
 
 #define GEN_PASS_DECL
-#include "Spyre/Transforms/Passes.h.inc"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
 
 /// Patterns that rewrite data-movement ops as `spyre.generic`.
 void populateGeneralizePatterns(RewritePatternSet &patterns, bool copies);
 
 #define GEN_PASS_REGISTRATION
-#include "Spyre/Transforms/Passes.h.inc"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
 
 } // namespace spyre
 } // namespace mlir

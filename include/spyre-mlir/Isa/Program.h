@@ -3,8 +3,8 @@
 #ifndef SPYRE_ISA_PROGRAM_H
 #define SPYRE_ISA_PROGRAM_H
 
-#include "Arch/Arch.h"
-#include "Isa/Isa.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Isa/Isa.h"
 
 #include <stdexcept>
 #include <string>

@@ -9,8 +9,8 @@
 #ifndef SPYRE_ANALYSIS_COSTMODEL_H
 #define SPYRE_ANALYSIS_COSTMODEL_H
 
-#include "Arch/Arch.h"
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/IR/Operation.h"
 
 #include <optional>

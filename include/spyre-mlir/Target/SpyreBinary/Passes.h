@@ -9,10 +9,10 @@
 namespace mlir::spyre {
 
 #define GEN_PASS_DECL
-#include "Spyre/Target/Passes.h.inc"
+#include "spyre-mlir/Target/SpyreBinary/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
-#include "Spyre/Target/Passes.h.inc"
+#include "spyre-mlir/Target/SpyreBinary/Passes.h.inc"
 
 } // namespace mlir::spyre
 

@@ -12,8 +12,8 @@
 #ifndef SPYRE_SIMULATOR_SIMULATOR_H
 #define SPYRE_SIMULATOR_SIMULATOR_H
 
-#include "Arch/Arch.h"
-#include "Isa/Program.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Isa/Program.h"
 
 #include <map>
 #include <memory>

@@ -3,7 +3,7 @@
 #ifndef SPYRE_TRANSFORMS_LINEARIZE_H
 #define SPYRE_TRANSFORMS_LINEARIZE_H
 
-#include "Spyre/IR/SpyreTypes.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreTypes.h"
 #include "mlir/IR/AffineMap.h"
 
 #include <optional>

@@ -3,8 +3,8 @@
 #ifndef SPYRE_IR_SPYREOPS_H
 #define SPYRE_IR_SPYREOPS_H
 
-#include "Spyre/IR/SpyreDialect.h"
-#include "Spyre/IR/SpyreTypes.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreDialect.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreTypes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
@@ -15,6 +15,6 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define GET_OP_CLASSES
-#include "Spyre/IR/SpyreOps.h.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h.inc"
 
 #endif // SPYRE_IR_SPYREOPS_H

@@ -23,8 +23,8 @@
 #ifndef SPYRE_TRANSFORMS_HWEMITTER_H
 #define SPYRE_TRANSFORMS_HWEMITTER_H
 
-#include "Arch/Arch.h"
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 
 #include <array>
 #include <functional>

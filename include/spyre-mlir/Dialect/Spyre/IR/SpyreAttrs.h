@@ -8,9 +8,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/SymbolTable.h"
 
-#include "Spyre/IR/SpyreEnums.h.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
-#include "Spyre/IR/SpyreAttrs.h.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreAttrs.h.inc"
 
 #endif // SPYRE_IR_SPYREATTRS_H

@@ -9,7 +9,7 @@
 #ifndef SPYRE_ISA_PROGRAMBUILDER_H
 #define SPYRE_ISA_PROGRAMBUILDER_H
 
-#include "Isa/Program.h"
+#include "spyre-mlir/Isa/Program.h"
 
 #include <array>
 #include <optional>

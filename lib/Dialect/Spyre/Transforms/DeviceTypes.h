@@ -3,7 +3,7 @@
 #ifndef SPYRE_TRANSFORMS_DEVICETYPES_H
 #define SPYRE_TRANSFORMS_DEVICETYPES_H
 
-#include "Spyre/IR/SpyreOps.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 
 #include <cstdint>
 

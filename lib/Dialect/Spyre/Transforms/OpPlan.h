@@ -12,12 +12,12 @@
 #ifndef SPYRE_TRANSFORMS_OPPLAN_H
 #define SPYRE_TRANSFORMS_OPPLAN_H
 
-#include "Arch/Arch.h"
-#include "Spyre/IR/SpyreOps.h"
+#include "DeviceTypes.h"
+#include "Linearize.h"
+#include "LxPlan.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "Spyre/Transforms/DeviceTypes.h"
-#include "Spyre/Transforms/Linearize.h"
-#include "Spyre/Transforms/LxPlan.h"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
-//===- SpyreBinary.h - hardware-level IR to a program binary ----*- C++ -*-===//
+//===- ToBinary.h - hardware-level IR to a program binary -------*- C++ -*-===//
 
-#ifndef SPYRE_TARGET_SPYREBINARY_H
-#define SPYRE_TARGET_SPYREBINARY_H
+#ifndef SPYRE_TARGET_SPYREBINARY_TOBINARY_H
+#define SPYRE_TARGET_SPYREBINARY_TOBINARY_H
 
 #include "mlir/Support/LLVM.h"
 
@@ -35,4 +35,4 @@ void registerToBinaryTranslation();
 } // namespace spyre
 } // namespace mlir
 
-#endif // SPYRE_TARGET_SPYREBINARY_H
+#endif // SPYRE_TARGET_SPYREBINARY_TOBINARY_H

@@ -8,6 +8,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Dialect.h"
 
-#include "Spyre/IR/SpyreDialect.h.inc"
+#include "spyre-mlir/Dialect/Spyre/IR/SpyreDialect.h.inc"
 
 #endif // SPYRE_IR_SPYREDIALECT_H
