@@ -1,0 +1,110 @@
+"""Text generation with Hugging Face causal LMs (small configs, random fp16
+weights, nothing downloaded) whose forward is compiled with backend="spyre":
+greedy tokens identical to eager's, nothing on the CPU, one compile for the
+prefill and one for the decode step (the static cache's write position is a
+tensor), and prompts of other lengths padded to a bucket reuse both."""
+
+import copy
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest  # noqa: E402
+import torch  # noqa: E402
+from torch._dynamo.utils import counters as dynamo_counters  # noqa: E402
+
+from spyre_mlir import generation  # noqa: E402
+from spyre_mlir.inductor import counters  # noqa: E402
+
+transformers = pytest.importorskip("transformers")
+
+VOCAB, HIDDEN, LAYERS, HEADS, NEW_TOKENS = 256, 64, 2, 4, 32
+
+
+def gpt2():
+    return transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS, n_head=HEADS, n_positions=128,
+        bos_token_id=0, eos_token_id=None))
+
+
+def llama():
+    return transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=2 * HIDDEN,
+        num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=HEADS // 2,
+        max_position_embeddings=128, bos_token_id=0, eos_token_id=None))
+
+
+def granite():
+    # Granite scales embeddings, residuals, attention and logits by constants.
+    return transformers.GraniteForCausalLM(transformers.GraniteConfig(
+        vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=2 * HIDDEN,
+        num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=HEADS // 2,
+        max_position_embeddings=128, bos_token_id=0, eos_token_id=None,
+        embedding_multiplier=2.0, residual_multiplier=0.5, attention_multiplier=0.125,
+        logits_scaling=4.0))
+
+
+MODELS = {"gpt2": gpt2, "llama": llama, "granite": granite}
+
+
+def prompt(length, seed=0):
+    return torch.randint(0, VOCAB, (1, length), generator=torch.Generator().manual_seed(seed))
+
+
+def greedy(model, ids, mask=None):
+    with torch.no_grad():
+        return model.generate(ids, attention_mask=mask, max_new_tokens=NEW_TOKENS,
+                              do_sample=False, cache_implementation="static")
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_greedy_tokens_match_eager_with_one_prefill_and_one_decode_compile(name):
+    torch.manual_seed(0)
+    model = MODELS[name]().to(torch.float16).eval()
+    ids = prompt(8)
+    expected = greedy(copy.deepcopy(model), ids)
+    torch._dynamo.reset()
+    counters.reset()
+    dynamo_counters.clear()
+    model.forward = torch.compile(model.forward, backend="spyre")
+    actual = greedy(model, ids)
+    assert actual[0, 8:].tolist() == expected[0, 8:].tolist()
+    assert dict(counters.fallbacks) == {}
+    # Frames compiled: the prefill graph and the decode graph, nothing per token.
+    assert dynamo_counters["stats"]["unique_graphs"] == 2
+    assert sum(dynamo_counters["recompiles"].values()) == 0
+    assert counters.kernels_run > NEW_TOKENS
+
+
+def test_prompts_padded_to_a_bucket_reuse_the_compiled_code():
+    torch.manual_seed(0)
+    model = llama().to(torch.float16).eval()
+    prompts = [generation.pad_to_bucket(prompt(length, seed=n), pad_token_id=0)
+               for n, length in enumerate((5, 9, 15))]
+    for (ids, mask), length in zip(prompts, (5, 9, 15)):
+        assert ids.shape[1] == 16 and mask[0].sum() == length
+    # Eager's tokens from a copy: generate keeps its static cache on the model.
+    eager = copy.deepcopy(model)
+    expected = [greedy(eager, ids, mask) for ids, mask in prompts]
+    torch._dynamo.reset()
+    model.forward = torch.compile(model.forward, backend="spyre")
+    for n, ((ids, mask), tokens) in enumerate(zip(prompts, expected)):
+        counters.reset()
+        dynamo_counters.clear()
+        actual = greedy(model, ids, mask)
+        assert actual[0, 16:].tolist() == tokens[0, 16:].tolist()
+        assert dict(counters.fallbacks) == {}
+        if n:  # after the first prompt: no graph and no kernel compiled again
+            assert dynamo_counters["stats"]["unique_graphs"] == 0
+            assert counters.compiles == 0
+
+
+@pytest.mark.parametrize("length,bucket", [(1, 16), (15, 16), (16, 32), (100, 128), (128, 256)])
+def test_bucket_policy(length, bucket):
+    assert generation.bucket_length(length) == bucket
+
+
+def test_a_prompt_longer_than_the_largest_bucket_is_refused():
+    with pytest.raises(ValueError, match="longer than"):
+        generation.pad_to_bucket(torch.zeros(1, 40, dtype=torch.long), pad_token_id=0,
+                                 max_length=32)
