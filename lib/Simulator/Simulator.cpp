@@ -492,6 +492,15 @@ struct Simulator::Impl {
     return now >= e.latencyEnd && e.remaining <= 1e-6;
   }
 
+  /// Elements an instruction computes on the host (products for the PT):
+  /// what decides whether its batch runs on several host threads.
+  static int64_t hostWork(const Instr &in) {
+    if (static_cast<Opcode>(in.opcode) == Opcode::matmul)
+      return in.shape[0] * in.shape[1] * in.shape[2];
+    return in.shape[0] * in.shape[1];
+  }
+  static constexpr int64_t kParallelHostWork = int64_t{1} << 16;
+
   /// Applies the effects of the instructions that complete now, then
   /// signals. PT and SFU instructions touch only their own core's LX, so
   /// they run in parallel on the host; data movement, which may touch memory
@@ -502,7 +511,13 @@ struct Simulator::Impl {
       (static_cast<Engine>(engine) == Engine::dma ? movement : compute).push_back({id, engine});
     std::vector<std::string> errors(compute.size());
     std::vector<int64_t> overflows(compute.size(), 0);
-#pragma omp parallel for schedule(dynamic) if (compute.size() > 1)
+    // A team of host threads is worth starting only for enough work: small
+    // tiles finish before the threads wake, and on a busy host (tests in
+    // parallel) spinning threads slowed small kernels 50-fold.
+    int64_t work = 0;
+    for (auto [id, engine] : compute)
+      work += hostWork(cores[id].engines[engine].cur.in);
+#pragma omp parallel for schedule(dynamic) if (compute.size() > 1 && work >= kParallelHostWork)
     for (size_t i = 0; i < compute.size(); ++i) {
       auto [id, engine] = compute[i];
       const Issued &cur = cores[id].engines[engine].cur;
