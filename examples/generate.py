@@ -46,6 +46,17 @@ def build(family: str, config: str, max_positions: int) -> torch.nn.Module:
     import transformers
     c = dict(CONFIGS[config], max_position_embeddings=max_positions, bos_token_id=0,
              eos_token_id=None)
+    # Built in fp16 directly: a 1B model built in f32 first needs twice the memory.
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float16)
+    try:
+        model = _build(transformers, family, c, max_positions)
+    finally:
+        torch.set_default_dtype(default)
+    return model.to(torch.float16).eval()
+
+
+def _build(transformers, family, c, max_positions):
     if family == "gpt2":
         model = transformers.GPT2LMHeadModel(transformers.GPT2Config(
             vocab_size=c["vocab_size"], n_embd=c["hidden_size"], n_layer=c["num_hidden_layers"],
@@ -55,7 +66,7 @@ def build(family: str, config: str, max_positions: int) -> torch.nn.Module:
         model = transformers.GraniteForCausalLM(transformers.GraniteConfig(**c))
     else:
         model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**c))
-    return model.to(torch.float16).eval()
+    return model
 
 
 class Steps:
