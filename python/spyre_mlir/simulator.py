@@ -10,14 +10,16 @@
 ``run`` converts host arrays to the device element types (f16 and bf16
 become DLFloat16, int64 is narrowed to int32) and back. Arrays already in the
 device type (f32, int32, int8, bool, and uint16 holding DLFloat16 bits) are
-bound without a copy through ``Simulator.bind``.
+bound without a copy through ``Simulator.bind``. ``launch`` is the step both
+``run`` and compiled torch graphs (spyre_mlir.inductor.binding) take: device
+arrays bound by buffer index, then the run.
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -114,6 +116,35 @@ class Result:
         return self.stats["cycles"]
 
 
+def host_buffers(program: Program) -> list[tuple[int, dict]]:
+    """The buffers the host provides memory for, with their indices: the
+    simulator allocates scratch buffers and the program carries constants."""
+    return [(index, buf) for index, buf in enumerate(program.buffers)
+            if buf["kind"] not in (BufferKind.scratch, BufferKind.constant)]
+
+
+def writes(buf: dict) -> bool:
+    """Whether the program writes the buffer, so the host reads it back."""
+    return buf["kind"] in (BufferKind.output, BufferKind.inout)
+
+
+def device_zeros(shape, dtype: DType) -> np.ndarray:
+    """Memory for a buffer the program writes before it reads."""
+    return np.zeros(shape, _DEVICE_NUMPY[dtype])
+
+
+def launch(program: Program, arch: Arch, arrays: Iterable[tuple[int, np.ndarray]],
+           trace: bool = False) -> dict:
+    """Loads `program`, binds the device-typed `arrays` (buffer index, array)
+    without copies and runs; returns the run's counters. `arrays` is consumed
+    after the load, so a program for another card is refused first."""
+    simulator = Simulator(arch)
+    simulator.load(program)
+    for index, array in arrays:
+        simulator.bind(index, array)
+    return simulator.run(trace)
+
+
 def run(program: Program | bytes, inputs: Mapping[str, object], arch: Arch | None = None,
         trace: bool = False) -> Result:
     """Runs a program: inputs by buffer name (numpy arrays or anything
@@ -122,45 +153,47 @@ def run(program: Program | bytes, inputs: Mapping[str, object], arch: Arch | Non
     arch = arch or default_arch()
     if isinstance(program, (bytes, bytearray)):
         program = Program.parse(bytes(program))
-    simulator = Simulator(arch)
-    simulator.load(program)
     device: dict[str, np.ndarray] = {}
-    names = set()
-    for index, buf in enumerate(program.buffers):
-        name, kind = buf["name"], buf["kind"]
-        names.add(name)
-        if kind in (BufferKind.scratch, BufferKind.constant):
-            continue
-        shape = tuple(buf["shape"])
-        if kind == BufferKind.output:
-            data = np.zeros(shape, dtype=_DEVICE_NUMPY[buf["dtype"]])
-        else:
-            if name not in inputs:
-                raise ValueError(f"input '{name}' is missing")
-            value = np.asarray(inputs[name])
-            if np.iscomplexobj(value):  # astype would drop the imaginary part
-                raise ValueError(f"input '{name}' is complex ({value.dtype}); the card has "
-                                 "no complex types")
-            data = to_device(value, buf["dtype"], arch)
-            if data.shape != shape:
-                raise ValueError(f"input '{name}' has shape {data.shape}, expected {shape}")
-            if not data.flags.writeable:  # bind takes writable memory (memory-mapped inputs)
-                data = data.copy()
-        device[name] = data
-        simulator.bind(index, data)
-    unknown = set(inputs) - names
-    if unknown:
-        raise ValueError(f"no buffers named {sorted(unknown)}")
-    stats = simulator.run(trace)
+
+    def arrays():
+        for index, buf in host_buffers(program):
+            name, shape = buf["name"], tuple(buf["shape"])
+            if buf["kind"] == BufferKind.output:
+                data = device_zeros(shape, buf["dtype"])
+            else:
+                data = _input(name, inputs, buf, arch)
+            device[name] = data
+            yield index, data
+        unknown = set(inputs) - {buf["name"] for buf in program.buffers}
+        if unknown:
+            raise ValueError(f"no buffers named {sorted(unknown)}")
+
+    stats = launch(program, arch, arrays(), trace)
     outputs = {}
-    for buf in program.buffers:
-        if buf["kind"] in (BufferKind.output, BufferKind.inout):
+    for _, buf in host_buffers(program):
+        if writes(buf):
             value = from_device(device[buf["name"]], buf["dtype"], arch)
             host = _HOST_NUMPY.get(buf["host_dtype"])
             if host is not None and buf["dtype"] != DType.dl16:
                 value = value.astype(host, copy=False)
             outputs[buf["name"]] = value
     return Result(outputs, stats)
+
+
+def _input(name: str, inputs: Mapping[str, object], buf: dict, arch: Arch) -> np.ndarray:
+    if name not in inputs:
+        raise ValueError(f"input '{name}' is missing")
+    value = np.asarray(inputs[name])
+    if np.iscomplexobj(value):  # astype would drop the imaginary part
+        raise ValueError(f"input '{name}' is complex ({value.dtype}); the card has "
+                         "no complex types")
+    data = to_device(value, buf["dtype"], arch)
+    if data.shape != tuple(buf["shape"]):
+        raise ValueError(f"input '{name}' has shape {data.shape}, expected "
+                         f"{tuple(buf['shape'])}")
+    if not data.flags.writeable:  # bind takes writable memory (memory-mapped inputs)
+        data = data.copy()
+    return data
 
 
 def dl16() -> DLFloat16:
