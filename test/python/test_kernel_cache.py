@@ -8,15 +8,15 @@ import os
 import pytest
 import torch
 
-from spyre_mlir.inductor import counters, runtime
+from spyre_mlir.inductor import CacheWarning, counters, counting, kernel_cache
 from spyre_mlir.testing import softmax
 
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch):
     # Warnings are given once per process; each test starts afresh.
-    monkeypatch.setattr(runtime, "_warned", set())
-    monkeypatch.setattr(runtime, "_unwritten", {})
+    monkeypatch.setattr(counting, "_warned", set())
+    monkeypatch.setattr(kernel_cache, "_unwritten", {})
     counters.reset()
 
 
@@ -48,7 +48,7 @@ def test_an_entry_of_another_kernel_is_not_run(monkeypatch, tmp_path):
     with open(double, "rb") as src, open(increment, "wb") as dst:
         dst.write(src.read())
     counters.reset()
-    with pytest.warns(runtime.CacheWarning, match="corrupt"):
+    with pytest.warns(CacheWarning, match="corrupt"):
         out = _run(_increment, x)
     torch.testing.assert_close(out, x + 1)
     assert counters.corrupt_cache_entries == 1 and counters.compiles == 1
@@ -61,14 +61,14 @@ def test_an_entry_of_another_kernel_is_not_run(monkeypatch, tmp_path):
 def test_a_truncated_entry_is_recompiled(monkeypatch, tmp_path):
     monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path))
     source = softmax(4, 64)
-    runtime.compile_cached(source)
+    kernel_cache.compile_cached(source)
     (entry,) = _entries(tmp_path)
     data = open(entry, "rb").read()
     for size in (0, 10, len(data) - 1):
         open(entry, "wb").write(data[:size])
         counters.reset()
-        with pytest.warns(runtime.CacheWarning) if size == 0 else _no_warning():
-            runtime.compile_cached(source)
+        with pytest.warns(CacheWarning) if size == 0 else _no_warning():
+            kernel_cache.compile_cached(source)
         assert counters.compiles == 1 and counters.corrupt_cache_entries == 1
     assert open(entry, "rb").read() == data
 
@@ -84,7 +84,7 @@ class _no_warning:
 
     def __exit__(self, *exc):
         self._catch.__exit__(*exc)
-        assert not [w for w in self._seen if issubclass(w.category, runtime.CacheWarning)]
+        assert not [w for w in self._seen if issubclass(w.category, CacheWarning)]
 
 
 def _compile_twice_uncached(x):
@@ -94,7 +94,7 @@ def _compile_twice_uncached(x):
         warnings.simplefilter("always")
         torch.testing.assert_close(_run(_double, x), x * 2)
         torch.testing.assert_close(_run(_increment, x), x + 1)
-    cache = [w for w in seen if issubclass(w.category, runtime.CacheWarning)]
+    cache = [w for w in seen if issubclass(w.category, CacheWarning)]
     assert len(cache) == 1, [str(w.message) for w in seen]
     assert "uncached" in str(cache[0].message)
     # Each kernel compiled once (and kept in memory for when the graph runs).
@@ -141,7 +141,7 @@ def test_an_unwritable_cache_directory(monkeypatch, tmp_path):
 
     try:
         open(tmp_path / "probe", "w").close()
-        monkeypatch.setattr(runtime.tempfile, "mkstemp", mkstemp)
+        monkeypatch.setattr(kernel_cache.tempfile, "mkstemp", mkstemp)
     except PermissionError:
         pass  # the mode bits hold
     try:
@@ -160,7 +160,7 @@ def test_the_cache_stays_within_its_bound(monkeypatch, tmp_path):
     (first,) = _entries(tmp_path)
     size = os.path.getsize(first)
     monkeypatch.setenv("SPYRE_CACHE_MAX_BYTES", str(12 * size))
-    monkeypatch.setattr(runtime.cache_size, "_written_since_check", 0)
+    monkeypatch.setattr(kernel_cache, "_written_since_check", 0)
     for k in range(40):
         _run(lambda t, k=k: t * (k + 3), x)
     total = sum(os.path.getsize(p) for p in _entries(tmp_path))
@@ -180,4 +180,4 @@ def test_an_entry_over_an_eighth_of_the_bound_is_not_kept(monkeypatch, tmp_path)
     assert _entries(tmp_path) == set()
     monkeypatch.setenv("SPYRE_CACHE_MAX_BYTES", "lots")
     with pytest.raises(ValueError, match="SPYRE_CACHE_MAX_BYTES"):
-        runtime.cache_size.max_bytes()
+        kernel_cache.max_bytes()

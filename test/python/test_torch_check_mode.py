@@ -5,7 +5,7 @@ the kernel and its source ops."""
 import pytest
 import torch
 
-from spyre_mlir.inductor import check, counters, runtime, state
+from spyre_mlir.inductor import check, counters, kernel_cache, state
 
 
 def model(x, w, b):
@@ -33,8 +33,8 @@ def test_check_mode_passes_a_correct_model(monkeypatch):
 
 def _inject_wrong_kernel(monkeypatch):
     """Kernels that multiply now add: what a miscompiled kernel looks like."""
-    real = runtime.compile_cached
-    monkeypatch.setattr(runtime, "compile_cached",
+    real = kernel_cache.compile_cached
+    monkeypatch.setattr(kernel_cache, "compile_cached",
                         lambda mlir: real(mlir.replace("arith.mulf", "arith.addf")))
 
 

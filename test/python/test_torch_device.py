@@ -10,7 +10,7 @@ SCRIPT = textwrap.dedent("""
     import torch
     import spyre_mlir.device
     from spyre_mlir import models
-    from spyre_mlir.inductor import counters, runtime
+    from spyre_mlir.inductor import binding, counters
     from spyre_mlir import simulator as sim
 
     spyre_mlir.device.register()
@@ -24,7 +24,7 @@ SCRIPT = textwrap.dedent("""
 
     # f32 device memory is bound to the simulator without a copy.
     flat = s.reshape(-1)
-    array, copied = runtime._to_device(flat, sim.DType.f32, sim.default_arch())
+    array, copied = binding._to_device(flat, sim.DType.f32, sim.default_arch())
     assert not copied and array.ctypes.data == flat.data_ptr()
 
     model = models.GPTBlock().eval()

@@ -8,7 +8,7 @@ import subprocess
 
 import torch
 
-from spyre_mlir.inductor import counters, runtime
+from spyre_mlir.inductor import counters, kernel_cache
 from spyre_mlir.testing import softmax
 
 
@@ -36,22 +36,22 @@ def test_a_corrupt_cache_entry_is_recompiled(monkeypatch, tmp_path):
     monkeypatch.setenv("SPYRE_CACHE_DIR", str(tmp_path))
     source = softmax(4, 64)
     counters.reset()
-    runtime.compile_cached(source)
+    kernel_cache.compile_cached(source)
     assert counters.compiles == 1
-    runtime.compile_cached(source)
+    kernel_cache.compile_cached(source)
     assert counters.cache_hits == 1
     (entry,) = glob.glob(str(tmp_path / "*" / "*.spyre"))
     data = bytearray(open(entry, "rb").read())
     data[len(data) // 2] ^= 0xFF
     open(entry, "wb").write(bytes(data))
-    program = runtime.compile_cached(source)
+    program = kernel_cache.compile_cached(source)
     assert counters.compiles == 2 and len(program.buffers) == 2  # x and y: no temporaries
 
 
 def _compile_in_child(directory):
     os.environ["SPYRE_CACHE_DIR"] = directory
     for _ in range(5):
-        runtime.compile_cached(softmax(4, 64))
+        kernel_cache.compile_cached(softmax(4, 64))
 
 
 def test_concurrent_writers_leave_a_valid_entry(tmp_path):
@@ -66,7 +66,7 @@ def test_concurrent_writers_leave_a_valid_entry(tmp_path):
     entries = glob.glob(str(tmp_path / "*" / "*.spyre"))
     assert len(entries) == 1 and not glob.glob(str(tmp_path / "*" / "*.tmp"))
     key = os.path.basename(entries[0]).split(".")[0]
-    assert runtime._read_entry(entries[0], key) is not None
+    assert kernel_cache._read_entry(entries[0], key) is not None
 
 
 WARM = """

@@ -7,7 +7,7 @@ import warnings
 import pytest
 import torch
 
-from spyre_mlir.inductor import counters, runtime
+from spyre_mlir.inductor import DLFloat16OverflowWarning, counters, counting
 
 
 def _write_mul_(p):
@@ -61,7 +61,7 @@ def test_unchanged_parameters_are_not_converted_again():
 
 @pytest.fixture
 def _fresh_overflow_warning(monkeypatch):
-    monkeypatch.setattr(runtime, "_warned", set())
+    monkeypatch.setattr(counting, "_warned", set())
     counters.reset()
 
 
@@ -81,14 +81,14 @@ def test_f32_matmul_operands_beyond_dlfloat16_range_are_counted(_fresh_overflow_
     b = torch.ones(16, 4)
     torch._dynamo.reset()
     compiled = torch.compile(lambda a, b: a @ b, backend="spyre")
-    with pytest.warns(runtime.DLFloat16OverflowWarning, match="counters.dlfloat16_overflows"):
+    with pytest.warns(DLFloat16OverflowWarning, match="counters.dlfloat16_overflows"):
         out = compiled(a, b)
     assert torch.isinf(out).all()  # the matrix unit sees DLFloat16 operands
     first = counters.dlfloat16_overflows
     assert first >= a.numel()
     import warnings
     with warnings.catch_warnings():
-        warnings.simplefilter("error", runtime.DLFloat16OverflowWarning)  # once per process
+        warnings.simplefilter("error", DLFloat16OverflowWarning)  # once per process
         compiled(a, b)
     assert counters.dlfloat16_overflows == 2 * first
 

@@ -18,7 +18,7 @@ class _CompilerVersion(CustomGraphPass):
         return None
 
     def uuid(self):
-        from .runtime import compiler_version
+        from .kernel_cache import compiler_version
         # Check mode generates other code (the CPU twin of every kernel).
         return "spyre-" + compiler_version() + ("-check" if state.check else "")
 
@@ -49,7 +49,7 @@ def _compile(gm, example_inputs):
     from torch._inductor.compile_fx import compile_fx
     # Active while AOTAutograd decomposes too (attention), and again in
     # _inner_compile for a backward graph compiled lazily.
-    from .runtime import dump_dir
+    from .dumps import dump_dir
     config = dict(CONFIG)
     if dump_dir():  # a cached graph would generate (and dump) nothing
         config["fx_graph_cache"] = False
@@ -71,7 +71,7 @@ def _int64_inputs_checked(compiled, gm):
         for a in args:
             if isinstance(a, torch.Tensor) and a.dtype == torch.int64 and a.numel() and \
                     _outside(torch.aminmax(a), low, high):
-                from .runtime import fallback
+                from .counting import fallback
                 fallback(["spyre.int64_inputs"], f"int64 inputs beyond [{low}, {high}], what "
                          "the card's int32 holds with room for a sum")
                 return gm(*args)
@@ -112,7 +112,7 @@ class Specializing:
         fn = self.compiled.get(key)
         if fn is None:
             if len(self.compiled) >= MAX_SPECIALIZATIONS:
-                from .runtime import fallback
+                from .counting import fallback
                 fallback(["spyre.specialization_limit"],
                          f"more than {MAX_SPECIALIZATIONS} shapes for one dynamic graph")
                 return self.gm(*args)

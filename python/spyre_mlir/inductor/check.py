@@ -5,11 +5,11 @@ tolerance raises, naming the kernel and the aten ops it came from. It is
 how a wrong kernel is found in a big model.
 
 The generated wrapper calls, per kernel:
-    check = KernelCheck(kernel, ops, [buffers])   # snapshot of the buffers
-    kernel(buffers)                               # on the card
-    check.card_done()                             # keep its results, restore
+    check = KernelCheck(launcher, ops, [buffers])   # snapshot of the buffers
+    launcher(buffers)                               # on the card
+    check.card_done()                               # keep its results, restore
     <Inductor's CPU code for the same nodes>
-    check.compare()                               # raise if they differ
+    check.compare()                                 # raise if they differ
 The CPU results are kept, so each kernel is checked from correct inputs.
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import torch
 
-from .. import simulator as sim
+from . import binding
 
 #: A few DLFloat16 roundings (9 fraction bits), relative to the largest
 #: value of the result: sums of rounded terms cancel.
@@ -29,15 +29,12 @@ class SpyreCheckError(AssertionError):
 
 
 class KernelCheck:
-    def __init__(self, kernel, ops: list[str], tensors: list[torch.Tensor]):
-        self.kernel, self.ops, self.tensors = kernel, ops, tensors
+    def __init__(self, launcher, ops: list[str], tensors: list[torch.Tensor]):
+        self.launcher, self.ops, self.tensors = launcher, ops, tensors
         self.before = [t.clone() for t in tensors]
 
     def card_done(self) -> None:
-        kinds = {b["name"]: b["kind"] for b in self.kernel.program().buffers}
-        written = (sim.BufferKind.output, sim.BufferKind.inout)
-        self.written = [k for k, name in enumerate(self.kernel.buffers)
-                        if kinds.get(name) in written]
+        self.written = binding.written(self.launcher.program(), self.launcher.buffers)
         self.card = {k: self.tensors[k].clone() for k in self.written}
         for tensor, before in zip(self.tensors, self.before):
             tensor.copy_(before)
@@ -47,9 +44,9 @@ class KernelCheck:
             why = difference(self.card[k], self.tensors[k])
             if why:
                 raise SpyreCheckError(
-                    f"check mode: kernel {self.kernel.name} ({self.kernel.graph}; from "
+                    f"check mode: kernel {self.launcher.name} ({self.launcher.graph}; from "
                     f"{', '.join(self.ops)}) differs from Inductor's CPU code in "
-                    f"{self.kernel.buffers[k]}: {why}")
+                    f"{self.launcher.buffers[k]}: {why}")
 
 
 def difference(card: torch.Tensor, cpu: torch.Tensor) -> str | None:

@@ -1,0 +1,85 @@
+"""What compiled graphs did: the counters (spyre_mlir.inductor.counters), CPU
+fallbacks, and the warnings given once per process whose repeats are only
+counted."""
+
+from __future__ import annotations
+
+import collections
+import threading
+import warnings
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Counters:
+    """What compiled graphs did since the last reset()."""
+    kernels_run: int = 0
+    simulated_cycles: float = 0.0
+    cycles_per_kernel: collections.Counter = field(default_factory=collections.Counter)
+    cycles_per_graph: collections.Counter = field(default_factory=collections.Counter)
+    fallbacks: collections.Counter = field(default_factory=collections.Counter)
+    compiles: int = 0
+    cache_hits: int = 0
+    #: Cache entries found corrupt (or written for another kernel) and recompiled.
+    corrupt_cache_entries: int = 0
+    #: Finite values that became infinities when the card rounded them to
+    #: DLFloat16 (stored in a DLFloat16 buffer, or fed to the matrix unit).
+    dlfloat16_overflows: int = 0
+    #: Bytes converted to the card's element types on the way in (f16 to
+    #: DLFloat16, int64 to int32); unchanged read-only tensors are converted once.
+    converted_bytes: int = 0
+    #: Per launcher run (the report's rows): ProgramLauncher -> [calls, cycles].
+    per_kernel: dict = field(default_factory=dict)
+
+    def reset(self) -> None:
+        self.__init__()
+
+
+counters = Counters()
+# Kernels may run on several threads at once.
+_lock = threading.Lock()
+
+
+class DLFloat16OverflowWarning(RuntimeWarning):
+    """A kernel produced infinities from finite values beyond DLFloat16's range."""
+
+
+def ran(launcher, stats: dict) -> None:
+    """Counts one run of `launcher` with the simulator's `stats`."""
+    with _lock:
+        counters.kernels_run += 1
+        counters.simulated_cycles += stats["cycles"]
+        counters.cycles_per_kernel[launcher.name] += stats["cycles"]
+        counters.cycles_per_graph[launcher.graph] += stats["cycles"]
+        counters.dlfloat16_overflows += stats["overflows"]
+        runs = counters.per_kernel.setdefault(launcher, [0, 0.0])
+        runs[0] += 1
+        runs[1] += stats["cycles"]
+    if stats["overflows"]:
+        warn_once("overflow", f"kernel {launcher.name} turned {stats['overflows']} finite "
+                  "values beyond DLFloat16's range into infinities (the matrix unit rounds "
+                  "its operands to DLFloat16; f16 tensors are DLFloat16 on the card); further "
+                  "ones are counted in counters.dlfloat16_overflows, not warned about",
+                  DLFloat16OverflowWarning)
+
+
+def fallback(names: list[str], reason: str) -> None:
+    """Called by compiled graphs where part of them runs on the CPU."""
+    from . import state
+    if state.strict:
+        raise state.SpyreFallbackError(
+            f"{', '.join(names)} would run on the CPU: {reason} (strict mode)")
+    with _lock:
+        for name in names:
+            counters.fallbacks[name] += 1
+
+
+# Warnings given once per process, by kind.
+_warned: set[str] = set()
+
+
+def warn_once(kind: str, message: str, category) -> None:
+    if kind not in _warned:
+        _warned.add(kind)
+        # stacklevel: the caller of the function that warns.
+        warnings.warn(message, category, stacklevel=3)
