@@ -29,8 +29,8 @@ def register() -> None:
     torch.utils.rename_privateuse1_backend("spyre")
     torch._register_device_module("spyre", _device_module())
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)
-    from ..inductor import register_device
-    register_device()
+    from . import interface
+    interface.register()
     _loaded = True
 
 
