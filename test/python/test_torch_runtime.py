@@ -83,8 +83,10 @@ print(dict(dynamo_counters["inductor"]), counters.compiles, counters.cache_hits)
 
 def test_a_second_process_reuses_both_caches(tmp_path):
     import sys
+    # The FX graph cache on in the children whatever the caller's setting
+    # (the suite runs with TORCHINDUCTOR_FX_GRAPH_CACHE=0): it is under test.
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
-               SPYRE_CACHE_DIR=str(tmp_path / "spyre"))
+               SPYRE_CACHE_DIR=str(tmp_path / "spyre"), TORCHINDUCTOR_FX_GRAPH_CACHE="1")
     runs = [subprocess.run([sys.executable, "-c", WARM], env=env, capture_output=True,
                            text=True, timeout=300) for _ in range(2)]
     for run in runs:
