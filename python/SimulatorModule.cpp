@@ -15,6 +15,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+#include <map>
+#include <memory>
+
 namespace py = pybind11;
 using namespace spyre;
 using namespace spyre::isa;
@@ -54,6 +58,46 @@ py::dict countersDict(const Counters &c) {
   d["vector_ops"] = c.vectorOps;
   d["overflows"] = c.dlfloat16Overflows;
   return d;
+}
+
+/// A DLFloat16 format and its IEEE fp16 -> DLFloat16 table: a pure function
+/// of 16 bits, tabulated once per format (building both per call took longer
+/// than converting a decode step's activations).
+struct Dl16Format {
+  Dl16Format(int64_t exponentBits, int64_t fractionBits)
+      : dl(static_cast<int>(exponentBits), static_cast<int>(fractionBits)) {
+    fromHalf.resize(1 << 16);
+    for (uint32_t h = 0; h < (1u << 16); ++h) {
+      // Widen IEEE binary16 to binary32 exactly (subnormals included).
+      uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
+      if (e == 0x1f)
+        u = sign | 0x7f800000u | (m << 13);
+      else if (e != 0)
+        u = sign | ((e + 112) << 23) | (m << 13);
+      else if (m == 0)
+        u = sign;
+      else { // subnormal: normalise
+        int shift = 0;
+        while (!(m & 0x400u)) { m <<= 1; ++shift; }
+        u = sign | ((113 - shift) << 23) | ((m & 0x3ffu) << 13);
+      }
+      float f;
+      std::memcpy(&f, &u, 4);
+      fromHalf[h] = dl.fromFloat(f);
+    }
+  }
+  DLFloat16 dl;
+  std::vector<uint16_t> fromHalf;
+};
+
+/// Called with the GIL held, which guards the map.
+const Dl16Format &dl16Format(const Arch &arch) {
+  static std::map<std::pair<int64_t, int64_t>, std::unique_ptr<Dl16Format>> formats;
+  std::unique_ptr<Dl16Format> &f =
+      formats[{arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits}];
+  if (!f)
+    f = std::make_unique<Dl16Format>(arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits);
+  return *f;
 }
 
 /// The simulator plus the Python objects whose memory it uses.
@@ -329,7 +373,7 @@ PYBIND11_MODULE(_simulator, m) {
 
   m.def("dl16_from_f32", [](py::array_t<float, py::array::c_style | py::array::forcecast> x,
                             const Arch &arch) {
-    DLFloat16 dl(arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits);
+    const DLFloat16 &dl = dl16Format(arch).dl;
     py::array_t<uint16_t> out(x.request().shape);
     const float *src = x.data();
     uint16_t *dst = out.mutable_data();
@@ -339,27 +383,7 @@ PYBIND11_MODULE(_simulator, m) {
   }, py::arg("values"), py::arg("arch"), "f32 values to DLFloat16 bit patterns (uint16).");
   m.def("dl16_from_f16", [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> x,
                             const Arch &arch) {
-    // IEEE half bits -> DLFloat16 bits: a pure function of 16 bits, tabulated.
-    DLFloat16 dl(arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits);
-    std::vector<uint16_t> table(1 << 16);
-    for (uint32_t h = 0; h < (1u << 16); ++h) {
-      // Widen IEEE binary16 to binary32 exactly (subnormals included).
-      uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, u;
-      if (e == 0x1f)
-        u = sign | 0x7f800000u | (m << 13);
-      else if (e != 0)
-        u = sign | ((e + 112) << 23) | (m << 13);
-      else if (m == 0)
-        u = sign;
-      else { // subnormal: normalise
-        int shift = 0;
-        while (!(m & 0x400u)) { m <<= 1; ++shift; }
-        u = sign | ((113 - shift) << 23) | ((m & 0x3ffu) << 13);
-      }
-      float f;
-      std::memcpy(&f, &u, 4);
-      table[h] = dl.fromFloat(f);
-    }
+    const std::vector<uint16_t> &table = dl16Format(arch).fromHalf;
     py::array_t<uint16_t> out(x.request().shape);
     const uint16_t *src = x.data();
     uint16_t *dst = out.mutable_data();
@@ -374,7 +398,7 @@ PYBIND11_MODULE(_simulator, m) {
      "IEEE fp16 bit patterns (uint16) to DLFloat16 bit patterns (uint16).");
   m.def("dl16_to_f32", [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> x,
                           const Arch &arch) {
-    DLFloat16 dl(arch.dlfloat16ExponentBits, arch.dlfloat16FractionBits);
+    const DLFloat16 &dl = dl16Format(arch).dl;
     py::array_t<float> out(x.request().shape);
     const uint16_t *src = x.data();
     float *dst = out.mutable_data();

@@ -18,6 +18,7 @@ arrays bound by buffer index, then the run.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
@@ -61,9 +62,21 @@ def arch_path() -> str:
 def arch_digest(path: str | None = None) -> str:
     """The sha256 of the description's content (default: at arch_path()).
     Caches of compiled kernels key on it, so that another card, even under
-    the same path, never reuses programs built for the previous one."""
-    with open(path or arch_path(), "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+    the same path, never reuses programs built for the previous one. Every
+    kernel launch asks: the file is read again only when its inode, size or
+    modification time changed."""
+    path = path or arch_path()
+    st = os.stat(path)
+    stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    known = _digests.get(path)
+    if known is None or known[0] != stamp:
+        with open(path, "rb") as f:
+            known = (stamp, hashlib.sha256(f.read()).hexdigest())
+        _digests[path] = known
+    return known[1]
+
+
+_digests: dict[str, tuple[tuple, str]] = {}
 
 
 # The last description default_arch() loaded, with its digest.
