@@ -71,18 +71,20 @@ def _build(transformers, family, c, max_positions):
 
 class Steps:
     """Wraps the compiled forward and records, per call (the prefill, then
-    one per decode step): host wall time and simulated cycles."""
+    one per decode step): host wall time, simulated cycles and the host time
+    the simulator took."""
 
     def __init__(self, forward):
-        self.calls: list[tuple[float, float]] = []
+        self.calls: list[tuple[float, float, float]] = []
         functools.update_wrapper(self, forward)  # generate reads its signature
         self.forward = forward
 
     def __call__(self, *args, **kwargs):
-        cycles = counters.simulated_cycles
+        cycles, simulating = counters.simulated_cycles, counters.simulation_seconds
         start = time.perf_counter()
         out = self.forward(*args, **kwargs)
-        self.calls.append((time.perf_counter() - start, counters.simulated_cycles - cycles))
+        self.calls.append((time.perf_counter() - start, counters.simulated_cycles - cycles,
+                           counters.simulation_seconds - simulating))
         return out
 
 
@@ -166,17 +168,19 @@ def main(argv=None) -> None:
           f"{sum(compiled_fallbacks.values()) + sum(counters.fallbacks.values())}")
     clock = sim.default_arch().clock_hz
     prefill_bound, decode_bounds = rooflines(model, args.batch, bucket, args.new_tokens)
-    (prefill_wall, prefill_cycles), *decode = steps.calls
+    (prefill_wall, prefill_cycles, _), *decode = steps.calls
     prefill_s = prefill_cycles / clock
     print(f"prefill: {prefill_s * 1e6:10.1f} us simulated, roofline {prefill_bound * 1e6:10.1f} us"
           f" ({prefill_s / prefill_bound:.2f}x); host {prefill_wall:.2f} s")
-    decode_s = sum(c for _, c in decode) / clock / len(decode)
+    decode_s = sum(c for _, c, _ in decode) / clock / len(decode)
     decode_bound = sum(decode_bounds) / len(decode_bounds)
-    wall = sum(w for w, _ in decode) / len(decode)
+    wall = sum(w for w, _, _ in decode) / len(decode)
+    overhead = sum(w - s for w, _, s in decode) / len(decode)
     print(f"decode:  {decode_s * 1e6:10.1f} us simulated per step, roofline "
           f"{decode_bound * 1e6:10.1f} us ({decode_s / decode_bound:.2f}x); "
           f"{args.batch / decode_s:,.0f} tokens/s simulated")
-    print(f"host per decode step: {wall * 1e3:.1f} ms wall")
+    print(f"host per decode step: {wall * 1e3:.1f} ms wall, of which {overhead * 1e3:.1f} ms "
+          f"outside the simulator")
     if check:
         compare_with_eager(eager, ids.cpu(), mask.cpu(), tokens, args.new_tokens)
 

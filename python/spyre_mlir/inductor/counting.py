@@ -28,6 +28,9 @@ class Counters:
     #: Bytes converted to the card's element types on the way in (f16 to
     #: DLFloat16, int64 to int32); unchanged read-only tensors are converted once.
     converted_bytes: int = 0
+    #: Host seconds spent inside the simulator: a caller's wall time minus
+    #: this is what the runtime and the graph cost on the host.
+    simulation_seconds: float = 0.0
     #: Per launcher run (the report's rows): ProgramLauncher -> [calls, cycles].
     per_kernel: dict = field(default_factory=dict)
 
@@ -44,10 +47,12 @@ class DLFloat16OverflowWarning(RuntimeWarning):
     """A kernel produced infinities from finite values beyond DLFloat16's range."""
 
 
-def ran(launcher, stats: dict) -> None:
-    """Counts one run of `launcher` with the simulator's `stats`."""
+def ran(launcher, stats: dict, seconds: float) -> None:
+    """Counts one run of `launcher` with the simulator's `stats`, which took
+    `seconds` of host time."""
     with _lock:
         counters.kernels_run += 1
+        counters.simulation_seconds += seconds
         counters.simulated_cycles += stats["cycles"]
         counters.cycles_per_kernel[launcher.name] += stats["cycles"]
         counters.cycles_per_graph[launcher.graph] += stats["cycles"]

@@ -5,6 +5,8 @@ and counts the run (counting.py)."""
 
 from __future__ import annotations
 
+import time
+
 import torch
 
 from .. import simulator as sim
@@ -50,7 +52,9 @@ class ProgramLauncher:
         program = self.program()
         arch = sim.default_arch()
         arrays, results = binding.bind(program, self.buffers, tensors, self.partial, arch)
+        start = time.perf_counter()
         stats = sim.launch(program, arch, arrays, trace)
+        seconds = time.perf_counter() - start
         binding.write_back(results, arch)
-        counting.ran(self, stats)
+        counting.ran(self, stats, seconds)
         return stats
