@@ -18,6 +18,7 @@ position) and write (the new keys and values) over the bandwidth.
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
 import functools
 import os
@@ -164,8 +165,9 @@ def main(argv=None) -> None:
     print(f"{args.model} '{args.config}' ({params / 1e6:.1f} M parameters, fp16), batch "
           f"{args.batch}, prompt {args.prompt_len} tokens padded to {bucket}, "
           f"{args.new_tokens} new tokens, card '{sim.default_arch().name}'")
+    fallbacks = collections.Counter(compiled_fallbacks) + counters.fallbacks
     print(f"first generate (compiles): {first:.1f} s; CPU fallbacks: "
-          f"{sum(compiled_fallbacks.values()) + sum(counters.fallbacks.values())}")
+          f"{sum(fallbacks.values())}{' ' + str(dict(fallbacks.most_common(8))) if fallbacks else ''}")
     clock = sim.default_arch().clock_hz
     prefill_bound, decode_bounds = rooflines(model, args.batch, bucket, args.new_tokens)
     (prefill_wall, prefill_cycles, _), *decode = steps.calls
