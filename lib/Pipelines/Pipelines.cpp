@@ -15,11 +15,12 @@ ArrayRef<CompileStageInfo> mlir::spyre::compileStages() {
       {"generalize", "data movement as spyre.generic",
        [](OpPassManager &pm, const CompileOptions &) { pm.addPass(createSpyreGeneralize()); }},
       {"fuse",
-       "elementwise producers fused into their consumers; generics over the same rows grouped "
-       "in spyre.fused",
+       "elementwise producers fused into their consumers; matmul epilogues and generics over "
+       "the same rows grouped in spyre.fused",
        [](OpPassManager &pm, const CompileOptions &) {
          pm.addPass(createSpyreFuseElementwise());
          pm.addPass(createCanonicalizerPass());
+         pm.addPass(createSpyreFuseEpilogue());
          pm.addPass(createSpyreFuseRows());
        }},
       {"divide-work", "spyre.cores on every compute op",

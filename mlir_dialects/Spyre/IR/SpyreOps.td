@@ -289,13 +289,22 @@ def Spyre_IndexExprOp : Spyre_Op<"index_expr", [
 def Spyre_FusedOp : Spyre_Op<"fused", [
     HasParent<"KernelOp">, NoRegionArguments, NoTerminator, SingleBlock
   ]> {
-  let summary = "Generics that run together, one row tile at a time";
+  let summary = "Ops that run together, one tile at a time";
   let description = [{
-    Holds `spyre.generic` ops over the same domain, in order, and the
-    `spyre.alloc` temporaries only they use. Each core loads a tile of whole
-    rows once and runs every op on it in turn; temporaries (row statistics,
-    intermediate tiles) stay in LX and never reach device memory. Made by
-    `spyre-fuse-rows` (softmax, layernorm and RMSNorm are such groups).
+    Either `spyre.generic` ops over the same domain, in order, or a
+    `spyre.matmul` followed by one `spyre.generic`, its epilogue; with the
+    `spyre.alloc` temporaries only they use.
+
+    Generics: each core loads a tile of whole rows once and runs every op on
+    it in turn; temporaries (row statistics, intermediate tiles) stay in LX
+    and never reach device memory. Made by `spyre-fuse-rows` (softmax,
+    layernorm and RMSNorm are such groups).
+
+    A matmul and its epilogue: the generic reads the product (a temporary of
+    the group) and computes the output elementwise (bias, activation,
+    residual, scale, cast); it runs on each output tile in LX after the
+    tile's last K step, before the store, so the product never reaches
+    device memory. Made by `spyre-fuse-epilogue`.
     Example:
     ```mlir
     spyre.fused {
@@ -303,6 +312,11 @@ def Spyre_FusedOp : Spyre_Op<"fused", [
       spyre.generic domain [64, 1000] {...combiners = [#spyre.combiner<max>]}
           ins(%x : ...) outs(%mx : ...) {...}
       spyre.generic domain [64, 1000] {...} ins(%x, %mx : ...) outs(%y : ...) {...}
+    }
+    spyre.fused {
+      %p = spyre.alloc() : !spyre.buffer<512x4096xf16>
+      spyre.matmul ins(%a, %w : ...) outs(%p : ...)
+      spyre.generic domain [512, 4096] {...} ins(%p, %bias : ...) outs(%y : ...) {...}
     }
     ```
   }];

@@ -127,6 +127,46 @@ def SpyreFuseRows : Pass<"spyre-fuse-rows", "::mlir::ModuleOp"> {
   ];
 }
 
+def SpyreFuseEpilogue : Pass<"spyre-fuse-epilogue", "::mlir::ModuleOp"> {
+  let summary = "Run a matmul's elementwise consumer on its output tiles in LX";
+  let description = [{
+    A `spyre.matmul` whose output is a temporary of its kernel read by one
+    `spyre.generic` (nothing but allocations between them) is moved with that
+    generic and the temporary into a `spyre.fused` op: the generic (bias,
+    activation, residual add, scale, cast) then runs on each output tile
+    after its last K step, reading the f32 accumulator, and only its result
+    is stored; the product never reaches device memory.
+
+    The group is kept when the matmul's plan takes the generic as its
+    epilogue (elementwise over the product's rows and columns, reading the
+    product at the index it writes, a body the vector unit runs) and a tile
+    with the epilogue's LX slots fits the usable LX of the card
+    (`spyre.arch`); otherwise the two ops run one after the other as before
+    and, with `report-missed`, a remark says why.
+
+    Before:
+    ```mlir
+    %p = spyre.alloc() : !spyre.buffer<512x4096xf16>
+    spyre.matmul ins(%a, %w) outs(%p)
+    spyre.generic domain [512, 4096] {...} ins(%p, %bias) outs(%y) { add; gelu }
+    spyre.dealloc %p
+    ```
+    After:
+    ```mlir
+    spyre.fused {
+      %p = spyre.alloc() : !spyre.buffer<512x4096xf16>
+      spyre.matmul ins(%a, %w) outs(%p)
+      spyre.generic domain [512, 4096] {...} ins(%p, %bias) outs(%y) { add; gelu }
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::spyre::SpyreDialect"];
+  let options = [
+    Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
+           "Emit a remark where a matmul's consumer is not fused, with the reason">
+  ];
+}
+
 def SpyreAnnotateCost : Pass<"spyre-annotate-cost", "::mlir::ModuleOp"> {
   let summary = "Attach the cost model's roofline estimate to kernel-level ops";
   let description = [{

@@ -12,7 +12,7 @@ another buffer becomes `spyre.gather`. Everything else becomes one
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -23,7 +23,7 @@ from ..dialects import spyre
 from ..ir import AffineMap, Context, InsertionPoint, Location, Module, Type, Value
 from .body import Body, affine_expr
 from .pieces import split as split_pieces
-from .trace import TV, Trace, Unsupported, element_type, linear
+from .trace import _INDEXED, TV, Trace, Unsupported, element_type, linear
 
 COMBINERS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "argmax": "argmax",
              "argmin": "argmin", "any": "any", "welford_reduce": "welford"}
@@ -69,6 +69,75 @@ def export_many(name: str, traces: list[Trace], buffer_info: BufferInfo,
         buffers = [str(a).strip('"') for a in _arg_names(kernel)]
         return ExportedKernel(name, str(module), buffers, "generic",
                               partial_writes(traces, buffers, buffer_info))
+
+
+def export_epilogue(name: str, product: Trace, epilogue: Trace, buffer_info: BufferInfo,
+                    temporaries: set[str]) -> ExportedKernel:
+    """A matrix product and the elementwise node that consumes its output as
+    one kernel: the product goes to a kernel temporary (it must be among
+    `temporaries`) that the epilogue's generic reads at the index it writes,
+    which spyre-fuse-epilogue runs on the product's output tiles in LX.
+    Raises Unsupported when the pair does not have that shape."""
+    with Context(), Location.unknown():
+        spec = _matmul_spec(product, buffer_info)
+        if spec is None or spec.batched:
+            raise Unsupported("not a matrix product with an epilogue")
+        (a_name, a_shape, a_type), (b_name, b_shape, b_type), (c_name, (M, N), c_type) = spec.args
+        if c_name not in temporaries:
+            raise Unsupported("the product is read by other nodes too")
+        if epilogue.indirect or epilogue.reduction_sizes or \
+                _pieces(epilogue, buffer_info) is not None:
+            raise Unsupported("the product's consumer is not elementwise")
+        epilogue = _on_rows_and_cols(epilogue, c_name, M, N)
+        yields = _yields(epilogue)
+        used = _buffers(epilogue, yields)
+        if a_name in used or b_name in used:
+            # As matrices they are not the flat buffers its maps index.
+            raise Unsupported("the epilogue reads an operand of the product")
+        if any(i.args[0] == c_name for i in epilogue.instrs if i.op == "store"):
+            raise Unsupported("the epilogue writes the product")
+        args = [(a_name, a_shape, a_type), (b_name, b_shape, b_type)]
+        for n in used:
+            if n != c_name:
+                extent, dtype = buffer_info(n)
+                args.append((n, (max(extent, 1),), element_type(dtype)))
+        module, kernel, block = _new_kernel(name, args)
+        buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
+        with InsertionPoint(block):
+            buffer_of[c_name] = spyre.AllocOp(_buffer_type((M, N), c_type), []).result
+            _emit_matmul(spec, buffer_of[a_name], buffer_of[b_name], buffer_of[c_name])
+            _emit_generic(epilogue, yields, buffer_of, matrices={c_name: (M, N)})
+            spyre.ReturnOp()
+        module.operation.verify()
+        buffers = [str(a).strip('"') for a in _arg_names(kernel)]
+        return ExportedKernel(name, str(module), buffers, "matmul",
+                              partial_writes([epilogue], buffers, buffer_info))
+
+
+def _on_rows_and_cols(trace: Trace, product: str, M: int, N: int) -> Trace:
+    """`trace` over two loops (rows, columns of the M x N product) reading
+    `product` at row * N + col: as it is, or with its one loop over all
+    M * N elements split in two (Inductor merges the loops of a node whose
+    every access is contiguous)."""
+    loads = [i for i in trace.instrs if i.op == "load" and i.args[0] == product]
+    if not loads:
+        raise Unsupported("the node does not read the product")
+    base, coeffs = linear(loads[0].args[1], trace.variables)
+    if trace.sizes == [M, N] and base == 0 and coeffs == [N, 1]:
+        return trace
+    if trace.sizes != [M * N] or base != 0 or coeffs != [1]:
+        raise Unsupported("the node does not read the product row by row")
+    (v,) = trace.variables
+    row = sympy.Symbol(f"{v.name}h", integer=True, nonnegative=True)
+    col = sympy.Symbol(f"{v.name}l", integer=True, nonnegative=True)
+    instrs = []
+    for instr in trace.instrs:
+        args = instr.args
+        if instr.op in _INDEXED:
+            k = _INDEXED[instr.op]
+            args = args[:k] + (sympy.sympify(args[k]).subs(v, N * row + col),) + args[k + 1:]
+        instrs.append(replace(instr, args=args))
+    return replace(trace, sizes=[M, N], variables=[row, col], instrs=instrs)
 
 
 def partial_writes(traces: list[Trace], buffers: list[str],
@@ -233,7 +302,9 @@ def export_group(name: str, traces: list[Trace], buffer_info: BufferInfo,
     return module
 
 
-def _emit_generic(trace: Trace, yields, buffer_of: dict) -> None:
+def _emit_generic(trace: Trace, yields, buffer_of: dict, matrices: dict | None = None) -> None:
+    """`matrices`: buffers that are (rows x cols) matrices rather than flat,
+    read at (row, col) by a generic over (rows, cols)."""
     variables = trace.variables
     ndims = len(variables)
     reducing = bool(trace.reduction_sizes)
@@ -241,7 +312,12 @@ def _emit_generic(trace: Trace, yields, buffer_of: dict) -> None:
     maps, inputs = [], []
     for load in loads:
         base, coeffs = linear(load.args[1], variables)
-        maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs)]))
+        if load.args[0] in (matrices or {}):
+            if base != 0 or coeffs != [matrices[load.args[0]][1], 1]:
+                raise Unsupported("the product is read other than row by row")
+            maps.append(AffineMap.get_identity(2))
+        else:
+            maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs)]))
         inputs.append(buffer_of[load.args[0]])
     outputs, out_types = [], []
     for _, _, outs in yields:
@@ -285,7 +361,36 @@ def _element_type_of(buffer: Value) -> Type:
 # spyre.matmul: sum over r of A[.., r] * B[r, ..]
 
 
+@dataclass
+class _MatmulSpec:
+    args: list        # (name, shape, element type) of lhs, rhs and output
+    batched: bool
+    transpose_lhs: bool
+    transpose_rhs: bool
+
+
 def _matmul(name: str, trace: Trace, buffer_info: BufferInfo):
+    spec = _matmul_spec(trace, buffer_info)
+    if spec is None:
+        return None
+    module, kernel, block = _new_kernel(name, spec.args)
+    with InsertionPoint(block):
+        _emit_matmul(spec, *block.arguments)
+        spyre.ReturnOp()
+    return module
+
+
+def _emit_matmul(spec: _MatmulSpec, a: Value, b: Value, c: Value) -> None:
+    from ..ir import UnitAttr
+    op = (spyre.BatchMatmulOp if spec.batched else spyre.MatmulOp)(a, b, c)
+    if spec.transpose_lhs:
+        op.attributes["transpose_lhs"] = UnitAttr.get()
+    if spec.transpose_rhs:
+        op.attributes["transpose_rhs"] = UnitAttr.get()
+
+
+def _matmul_spec(trace: Trace, buffer_info: BufferInfo) -> _MatmulSpec | None:
+    """The product `trace` computes, if it is one."""
     if trace.indirect or len(trace.reduction_sizes) != 1 or len(trace.sizes) not in (1, 2, 3):
         return None
     ops = [i for i in trace.instrs]
@@ -374,18 +479,7 @@ def _matmul(name: str, trace: Trace, buffer_info: BufferInfo):
     args = [(lhs.args[0], a_shape, element_type(a_dtype)),
             (rhs.args[0], b_shape, element_type(b_dtype)),
             (store.args[0], lead + (M, N), element_type(c_dtype))]
-    module, kernel, block = _new_kernel(name, args)
-    a, b, c = block.arguments
-    from ..ir import UnitAttr
-    with InsertionPoint(block):
-        op_class = spyre.BatchMatmulOp if batched else spyre.MatmulOp
-        op = op_class(a, b, c)
-        if la[0]:
-            op.attributes["transpose_lhs"] = UnitAttr.get()
-        if lb[0]:
-            op.attributes["transpose_rhs"] = UnitAttr.get()
-        spyre.ReturnOp()
-    return module
+    return _MatmulSpec(args, batched, la[0], lb[0])
 
 
 # --------------------------------------------------------------------------

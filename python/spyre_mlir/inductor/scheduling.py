@@ -18,7 +18,7 @@ from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
 from . import host_checks, state
-from .export import export, export_many
+from .export import export, export_epilogue, export_many
 from .ranges import check_integer_ranges
 from .dumps import dump
 from .kernel_cache import CompileError, compile_cached
@@ -93,6 +93,9 @@ class SpyreScheduling(BaseScheduling):
         self.cpu = CppScheduling(scheduler)
         self._externs_counted = False
         self.pending = []  # (node, trace, its own kernel) not yet emitted
+        # A matrix product not yet emitted: (node, trace, its own kernel).
+        # The next node may be its epilogue (export_epilogue).
+        self.product = None
         self.cpu_computed: set[str] = set()  # buffers written by CPU code
         self._started = self._reported = time.monotonic()
         self._nodes_done = 0
@@ -161,6 +164,15 @@ class SpyreScheduling(BaseScheduling):
             self._flush_group()
             self._run_on_cpu(node, str(e))
             return
+        if self.product is not None and kernel.ops == "generic" and \
+                self._with_product(node, trace):
+            return
+        if kernel.ops == "matmul":
+            # Its elementwise consumer, if it comes next, runs on its output
+            # tiles in the same kernel (spyre-fuse-epilogue).
+            self._flush_group()
+            self.product = (node, trace, kernel)
+            return
         if kernel.ops == "generic":
             # Consecutive elementwise/reduction nodes go into one kernel, where
             # the C++ pipeline can fuse them (spyre-fuse-rows: softmax, norms).
@@ -186,7 +198,30 @@ class SpyreScheduling(BaseScheduling):
         self.cpu.codegen_node(node)
         self.cpu.flush()
 
+    def _with_product(self, node, trace) -> bool:
+        """Emits the pending product and `node` as one kernel when `node` is
+        its epilogue: elementwise over the product, the only reader of it."""
+        product_node, product_trace, _ = self.product
+        nodes = [product_node, node]
+        temporaries = _temporaries(nodes)
+        try:
+            kernel = export_epilogue("kernel", product_trace, trace, _buffer_info, temporaries)
+            compile_cached(kernel.mlir)
+        except (Unsupported, CompileError) as e:
+            log.debug("%s not run as the epilogue of %s: %s", node.get_name(),
+                      product_node.get_name(), str(e).splitlines()[0] if str(e) else
+                      type(e).__name__)
+            return False
+        self.product = None
+        if not state.check:  # check mode's CPU code needs them
+            V.graph.removed_buffers.update(temporaries)
+        self._emit(nodes, kernel)
+        return True
+
     def _flush_group(self) -> None:
+        if self.product is not None:
+            (node, _, kernel), self.product = self.product, None
+            self._compile_and_emit(node, kernel)
         pending, self.pending = self.pending, []
         if len(pending) == 1:
             node, _, kernel = pending[0]

@@ -66,15 +66,24 @@ void KernelOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult FusedOp::verify() {
-  int64_t generics = 0;
+  int64_t generics = 0, matmuls = 0;
   for (Operation &op : getBody().front()) {
-    if (isa<GenericOp>(op))
+    if (isa<GenericOp>(op)) {
       ++generics;
-    else if (!isa<AllocOp, DeallocOp>(op))
-      return emitOpError() << "may hold only spyre.generic, spyre.alloc and spyre.dealloc, not '"
+    } else if (isa<MatmulOp>(op)) {
+      if (matmuls++ || generics)
+        return emitOpError() << "may hold one spyre.matmul, before its epilogue";
+    } else if (!isa<AllocOp, DeallocOp>(op)) {
+      return emitOpError() << "may hold only spyre.generic, spyre.matmul, spyre.alloc and "
+                              "spyre.dealloc, not '"
                            << op.getName() << "'";
+    }
   }
-  if (generics < 2)
+  if (matmuls && generics != 1)
+    return emitOpError() << "must hold one spyre.generic after its spyre.matmul (the "
+                            "epilogue), not "
+                         << generics;
+  if (!matmuls && generics < 2)
     return emitOpError() << "must hold at least two spyre.generic ops";
   return success();
 }

@@ -1,6 +1,7 @@
 //===- GenericBody.cpp - a spyre.generic body as vector instructions ------===//
 
 #include "GenericBody.h"
+#include "HwEmitter.h"
 #include "OpPlan.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -269,4 +270,57 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
     plan.ops.push_back({&op, *vop});
   }
   return plan;
+}
+
+void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows,
+                           int64_t cols, function_ref<RefAttr(Value)> view,
+                           function_ref<void(IndexExprOp, RefAttr)> index) {
+  OpBuilder &b = sc.b();
+  auto imm = [&](Value v) -> std::optional<double> {
+    const BodyValue &info = plan.values.at(v);
+    if (info.kind == BodyValue::Kind::immediate)
+      return info.immediate;
+    return std::nullopt;
+  };
+  for (auto &[op, vop] : plan.ops) {
+    Value result = op->getResult(0);
+    RefAttr dst = view(result);
+    if (isa<arith::ConstantOp>(op)) {
+      double value = plan.values.at(result).immediate;
+      sc.add(HwFillOp::create(b, loc, dst, APFloat(value), APFloat(0.0), APFloat(0.0), rows,
+                              cols, nullptr, 0, nullptr, nullptr));
+      continue;
+    }
+    if (auto expr = dyn_cast<IndexExprOp>(op)) {
+      index(expr, dst);
+      continue;
+    }
+    switch (vop.kind) {
+    case K::unary:
+      sc.add(HwUnaryOp::create(b, loc, vop.func, dst, view(op->getOperand(0)), rows, cols,
+                               nullptr, 0, nullptr, nullptr));
+      break;
+    case K::binary: {
+      Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+      StringRef func = vop.func;
+      if (imm(lhs)) {
+        std::swap(lhs, rhs);
+        func = vop.swappedFunc;
+      }
+      std::optional<double> value = imm(rhs);
+      sc.add(HwBinaryOp::create(b, loc, func, dst, view(lhs),
+                                value ? Attribute() : Attribute(view(rhs)),
+                                value ? b.getF64FloatAttr(*value) : FloatAttr(), rows, cols,
+                                nullptr, 0, nullptr, nullptr));
+      break;
+    }
+    case K::select:
+      sc.add(HwSelectOp::create(b, loc, dst, view(op->getOperand(0)), view(op->getOperand(1)),
+                                view(op->getOperand(2)), rows, cols, nullptr, 0, nullptr,
+                                nullptr));
+      break;
+    case K::iota:
+      break;
+    }
+  }
 }

@@ -49,6 +49,17 @@ struct BodyPlan {
 /// Plans the body of `op`, or reports on `op` what the vector unit cannot do.
 FailureOr<BodyPlan> planBody(GenericOp op);
 
+class StepCompute;
+
+/// Emits the instructions of `plan` into `sc` over a `rows` x `cols` tile:
+/// one SFU instruction per body op (a fill per constant held in a
+/// temporary), each value read from and written to the LX view `view` gives
+/// for it. `index` fills the tile of a `spyre.index_expr`. Yielded values
+/// (copies into outputs, combiners) are the caller's.
+void emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows, int64_t cols,
+              function_ref<RefAttr(Value)> view,
+              function_ref<void(IndexExprOp, RefAttr)> index);
+
 } // namespace mlir::spyre
 
 #endif // SPYRE_TRANSFORMS_GENERICBODY_H

@@ -164,61 +164,19 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
       }
       }
     };
-    auto imm = [&](Value v) -> std::optional<double> {
-      const BodyValue &info = body.values.at(v);
-      if (info.kind == BodyValue::Kind::immediate)
-        return info.immediate;
-      return std::nullopt;
-    };
     auto fill = [&](RefAttr dst, double start, double rowStep, double colStep, int64_t r,
                     int64_t c) {
       sc.add(HwFillOp::create(b, loc, dst, APFloat(start), APFloat(rowStep),
                               APFloat(colStep), r, c, nullptr, 0, nullptr, nullptr));
     };
-    for (auto &[op, vop] : body.ops) {
-      Value result = op->getResult(0);
-      RefAttr dst = view(result);
-      if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-        fill(dst, body.values.at(result).immediate, 0, 0, rows, cols);
-        continue;
-      }
-      if (auto expr = dyn_cast<IndexExprOp>(op)) {
-        LinearAccess value = linearCoefficients(expr.getMap().getResult(0), n);
-        double start = double(value.base);
-        for (int64_t d = 0; d < n; ++d)
-          start += double(value.strides[d]) * double(origin[d]);
-        fill(dst, start, row < 0 ? 0.0 : double(value.strides[row]), double(value.strides[col]),
-             rows, cols);
-        continue;
-      }
-      switch (vop.kind) {
-      case VectorOp::Kind::unary:
-        sc.add(HwUnaryOp::create(b, loc, vop.func, dst, view(op->getOperand(0)), rows, cols,
-                                 nullptr, 0, nullptr, nullptr));
-        break;
-      case VectorOp::Kind::binary: {
-        Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-        StringRef func = vop.func;
-        if (imm(lhs)) {
-          std::swap(lhs, rhs);
-          func = vop.swappedFunc;
-        }
-        std::optional<double> value = imm(rhs);
-        sc.add(HwBinaryOp::create(b, loc, func, dst, view(lhs),
-                                  value ? Attribute() : Attribute(view(rhs)),
-                                  value ? b.getF64FloatAttr(*value) : FloatAttr(), rows,
-                                  cols, nullptr, 0, nullptr, nullptr));
-        break;
-      }
-      case VectorOp::Kind::select:
-        sc.add(HwSelectOp::create(b, loc, dst, view(op->getOperand(0)),
-                                  view(op->getOperand(1)), view(op->getOperand(2)), rows,
-                                  cols, nullptr, 0, nullptr, nullptr));
-        break;
-      case VectorOp::Kind::iota:
-        break;
-      }
-    }
+    emitBody(sc, loc, body, rows, cols, view, [&](IndexExprOp expr, RefAttr dst) {
+      LinearAccess value = linearCoefficients(expr.getMap().getResult(0), n);
+      double start = double(value.base);
+      for (int64_t d = 0; d < n; ++d)
+        start += double(value.strides[d]) * double(origin[d]);
+      fill(dst, start, row < 0 ? 0.0 : double(value.strides[row]), double(value.strides[col]),
+           rows, cols);
+    });
     auto yield = cast<YieldOp>(block.getTerminator());
     SmallVector<CombinerKind> combiners = generic.getCombinerKinds();
     for (auto [v, yielded] : llvm::enumerate(yield.getValues())) {

@@ -104,6 +104,11 @@ public:
   int getColLoop() const { return col; }
   const LinearAccess &getInputAccess(unsigned i) const { return inputs[i]; }
   const LinearAccess &getOutputAccess(unsigned i) const { return outputs[i].access; }
+  // What a matmul epilogue needs to know about the generic it runs.
+  uint8_t getInputType(unsigned i) const { return inputTypes[i]; }
+  uint8_t getOutputType(unsigned i) const { return outputs[i].dtype; }
+  size_t getNumOutputs() const { return outputs.size(); }
+  const BodyPlan &getBodyPlan() const { return body; }
 
 private:
   struct Output {

@@ -22,8 +22,18 @@
 // panel loaded once for both, the first tile finishing two steps early so
 // that its store overlaps the second's last steps.
 //
+// A matmul grouped with its epilogue (a spyre.fused of the matmul and one
+// elementwise spyre.generic reading the product, spyre-fuse-epilogue) runs
+// the generic's body on each output tile after its last K step, in place of
+// the conversion: it reads the f32 accumulator, the epilogue's other inputs
+// loaded per tile (a bias row, a residual tile), and writes the output type
+// in place into the accumulator's slot, from which the tile is stored. The
+// body's temporaries take strips of `er` rows (the fourth tile size), so
+// that they fit beside the operand panels.
+//
 //===----------------------------------------------------------------------===//
 
+#include "GenericPlan.h"
 #include "PlanKinds.h"
 #include "HwEmitter.h"
 #include "spyre-mlir/Isa/Isa.h"
@@ -62,6 +72,7 @@ struct Copies {
 struct Operand {
   Value value;
   uint8_t dtype;
+  int64_t base = 0; ///< element offset of the matrix in its buffer
   int64_t batchStride = 0, outerStride = 0, innerStride = 0;
   bool transposed = false; ///< LX holds (inner x outer) rather than (outer x inner)
 };
@@ -74,9 +85,20 @@ public:
   SPYRE_OPPLAN_OVERRIDES
 
 private:
+  LogicalResult analyzeEpilogue(FusedOp fused);
   bool staged() const { return out.dtype != uint8_t(ISA::DType::f32); }
-  /// All of K in one step: the PT writes the output type itself.
-  bool direct(ArrayRef<int64_t> tile) const { return tile[2] >= k && !accumulate; }
+  /// All of K in one step: the PT writes the output type itself (not under
+  /// an epilogue, which reads the f32 sum).
+  bool direct(ArrayRef<int64_t> tile) const {
+    return tile[2] >= k && !accumulate && !epilogue;
+  }
+  /// SFU cycles of the epilogue over `rows` x `cols` in strips of `er` rows.
+  double epilogueCycles(int64_t rows, int64_t cols, int64_t er) const;
+  /// Emits the epilogue over rows [r0, r1) (`cols` columns) of the output
+  /// tile whose accumulator is at LX offset `accAt`.
+  void emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc, ArrayRef<int64_t> tile,
+                    int64_t accAt, ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt,
+                    int64_t r0, int64_t r1, int64_t cols) const;
   /// Accumulating into a 16-bit output widens its current content into the
   /// f32 tile, which cannot be done in place (the wider element would
   /// overwrite one not yet read): only then a staging slot of its own.
@@ -99,16 +121,29 @@ private:
 
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool accumulate = false;
-  /// lhs is (m x k), rhs (k x n), out (m x n): "outer" is the first.
+  /// The spyre.matmul (the op itself, or the matmul of a fused group).
+  Operation *mm = nullptr;
+  /// lhs is (m x k), rhs (k x n), out (m x n): "outer" is the first. With an
+  /// epilogue, out is the generic's output.
   Operand lhs, rhs, out;
+
+  /// The epilogue's generic, its plan, and per input whether it is the
+  /// product (read from the accumulator) or loaded per output tile.
+  mutable GenericOp epilogue;
+  std::unique_ptr<GenericPlan> epiPlan;
+  SmallVector<bool> isProduct;
 };
 
 int64_t MatmulPlan::parallelUnits() const { return batch * m * n; }
 
 LogicalResult MatmulPlan::analyze() {
-  Value lhsValue = op->getOperand(0), rhsValue = op->getOperand(1), outValue = op->getOperand(2);
-  bool tl = op->hasAttr("transpose_lhs"), tr = op->hasAttr("transpose_rhs");
-  accumulate = op->hasAttr("accumulate");
+  auto fused = dyn_cast<FusedOp>(op);
+  mm = op;
+  if (fused)
+    mm = (*fused.getBody().front().getOps<MatmulOp>().begin()).getOperation();
+  Value lhsValue = mm->getOperand(0), rhsValue = mm->getOperand(1), outValue = mm->getOperand(2);
+  bool tl = mm->hasAttr("transpose_lhs"), tr = mm->hasAttr("transpose_rhs");
+  accumulate = mm->hasAttr("accumulate");
   for (Value v : {lhsValue, rhsValue, outValue}) {
     auto type = cast<BufferType>(v.getType());
     if (!type.hasStaticShape())
@@ -158,15 +193,83 @@ LogicalResult MatmulPlan::analyze() {
     return op->emitError() << "cannot run on the card: the output must be row-major";
   if (batch == 0 || m == 0 || n == 0 || k == 0)
     return op->emitError() << "cannot run on the card: an empty matmul";
+  if (fused)
+    return analyzeEpilogue(fused);
+  return success();
+}
+
+LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
+  epilogue = *fused.getBody().front().getOps<GenericOp>().begin();
+  auto refuse = [&]() { return op->emitError() << "cannot run the epilogue on the output tile: "; };
+  Value product = mm->getOperand(2);
+  if (accumulate)
+    return refuse() << "the matmul accumulates into its output";
+  auto alloc = product.getDefiningOp<AllocOp>();
+  if (!alloc || alloc->getParentOp() != fused)
+    return refuse() << "the product is not a temporary of the group";
+  for (Operation *user : product.getUsers())
+    if (user != mm && user != epilogue.getOperation() && !isa<DeallocOp>(user))
+      return refuse() << "the product is read by '" << user->getName() << "'";
+  epiPlan = std::make_unique<GenericPlan>(epilogue, arch);
+  if (failed(epiPlan->analyze()))
+    return failure();
+  if (epiPlan->getSizes() != ArrayRef<int64_t>{m, n} ||
+      llvm::is_contained(epiPlan->getReductionLoops(), true))
+    return refuse() << "the generic is not elementwise over the " << m << " x " << n
+                    << " product";
+  if (epiPlan->getNumOutputs() != 1)
+    return refuse() << "the generic has " << epiPlan->getNumOutputs() << " outputs, not one";
+  Value outValue = epilogue.getOutputs()[0];
+  if (outValue == mm->getOperand(0) || outValue == mm->getOperand(1))
+    return refuse() << "the generic writes an operand of the matmul";
+  const LinearAccess &written = epiPlan->getOutputAccess(0);
+  if (written.strides[1] != 1 || written.strides[0] < n)
+    return refuse() << "the generic does not write row-major rows of the output";
+  if (deviceDTypeBytes(epiPlan->getOutputType(0)) > 4)
+    return refuse() << "the output's elements are wider than the f32 accumulator's";
+  out.value = outValue;
+  out.dtype = epiPlan->getOutputType(0);
+  out.base = written.base;
+  out.outerStride = written.strides[0];
+  out.innerStride = 1;
+  out.transposed = false;
+  for (auto [i, input] : llvm::enumerate(epilogue.getInputs())) {
+    const LinearAccess &reads = epiPlan->getInputAccess(unsigned(i));
+    isProduct.push_back(input == product);
+    if (input == product && (reads.base != 0 || reads.strides[0] != n || reads.strides[1] != 1))
+      return refuse() << "the generic reads the product other than at the output's index";
+    if (input == outValue && (reads.base != written.base || reads.strides != written.strides))
+      return refuse() << "the generic reads its output other than at the index it writes";
+  }
+  // The output is written into the accumulator's slot, over elements of the
+  // product already read: no op after the one that writes it may read the
+  // product.
+  const BodyPlan &body = epiPlan->getBodyPlan();
+  bool written_ = false;
+  for (auto &[bodyOp, vop] : body.ops) {
+    if (isa<IndexExprOp>(bodyOp))
+      return refuse() << "spyre.index_expr in the body";
+    for (Value operand : bodyOp->getOperands()) {
+      auto it = body.values.find(operand);
+      if (written_ && it != body.values.end() && it->second.kind == BodyValue::Kind::input &&
+          isProduct[it->second.index])
+        return refuse() << "the body reads the product after writing the output";
+    }
+    written_ |= body.values.at(bodyOp->getResult(0)).kind == BodyValue::Kind::output;
+  }
   return success();
 }
 
 LogicalResult MatmulPlan::verifyTile(ArrayRef<int64_t> tile) const {
-  if (tile.size() != 3)
+  if (epilogue && tile.size() != 4)
+    return op->emitError() << "spyre.tile of a matmul with an epilogue is [tm, tn, tk, rows "
+                              "of an epilogue strip], not "
+                           << tile.size() << " sizes";
+  if (!epilogue && tile.size() != 3)
     return op->emitError() << "spyre.tile of a matmul is [tm, tn, tk], not " << tile.size()
                            << " sizes";
-  int64_t limits[] = {m, n, k};
-  for (int i = 0; i < 3; ++i)
+  int64_t limits[] = {m, n, k, tile[0]};
+  for (size_t i = 0; i < tile.size(); ++i)
     if (tile[i] < 1 || tile[i] > limits[i])
       return op->emitError() << "spyre.tile size " << tile[i] << " is not in [1, " << limits[i]
                              << "]";
@@ -180,7 +283,33 @@ SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
                                 {"acc", tm * tn * (direct(tile) ? esOf(out) : 4), 2}};
   if (staging())
     result.push_back({"staging", tm * tn * esOf(out), 2});
+  if (!epilogue)
+    return result;
+  // The epilogue's loaded inputs, double buffered by output tile like the
+  // accumulator, and its temporaries, one strip each, sharing bytes when
+  // their live ranges in the body do not overlap.
+  for (auto [i, product] : llvm::enumerate(isProduct)) {
+    if (product)
+      continue;
+    const LinearAccess &a = epiPlan->getInputAccess(unsigned(i));
+    int64_t es = deviceDTypeBytes(epiPlan->getInputType(unsigned(i)));
+    TileLayout l = layoutTile(a.strides[0], a.strides[1], tm, tn, tm, tn, es);
+    result.push_back({"epilogue.input" + std::to_string(i), l.bytes, 2});
+  }
+  for (auto [i, temp] : llvm::enumerate(epiPlan->getBodyPlan().temps))
+    result.push_back({"epilogue.temp" + std::to_string(i),
+                      tile[3] * tn * deviceDTypeBytes(temp.dtype), 1, temp.begin, temp.end});
   return result;
+}
+
+double MatmulPlan::epilogueCycles(int64_t rows, int64_t cols, int64_t er) const {
+  // Every instruction reads or writes the f32 accumulator or temporaries:
+  // the SFU's f32 rate, and its startup once per strip.
+  double strips = double(llvm::divideCeil(rows, er));
+  double ops = double(epiPlan->getBodyPlan().ops.size());
+  return ops * (std::ceil(double(rows * cols) * double(arch.sfuFp32RateDivisor) /
+                          arch.sfuElementsPerCycle()) +
+                strips * double(arch.sfuStartupCycles));
 }
 
 bool MatmulPlan::walksRows(ArrayRef<int64_t> tile, Grid grid) const {
@@ -227,11 +356,24 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double written = double(batch * m * n * esOf(out));
   if (accumulate)
     read += written;
-  double transfers = lhsLoads + rhsLoads + tiles * (accumulate ? 2 : 1);
+  // The epilogue's inputs are loaded once per output tile.
+  double epiBytes = 0, epiLoads = 0;
+  if (epilogue)
+    for (auto [i, product] : llvm::enumerate(isProduct))
+      if (!product) {
+        const LinearAccess &a = epiPlan->getInputAccess(unsigned(i));
+        epiBytes += double(layoutTile(a.strides[0], a.strides[1], tm, tn, tm, tn,
+                                      deviceDTypeBytes(epiPlan->getInputType(unsigned(i))))
+                               .bytes);
+        epiLoads += 1;
+      }
+  read += double(batch * mt * nt) * epiBytes;
+  double transfers = lhsLoads + rhsLoads + tiles * ((accumulate ? 2 : 1) + epiLoads);
   double bus = arch.deviceCycles(read, written) + transfers * latency;
   // Each core's own transfers also pass its DMA engine.
-  double own =
-      (lhsLoads * lhsBytes + rhsLoads * rhsBytes + tiles * outBytes * (accumulate ? 2 : 1)) / port;
+  double own = (lhsLoads * lhsBytes + rhsLoads * rhsBytes +
+                tiles * (outBytes * (accumulate ? 2 : 1) + epiBytes)) /
+               port;
   // One step on the PT (peak rate or operand feed, plus fill and drain: the
   // card description's formula), the conversion of a finished tile on the
   // SFU (from the f32 accumulator), the first step's loads (each grid row
@@ -244,6 +386,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
                                         arch.sfuElementsPerCycle()) +
                                   double(arch.sfuStartupCycles)
                             : 0;
+  if (epilogue)
+    convert = epilogueCycles(tm, tn, tile[3]);
   double firstLoad = std::max(double(grid.b * grid.m) * lhsBytes / bw, lhsBytes / port) +
                      std::max(double(grid.b * grid.n) * rhsBytes / bw, rhsBytes / port) +
                      2 * latency;
@@ -273,6 +417,10 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double midStores = (tiles - 1) * (cores * outBytes * storeCost + latency);
   // (The first step's loads are the fill, counted apart.)
   steady = std::max(steady, lhsLoads * lhsStep + rhsLoads * rhsStep - both + midStores);
+  // The epilogue of a tile runs on the SFU while the PT computes the next
+  // ones: it paces the run when it takes longer than a tile's steps.
+  if (epilogue)
+    steady = std::max(steady, tiles * convert);
   // Whichever of the PT and the transfers is busiest sets the pace; the
   // transfers wait for the first tile to be computed before storing.
   double compute = firstLoad + steady + convert + lastStore;
@@ -313,31 +461,42 @@ SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) cons
       result.push_back(dim);
     return result;
   };
+  // With an epilogue, the tallest strip of its temporaries that fits too.
+  auto fitting = [&](int64_t tm, int64_t tn, int64_t tk) -> SmallVector<int64_t> {
+    SmallVector<int64_t> tile = {tm, tn, tk};
+    if (epilogue)
+      tile.push_back(tm);
+    for (;;) {
+      int64_t total;
+      assignLx(slots(tile), arch.stickBytes, total);
+      if (total <= lxBytes)
+        return tile;
+      if (!epilogue || tile[3] == 1)
+        return {};
+      tile[3] /= 2;
+    }
+  };
   SmallVector<int64_t> best;
   double bestTime = 0;
   for (int64_t tm : sizes(m, 16 * stick))
     for (int64_t tn : sizes(n, 16 * stick))
       for (int64_t tk : sizes(k, 16 * stick)) {
-        int64_t total;
-        assignLx(slots({tm, tn, tk}), arch.stickBytes, total);
-        if (total > lxBytes)
+        SmallVector<int64_t> tile = fitting(tm, tn, tk);
+        if (tile.empty())
           continue;
         double time;
-        chooseGrid(cores, {tm, tn, tk}, time);
+        chooseGrid(cores, tile, time);
         if (best.empty() || time < bestTime) {
-          best = {tm, tn, tk};
+          best = tile;
           bestTime = time;
         }
       }
   if (!best.empty())
     return best;
   // Nothing stick sized fits (huge element types or a tiny LX): shrink.
-  for (int64_t t = std::min({m, n, k}); t >= 1; t /= 2) {
-    int64_t total;
-    assignLx(slots({t, t, t}), arch.stickBytes, total);
-    if (total <= lxBytes)
-      return {t, t, t};
-  }
+  for (int64_t t = std::min({m, n, k}); t >= 1; t /= 2)
+    if (SmallVector<int64_t> tile = fitting(t, t, t); !tile.empty())
+      return tile;
   return {};
 }
 
@@ -354,6 +513,16 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   uint8_t accType = inOne ? out.dtype : uint8_t(ISA::DType::f32);
   int64_t accBytes = inOne ? esOf(out) : 4;
   Location loc = op->getLoc();
+  // The epilogue's slots follow lhs, rhs and acc: its loaded inputs, then
+  // its temporaries.
+  SmallVector<int64_t> epiSlot, tempAt;
+  if (epilogue) {
+    unsigned next = 3;
+    for (bool product : isProduct)
+      epiSlot.push_back(product ? -1 : int64_t(next++));
+    for (size_t i = 0; i < epiPlan->getBodyPlan().temps.size(); ++i)
+      tempAt.push_back(slotAt(next++, 0));
+  }
 
   // A tile of `o` covering rows [r0, r0 + rows) of its outer dimension and
   // [c0, c0 + cols) of its inner one, in LX with a row pitch of `pitch`
@@ -486,7 +655,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
                           ? acc
                           : em.lx(out.dtype, slotAt(staging() ? 3 : 2, outCopy), {tn * es, 0, 0});
       RefAttr device = em.device(out.value, out.dtype,
-                                 (b * out.batchStride + m0 * out.outerStride + n0) * es,
+                                 (out.base + b * out.batchStride + m0 * out.outerStride + n0) * es,
                                  {out.outerStride * es, 0, 0});
       TileStep step;
       if (o.lhsNew)
@@ -496,6 +665,31 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       bool loadInit = accumulate && first;
       if (loadInit) // the output's current content starts the sum
         step.loads.push_back({stage, device, an * es, {am, 1, 1}});
+      // The epilogue's inputs of this output tile, loaded with its last K
+      // step (its first half when that step is split), into the copy of the
+      // tile's parity like the accumulator.
+      SmallVector<RefAttr> epiViews;
+      if (epilogue)
+        for (auto [e, slot] : llvm::enumerate(epiSlot)) {
+          if (slot < 0) {
+            epiViews.push_back({});
+            continue;
+          }
+          const LinearAccess &access = epiPlan->getInputAccess(unsigned(e));
+          uint8_t dtype = epiPlan->getInputType(unsigned(e));
+          int64_t ies = deviceDTypeBytes(dtype);
+          TileLayout l =
+              layoutTile(access.strides[0], access.strides[1], tm, tn, am, an, ies);
+          int64_t at = slotAt(unsigned(slot), outCopy);
+          if (last && o.rowBegin == 0)
+            step.loads.push_back(
+                {em.lx(dtype, at, l.lxStrides),
+                 em.device(epilogue.getInputs()[e], dtype,
+                           (access.base + m0 * access.strides[0] + n0 * access.strides[1]) * ies,
+                           l.deviceStrides),
+                 l.rowBytes, l.counts});
+          epiViews.push_back(em.lx(dtype, at, {l.rowStride, l.colStride, 0}));
+        }
       // Rows [r0, r1) of tile `tile`'s store.
       auto storeRows = [&](int64_t tile, int64_t r0, int64_t r1) -> Transfer {
         auto [tb, tmi, tni] = tileAt(tile);
@@ -503,7 +697,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         int64_t cols = std::min(tn, n - tn0);
         int64_t at = slotAt(staging() ? 3 : 2, tile % 2) + r0 * tn * es;
         return {em.device(out.value, out.dtype,
-                          (tb * out.batchStride + (tm0 + r0) * out.outerStride + tn0) * es,
+                          (out.base + tb * out.batchStride + (tm0 + r0) * out.outerStride + tn0) *
+                              es,
                           {out.outerStride * es, 0, 0}),
                 em.lx(out.dtype, at, {tn * es, 0, 0}), cols * es, {r1 - r0, 1, 1}};
       };
@@ -531,7 +726,19 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         sc.add(HwMatmulOp::create(builder, loc, accRows, lhsView, w.view, rowCount, ak, an,
                                   lhs.transposed, rhs.transposed, !first || accumulate, nullptr, 0,
                                   nullptr, nullptr));
-        if (last && staged() && !inOne)
+        if (last && epilogue)
+          emitEpilogue(em, sc, loc, tile, slotAt(2, outCopy), epiViews, tempAt, r0, r1, an);
+        else if (epilogue)
+          // Steps signal their completion on one counter, which the stores
+          // and the loads of later steps wait for: it must count steps in
+          // order. An epilogue ends its step on the SFU long after the PT
+          // has finished the next steps, so every step ends on the SFU,
+          // here with a one-element copy of the accumulator onto itself.
+          sc.add(HwUnaryOp::create(builder, loc, "copy", em.lx(accType, accRows.getOffset(),
+                                                                {accBytes, accBytes, 0}),
+                                   em.lx(accType, accRows.getOffset(), {accBytes, accBytes, 0}),
+                                   1, 1, nullptr, 0, nullptr, nullptr));
+        else if (last && staged() && !inOne)
           sc.add(HwUnaryOp::create(builder, loc, "copy", shift(sfuView(stage, es), r0 * tn * es),
                                    sfuView(accRows, 4), rowCount, an, nullptr, 0, nullptr,
                                    nullptr));
@@ -541,6 +748,44 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
     em.pipeline(core, loc, numSteps, stepAt);
   }
   return success();
+}
+
+void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
+                              ArrayRef<int64_t> tile, int64_t accAt,
+                              ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt, int64_t r0,
+                              int64_t r1, int64_t cols) const {
+  int64_t tn = tile[1], er = tile[3], es = esOf(out);
+  const BodyPlan &body = epiPlan->getBodyPlan();
+  Value yielded = cast<YieldOp>(epilogue.getBody().front().getTerminator()).getValues()[0];
+  for (int64_t s0 = r0; s0 < r1; s0 += er) {
+    int64_t rows = std::min(er, r1 - s0);
+    // Row s0 of the strip: of the f32 accumulator, of the output written
+    // over it, and of each loaded input (a broadcast row stays put).
+    RefAttr output = em.lx(out.dtype, accAt + s0 * tn * es, {tn * es, es, 0});
+    auto view = [&](Value v) -> RefAttr {
+      const BodyValue &info = body.values.at(v);
+      switch (info.kind) {
+      case BodyValue::Kind::input: {
+        if (isProduct[info.index])
+          return em.lx(uint8_t(ISA::DType::f32), accAt + s0 * tn * 4, {tn * 4, 4, 0});
+        RefAttr r = inputViews[info.index];
+        ArrayRef<int64_t> st = r.getStrides();
+        return em.lx(r.getDtype(), r.getOffset() + s0 * st[0], {st[0], st[1], 0});
+      }
+      case BodyValue::Kind::output:
+        return output;
+      default: {
+        int64_t tes = deviceDTypeBytes(info.dtype);
+        return em.lx(info.dtype, tempAt[info.index], {tn * tes, tes, 0});
+      }
+      }
+    };
+    emitBody(sc, loc, body, rows, cols, view,
+             [](IndexExprOp, RefAttr) { llvm_unreachable("refused by analyzeEpilogue"); });
+    if (body.values.at(yielded).kind != BodyValue::Kind::output)
+      sc.add(HwUnaryOp::create(sc.b(), loc, "copy", output, view(yielded), rows, cols, nullptr,
+                               0, nullptr, nullptr));
+  }
 }
 
 } // namespace

@@ -16,8 +16,12 @@ FailureOr<std::unique_ptr<OpPlan>> OpPlan::get(Operation *op, const ::spyre::Arc
     return makeMatmulPlan(op, arch);
   if (auto gather = dyn_cast<GatherOp>(op))
     return makeGatherPlan(gather, arch);
-  if (auto fused = dyn_cast<FusedOp>(op))
+  if (auto fused = dyn_cast<FusedOp>(op)) {
+    // A matmul with its epilogue, or generics sharing row tiles.
+    if (!fused.getBody().front().getOps<MatmulOp>().empty())
+      return makeMatmulPlan(fused, arch);
     return makeGroupPlan(fused, arch);
+  }
   if (isa<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, FillOp, ConstantOp>(op))
     return op->emitError() << "'" << op->getName()
                            << "' must be rewritten as spyre.generic (spyre-generalize) first";

@@ -8,7 +8,8 @@
 namespace mlir::spyre {
 
 FailureOr<std::unique_ptr<OpPlan>> makeGenericPlan(GenericOp op, const ::spyre::Arch &arch);
-/// `op` is a spyre.matmul or spyre.batch_matmul.
+/// `op` is a spyre.matmul or spyre.batch_matmul, or a spyre.fused holding a
+/// spyre.matmul and its epilogue.
 FailureOr<std::unique_ptr<OpPlan>> makeMatmulPlan(Operation *op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeGatherPlan(GatherOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeGroupPlan(FusedOp op, const ::spyre::Arch &arch);

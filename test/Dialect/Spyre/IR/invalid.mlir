@@ -461,9 +461,40 @@ spyre.kernel @fused_one(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
 // -----
 
 spyre.kernel @fused_other(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
-  // expected-error @+1 {{may hold only spyre.generic, spyre.alloc and spyre.dealloc, not 'spyre.copy'}}
+  // expected-error @+1 {{may hold only spyre.generic, spyre.matmul, spyre.alloc and spyre.dealloc, not 'spyre.copy'}}
   spyre.fused {
     spyre.copy ins(%a : !spyre.buffer<4xf16>) outs(%b : !spyre.buffer<4xf16>)
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @fused_matmul_alone(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
+                                 %c: !spyre.buffer<4x4xf16>) {
+  // expected-error @+1 {{must hold one spyre.generic after its spyre.matmul (the epilogue), not 0}}
+  spyre.fused {
+    spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%c : !spyre.buffer<4x4xf16>)
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @fused_matmul_after(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
+                                 %c: !spyre.buffer<4x4xf16>) {
+  // expected-error @+1 {{may hold one spyre.matmul, before its epilogue}}
+  spyre.fused {
+    spyre.generic domain [4, 4] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                                  affine_map<(d0, d1) -> (d0, d1)>],
+        iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+        ins(%a : !spyre.buffer<4x4xf16>) outs(%b : !spyre.buffer<4x4xf16>) {
+    ^bb0(%v: f16):
+      spyre.yield %v : f16
+    }
+    spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%c : !spyre.buffer<4x4xf16>)
   }
   spyre.return
 }

@@ -1,0 +1,184 @@
+// RUN: spyre-opt %s -split-input-file -spyre-fuse-epilogue="report-missed=true" -verify-diagnostics | FileCheck %s
+// RUN: spyre-opt %s -split-input-file -spyre-fuse-epilogue="report-missed=true" -verify-diagnostics -spyre-divide-work -spyre-tile -spyre-plan-memory -spyre-check-lx | FileCheck %s --check-prefix=TILE
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#flat = affine_map<(d0, d1) -> (d0 * 96 + d1)>
+
+// linear + bias + GELU (x @ W.T, W stored as nn.Linear stores it): the
+// product, its temporary and the generic that reads it (twice, as Inductor
+// exports it) are grouped; the dealloc goes.
+// CHECK-LABEL: spyre.kernel @linear_gelu
+// CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: %[[P:.*]] = spyre.alloc() : !spyre.buffer<80x96xf16>
+// CHECK-NEXT: spyre.matmul transpose_rhs {{.*}}outs(%[[P]]
+// CHECK-NEXT: spyre.generic {{.*}}ins(%[[P]], %{{.*}}, %[[P]] {{.*}}outs(%arg3
+// CHECK: spyre.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: spyre.return
+// The tile gains a fourth size, the rows of an epilogue strip; the LX
+// slots: lhs, rhs, acc, the bias row, the body's temporaries.
+// TILE-LABEL: spyre.kernel @linear_gelu
+// TILE: spyre.fused attributes {spyre.cores = {{[0-9]+}} : i64, spyre.lx = array<i64: {{[0-9]+, [0-9]+, [0-9]+, [0-9]+, [0-9]+, [0-9, ]+}}>, spyre.tile = array<i64: {{[0-9]+, [0-9]+, [0-9]+, [0-9]+}}>}
+spyre.kernel @linear_gelu(%a: !spyre.buffer<80x64xf16>, %w: !spyre.buffer<96x64xf16>,
+                          %bias: !spyre.buffer<96xf16>, %y: !spyre.buffer<7680xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<80x96xf16>
+  spyre.matmul transpose_rhs ins(%a, %w : !spyre.buffer<80x64xf16>, !spyre.buffer<96x64xf16>)
+               outs(%p : !spyre.buffer<80x96xf16>)
+  spyre.generic domain [80, 96] {indexing_maps = [#id, #col, #id, #flat],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %bias, %p : !spyre.buffer<80x96xf16>, !spyre.buffer<96xf16>, !spyre.buffer<80x96xf16>)
+      outs(%y : !spyre.buffer<7680xf16>) {
+  ^bb0(%v: f16, %b: f16, %v2: f16):
+    %x = arith.extf %v : f16 to f32
+    %c = arith.extf %b : f16 to f32
+    %s = arith.addf %x, %c : f32
+    %half = arith.constant 0.5 : f32
+    %h = arith.mulf %s, %half : f32
+    %k = arith.constant 0.707106769 : f32
+    %x2 = arith.extf %v2 : f16 to f32
+    %s2 = arith.addf %x2, %c : f32
+    %q = arith.mulf %s2, %k : f32
+    %e = math.erf %q : f32
+    %one = arith.constant 1.0 : f32
+    %e1 = arith.addf %e, %one : f32
+    %r = arith.mulf %h, %e1 : f32
+    %t = arith.truncf %r : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %p : !spyre.buffer<80x96xf16>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#flat = affine_map<(d0, d1) -> (d0 * 64 + d1)>
+
+// A residual add into an f32 output.
+// CHECK-LABEL: spyre.kernel @residual
+// CHECK-NEXT: spyre.fused {
+// TILE-LABEL: spyre.kernel @residual
+// TILE: spyre.tile = array<i64: {{[0-9]+, [0-9]+, [0-9]+, [0-9]+}}>
+spyre.kernel @residual(%a: !spyre.buffer<32x48xf16>, %w: !spyre.buffer<48x64xf16>,
+                       %r: !spyre.buffer<2048xf32>, %y: !spyre.buffer<2048xf32>) {
+  %p = spyre.alloc() : !spyre.buffer<32x64xf16>
+  spyre.matmul ins(%a, %w : !spyre.buffer<32x48xf16>, !spyre.buffer<48x64xf16>)
+               outs(%p : !spyre.buffer<32x64xf16>)
+  spyre.generic domain [32, 64] {indexing_maps = [#id, #flat, #flat],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %r : !spyre.buffer<32x64xf16>, !spyre.buffer<2048xf32>)
+      outs(%y : !spyre.buffer<2048xf32>) {
+  ^bb0(%v: f16, %b: f32):
+    %x = arith.extf %v : f16 to f32
+    %s = arith.addf %x, %b : f32
+    spyre.yield %s : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A row sum of the product is a reduction, not an epilogue: the plan
+// refuses it and the two ops stay as they were.
+// CHECK-LABEL: spyre.kernel @reduction
+// CHECK-NEXT: spyre.alloc
+// CHECK-NEXT: spyre.matmul
+// CHECK-NEXT: spyre.generic
+// TILE-LABEL: spyre.kernel @reduction
+// TILE: spyre.matmul {{.*}}spyre.tile = array<i64: {{[0-9]+, [0-9]+, [0-9]+}}>}
+spyre.kernel @reduction(%a: !spyre.buffer<32x48xf16>, %w: !spyre.buffer<48x64xf16>,
+                        %y: !spyre.buffer<32xf32>) {
+  %p = spyre.alloc() : !spyre.buffer<32x64xf16>
+  // expected-remark @+1 {{epilogue not fused: cannot run the epilogue on the output tile: the generic is not elementwise over the 32 x 64 product}}
+  spyre.matmul ins(%a, %w : !spyre.buffer<32x48xf16>, !spyre.buffer<48x64xf16>)
+               outs(%p : !spyre.buffer<32x64xf16>)
+  spyre.generic domain [32, 64] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%p : !spyre.buffer<32x64xf16>) outs(%y : !spyre.buffer<32xf32>) {
+  ^bb0(%v: f16):
+    %x = arith.extf %v : f16 to f32
+    spyre.yield %x : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1 * 32 + d0)>
+
+// The generic reads the product transposed: not at the index it writes.
+// CHECK-LABEL: spyre.kernel @transposed_read
+// CHECK-NEXT: spyre.alloc
+spyre.kernel @transposed_read(%a: !spyre.buffer<32x48xf16>, %w: !spyre.buffer<48x32xf16>,
+                              %y: !spyre.buffer<32x32xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<32x32xf16>
+  // expected-remark @+1 {{epilogue not fused: cannot run the epilogue on the output tile: the generic reads the product other than at the output's index}}
+  spyre.matmul ins(%a, %w : !spyre.buffer<32x48xf16>, !spyre.buffer<48x32xf16>)
+               outs(%p : !spyre.buffer<32x32xf16>)
+  spyre.generic domain [32, 32] {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p : !spyre.buffer<32x32xf16>) outs(%y : !spyre.buffer<32x32xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// The product is a kernel argument (read after the kernel): nothing to fuse.
+// CHECK-LABEL: spyre.kernel @product_is_an_output
+// CHECK-NEXT: spyre.matmul
+spyre.kernel @product_is_an_output(%a: !spyre.buffer<32x48xf16>, %w: !spyre.buffer<48x32xf16>,
+                                   %p: !spyre.buffer<32x32xf16>, %y: !spyre.buffer<32x32xf16>) {
+  // expected-remark @+1 {{no epilogue fused: its output is not a temporary of the kernel}}
+  spyre.matmul ins(%a, %w : !spyre.buffer<32x48xf16>, !spyre.buffer<48x32xf16>)
+               outs(%p : !spyre.buffer<32x32xf16>)
+  spyre.generic domain [32, 32] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p : !spyre.buffer<32x32xf16>) outs(%y : !spyre.buffer<32x32xf16>) {
+  ^bb0(%v: f16):
+    %x = arith.extf %v : f16 to f32
+    %m = arith.maximumf %x, %x : f32
+    %t = arith.truncf %m : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Two readers of the product.
+// CHECK-LABEL: spyre.kernel @two_readers
+// CHECK-NEXT: spyre.alloc
+spyre.kernel @two_readers(%a: !spyre.buffer<32x48xf16>, %w: !spyre.buffer<48x32xf16>,
+                          %y: !spyre.buffer<32x32xf16>, %z: !spyre.buffer<32x32xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<32x32xf16>
+  // expected-remark @+1 {{no epilogue fused: its output is read by more than one op}}
+  spyre.matmul ins(%a, %w : !spyre.buffer<32x48xf16>, !spyre.buffer<48x32xf16>)
+               outs(%p : !spyre.buffer<32x32xf16>)
+  spyre.generic domain [32, 32] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p : !spyre.buffer<32x32xf16>) outs(%y : !spyre.buffer<32x32xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.generic domain [32, 32] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p : !spyre.buffer<32x32xf16>) outs(%z : !spyre.buffer<32x32xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}

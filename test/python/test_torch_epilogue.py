@@ -1,0 +1,101 @@
+"""Matmul epilogues (issue 13): the elementwise node that consumes a product
+(bias, activation, residual add, scale, cast) runs on the product's output
+tiles in LX (spyre-fuse-epilogue), in the same kernel, against eager."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from eager_compare import compiled_and_eager
+from spyre_mlir.inductor import counters, runtime
+from test_torch_ops import rand, tolerance
+
+# Not multiples of the tile (or of a stick) in any dimension.
+M, K, N = 100, 72, 136
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    """The kernel-level IR of every kernel run."""
+    sources = []
+    call = runtime.SpyreKernel.__call__
+
+    def recording(self, *tensors):
+        sources.append(self.mlir)
+        return call(self, *tensors)
+    monkeypatch.setattr(runtime.SpyreKernel, "__call__", recording)
+    return sources
+
+
+def _linear(x, w, b):  # W stored as nn.Linear stores it, N x K
+    return F.linear(x, w, b)
+
+
+CASES = {
+    "linear+bias+gelu": (lambda x, w, b: F.gelu(_linear(x, w, b)), "linear"),
+    "linear+bias+gelu_tanh": (lambda x, w, b: F.gelu(_linear(x, w, b), approximate="tanh"),
+                              "linear"),
+    "linear+bias+silu": (lambda x, w, b: F.silu(_linear(x, w, b)), "linear"),
+    "linear+bias+relu": (lambda x, w, b: F.relu(_linear(x, w, b)), "linear"),
+    "linear+bias": (_linear, "linear"),
+    "x@W+bias, gelu": (lambda x, w, b: F.gelu(x @ w + b), "plain"),
+    "residual add": (lambda x, w, r: x @ w.T + r, "residual"),
+    "scale": (lambda x, w, r: (x @ w.T) * 0.125, "residual"),
+    # f16 products to f32, f32 ones to f16.
+    "cast": (lambda x, w, r: (x @ w.T).to(torch.float32 if x.dtype == torch.float16
+                                          else torch.float16), "residual"),
+    "bias, relu, residual": (lambda x, w, b, r: F.relu(_linear(x, w, b)) + r, "both"),
+}
+
+
+def _inputs(kind, dtype):
+    x, w = rand(M, K, dtype=dtype) / 4, rand(N, K, dtype=dtype) / 4
+    if kind == "plain":
+        return x, w.T.contiguous(), rand(N, dtype=dtype)
+    if kind == "linear":
+        return x, w, rand(N, dtype=dtype)
+    if kind == "residual":
+        return x, w, rand(M, N, dtype=dtype)
+    return x, w, rand(N, dtype=dtype), rand(M, N, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("name", CASES)
+def test_epilogue_runs_in_the_product_kernel(name, dtype, kernels):
+    fn, kind = CASES[name]
+    inputs = _inputs(kind, dtype)
+    actual, expected = compiled_and_eager(fn, *inputs)
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    # The 16-bit product is rounded once less than in eager (the epilogue
+    # reads the f32 accumulator): within the tolerance of a sum of K terms.
+    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, K))
+    # One kernel: the product and its epilogue, grouped by the C++ pipeline.
+    assert counters.kernels_run == 1, kernels
+    assert "spyre.matmul" in kernels[0] and "spyre.generic" in kernels[0]
+
+
+def test_one_kernel_fewer_and_faster_than_two():
+    # 512 x 256 x 512, bias + GELU: the product no longer round-trips device
+    # memory. The same graph with the product also returned (read after
+    # the kernel) cannot fuse: two kernels, as before.
+    x, w, b = rand(512, 256, dtype=torch.float16) / 4, rand(512, 256, dtype=torch.float16) / 4, \
+        rand(512, dtype=torch.float16)
+    fused, expected = compiled_and_eager(lambda x, w, b: F.gelu(F.linear(x, w, b)), x, w, b)
+    fused_cycles, fused_kernels = counters.simulated_cycles, counters.kernels_run
+    torch.testing.assert_close(fused.float(), expected.float(),
+                               **tolerance(torch.float16, 256))
+    (both, product), _ = compiled_and_eager(
+        lambda x, w, b: (F.gelu(F.linear(x, w, b)), x @ w.T), x, w, b)
+    assert fused_kernels == 1 and counters.kernels_run == 2
+    torch.testing.assert_close(both, fused)
+    assert fused_cycles < counters.simulated_cycles
+
+
+def test_batched_linear_keeps_its_epilogue():
+    # nn.Linear over (batch, tokens, features): Inductor multiplies the
+    # flattened rows; the epilogue reads the product row by row.
+    layer = torch.nn.Linear(72, 136).half()
+    x = rand(3, 20, 72, dtype=torch.float16) / 4
+    actual, expected = compiled_and_eager(lambda x: F.silu(layer(x)), x)
+    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, 72))
+    assert counters.kernels_run == 1
