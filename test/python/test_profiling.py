@@ -182,5 +182,6 @@ def test_report_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "spyre_mlir.report", "--out", str(tmp_path)],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
-    assert "efficiency" in out.stdout and "(17 more)" in out.stdout
+    # 25 kernels (the bias and GELU of the MLP's up-projection run in its kernel).
+    assert "efficiency" in out.stdout and "(15 more)" in out.stdout
     assert (tmp_path / "roofline.png").stat().st_size > 0
