@@ -7,7 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from eager_compare import compiled_and_eager
-from spyre_mlir.inductor import counters, runtime
+from spyre_mlir.inductor import counters
+from spyre_mlir.inductor.launcher import ProgramLauncher
 from test_torch_ops import rand, tolerance
 
 # Not multiples of the tile (or of a stick) in any dimension.
@@ -18,12 +19,12 @@ M, K, N = 100, 72, 136
 def kernels(monkeypatch):
     """The kernel-level IR of every kernel run."""
     sources = []
-    call = runtime.SpyreKernel.__call__
+    call = ProgramLauncher.__call__
 
     def recording(self, *tensors):
         sources.append(self.mlir)
         return call(self, *tensors)
-    monkeypatch.setattr(runtime.SpyreKernel, "__call__", recording)
+    monkeypatch.setattr(ProgramLauncher, "__call__", recording)
     return sources
 
 
