@@ -33,3 +33,17 @@ def all_ops_source():
 
 def which(name):
     return shutil.which(name)
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    """The kernel-level IR of every kernel run."""
+    from spyre_mlir.inductor.launcher import ProgramLauncher
+    sources = []
+    call = ProgramLauncher.__call__
+
+    def recording(self, *tensors):
+        sources.append(self.mlir)
+        return call(self, *tensors)
+    monkeypatch.setattr(ProgramLauncher, "__call__", recording)
+    return sources

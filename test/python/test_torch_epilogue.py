@@ -8,24 +8,11 @@ import torch.nn.functional as F
 
 from eager_compare import compiled_and_eager
 from spyre_mlir.inductor import counters
-from spyre_mlir.inductor.launcher import ProgramLauncher
 from test_torch_ops import rand, tolerance
 
 # Not multiples of the tile (or of a stick) in any dimension.
 M, K, N = 100, 72, 136
 
-
-@pytest.fixture
-def kernels(monkeypatch):
-    """The kernel-level IR of every kernel run."""
-    sources = []
-    call = ProgramLauncher.__call__
-
-    def recording(self, *tensors):
-        sources.append(self.mlir)
-        return call(self, *tensors)
-    monkeypatch.setattr(ProgramLauncher, "__call__", recording)
-    return sources
 
 
 def _linear(x, w, b):  # W stored as nn.Linear stores it, N x K

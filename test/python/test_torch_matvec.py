@@ -7,21 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from eager_compare import compiled_and_eager
-from spyre_mlir.inductor.launcher import ProgramLauncher
 from test_torch_ops import rand, tolerance
 
-
-@pytest.fixture
-def kernels(monkeypatch):
-    """The kernel-level IR of every kernel run."""
-    sources = []
-    call = ProgramLauncher.__call__
-
-    def recording(self, *tensors):
-        sources.append(self.mlir)
-        return call(self, *tensors)
-    monkeypatch.setattr(ProgramLauncher, "__call__", recording)
-    return sources
 
 
 CASES = {
