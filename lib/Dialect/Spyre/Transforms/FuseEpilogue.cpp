@@ -87,21 +87,9 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
     for (Operation *op : {alloc.getOperation(), matmul.getOperation(), epilogue.getOperation()})
       op->moveBefore(body, body->end());
     // Keep the group only if the plan takes the epilogue and a tile fits LX.
-    {
-      ScopedDiagnosticHandler silence(fused.getContext(), [&](Diagnostic &d) {
-        why = d.str();
-        return success();
-      });
-      FailureOr<std::unique_ptr<OpPlan>> plan = OpPlan::get(fused, arch);
-      if (succeeded(plan) && (*plan)->chooseTile(arch.cores, arch.lxUsableBytes()).empty())
-        why = "no tile with the epilogue's slots fits the usable LX";
-      else if (succeeded(plan))
-        why.clear();
-    }
+    why = whyGroupCannotRun(fused, arch, "no tile with the epilogue's slots fits the usable LX");
     if (!why.empty()) {
-      for (Operation &op : llvm::make_early_inc_range(*body))
-        op.moveBefore(fused);
-      fused.erase();
+      dissolve(fused);
       if (reportMissed)
         matmul.emitRemark() << "epilogue not fused: " << why;
       return;

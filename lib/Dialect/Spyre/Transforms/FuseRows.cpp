@@ -150,22 +150,10 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     for (GenericOp member : c.members)
       member->moveBefore(body, body->end());
     // Keep the group only if a tile of whole rows fits LX.
-    std::string why;
-    {
-      ScopedDiagnosticHandler silence(fused.getContext(), [&](Diagnostic &d) {
-        why = d.str();
-        return success();
-      });
-      FailureOr<std::unique_ptr<OpPlan>> plan = OpPlan::get(fused, arch);
-      if (succeeded(plan) && (*plan)->chooseTile(arch.cores, arch.lxUsableBytes()).empty())
-        why = "a tile of whole rows of every member does not fit the usable LX";
-      else if (succeeded(plan))
-        why.clear();
-    }
+    std::string why = whyGroupCannotRun(
+        fused, arch, "a tile of whole rows of every member does not fit the usable LX");
     if (!why.empty()) {
-      for (Operation &op : llvm::make_early_inc_range(*body))
-        op.moveBefore(fused);
-      fused.erase();
+      dissolve(fused);
       if (reportMissed)
         first.emitRemark() << "not fused with the next " << c.members.size() - 1
                            << " generic(s): " << why;

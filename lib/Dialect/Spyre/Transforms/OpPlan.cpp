@@ -2,6 +2,7 @@
 
 #include "OpPlan.h"
 #include "PlanKinds.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -92,4 +93,25 @@ FailureOr<Schedule> mlir::spyre::readSchedule(const OpPlan &plan, unsigned parts
       return failure();
   }
   return schedule;
+}
+
+std::string mlir::spyre::whyGroupCannotRun(FusedOp fused, const ::spyre::Arch &arch,
+                                           StringRef noTile) {
+  std::string why;
+  ScopedDiagnosticHandler capture(fused.getContext(), [&](Diagnostic &d) {
+    why = d.str();
+    return success();
+  });
+  FailureOr<std::unique_ptr<OpPlan>> plan = OpPlan::get(fused, arch);
+  if (failed(plan))
+    return why;
+  if ((*plan)->chooseTile(arch.cores, arch.lxUsableBytes()).empty())
+    return noTile.str();
+  return "";
+}
+
+void mlir::spyre::dissolve(FusedOp fused) {
+  for (Operation &op : llvm::make_early_inc_range(fused.getBody().front()))
+    op.moveBefore(fused);
+  fused.erase();
 }

@@ -101,6 +101,14 @@ struct Schedule {
 /// A missing part is an error naming the passes that set them.
 FailureOr<Schedule> readSchedule(const OpPlan &plan, unsigned parts);
 
+/// Why a group just formed by a fusion pass cannot run as one op: the plan's
+/// error (captured, not emitted), or `noTile` when no tile of it fits the
+/// usable LX; empty when it can.
+std::string whyGroupCannotRun(FusedOp fused, const ::spyre::Arch &arch, StringRef noTile);
+
+/// Undoes a fusion: moves the members of `fused` back before it, erases it.
+void dissolve(FusedOp fused);
+
 } // namespace mlir::spyre
 
 #endif // SPYRE_TRANSFORMS_OPPLAN_H
