@@ -7,6 +7,13 @@ if [ -z "${VIRTUAL_ENV:-}" ] && [ -f .venv/bin/activate ]; then
   . .venv/bin/activate
 fi
 status=0
+# The committed dialect and pass docs must match TableGen; CI's Debian build
+# checks this too, but only after the half-hour test run.
+if [ -f build/py/build.ninja ]; then
+  echo "== docs/generated matches TableGen =="
+  cmake --build build/py --target check-spyre-docs >/dev/null || {
+    echo "docs/generated is stale: run 'ninja -C build/py spyre-docs' and commit"; status=1; }
+fi
 echo "== lit: FileCheck IR tests =="
 lit -sv test || status=1
 echo "== pytest =="
