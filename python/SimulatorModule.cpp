@@ -180,13 +180,15 @@ PYBIND11_MODULE(_simulator, m) {
       .def_readonly("ring_hop_latency_cycles", &Arch::ringHopLatencyCycles)
       .def_readonly("pt_startup_cycles", &Arch::ptStartupCycles)
       .def_readonly("sfu_startup_cycles", &Arch::sfuStartupCycles)
-      .def_readonly("sfu_fp32_rate_divisor", &Arch::sfuFp32RateDivisor)
+      .def_readonly("sfu_lx_bytes_per_cycle", &Arch::sfuLxBytesPerCycle)
       .def_readonly("sfu_transcendental_divisor", &Arch::sfuTranscendentalDivisor)
       .def_readonly("engine_queue_depth", &Arch::engineQueueDepth)
       .def_readonly("dlfloat16_exponent_bits", &Arch::dlfloat16ExponentBits)
       .def_readonly("dlfloat16_fraction_bits", &Arch::dlfloat16FractionBits)
       .def_property_readonly("macs_per_cycle", &Arch::macsPerCycle)
-      .def_property_readonly("sfu_elements_per_cycle", &Arch::sfuElementsPerCycle)
+      .def("sfu_rate", &Arch::sfuRate, py::arg("lx_bytes_per_element"), py::arg("reduction"),
+           py::arg("transcendental"),
+           "Elements per cycle of one core's SFUs on an instruction streaming these LX bytes per element.")
       .def_property_readonly("device_bytes_per_cycle", &Arch::deviceBytesPerCycle)
       .def_property_readonly("turnaround_cycles_per_byte", &Arch::turnaroundCyclesPerByte)
       .def("device_cycles", &Arch::deviceCycles, py::arg("read_bytes"), py::arg("write_bytes"),

@@ -38,7 +38,7 @@ const Field kFields[] = {
     {"core.pt_feed_bytes_per_cycle", &Arch::ptFeedBytesPerCycle},
     {"core.sfu_elementwise_per_cycle", &Arch::sfuElementwisePerCycle},
     {"core.sfu_reduce_per_cycle", &Arch::sfuReducePerCycle},
-    {"core.sfu_fp32_rate_divisor", &Arch::sfuFp32RateDivisor},
+    {"core.sfu_lx_bytes_per_cycle", &Arch::sfuLxBytesPerCycle},
     {"core.sfu_transcendental_divisor", &Arch::sfuTranscendentalDivisor},
     {"core.sfu_startup_cycles", &Arch::sfuStartupCycles, false},
     {"core.engine_queue_depth", &Arch::engineQueueDepth},

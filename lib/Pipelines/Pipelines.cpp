@@ -17,11 +17,12 @@ ArrayRef<CompileStageInfo> mlir::spyre::compileStages() {
       {"fuse",
        "elementwise producers fused into their consumers; matmul epilogues and generics over "
        "the same rows grouped in spyre.fused",
-       [](OpPassManager &pm, const CompileOptions &) {
+       [](OpPassManager &pm, const CompileOptions &options) {
          pm.addPass(createSpyreFuseElementwise());
          pm.addPass(createCanonicalizerPass());
          pm.addPass(createSpyreFuseEpilogue());
-         pm.addPass(createSpyreFuseRows());
+         if (options.fuseRows)
+           pm.addPass(createSpyreFuseRows());
        }},
       {"divide-work", "spyre.cores on every compute op",
        [](OpPassManager &pm, const CompileOptions &options) {

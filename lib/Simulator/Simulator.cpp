@@ -293,6 +293,26 @@ struct Simulator::Impl {
     return nullptr;
   }
 
+  /// LX bytes a vector instruction reads and writes per element: its
+  /// operands that hold a value per element (a column stride), not a
+  /// per-row value such as a row statistic or a reduction's accumulator.
+  static double streamedBytesPerElement(const Instr &in) {
+    int first = 0, count = 0;
+    switch (static_cast<Opcode>(in.opcode)) {
+    case Opcode::unary: count = 2; break;
+    case Opcode::binary: count = (in.flags & kSrc1Imm) ? 2 : 3; break;
+    case Opcode::select: count = 4; break;
+    case Opcode::fill: count = 1; break;
+    case Opcode::reduce: first = 1; count = 2; break;
+    default: break;
+    }
+    double bytes = 0;
+    for (int i = first; i < count; ++i)
+      if (in.ops[i].stride[1] != 0 || in.shape[1] <= 1)
+        bytes += double(dtypeBytes(static_cast<DType>(in.ops[i].dtype)));
+    return bytes;
+  }
+
   /// Bytes a DMA moves through device memory: every row is padded to whole
   /// sticks, plus one more stick where the row is not stick aligned.
   int64_t dmaChargedBytes(const Instr &in, const Operand &device) const {
@@ -369,22 +389,10 @@ struct Simulator::Impl {
       break;
     }
     default: { // vector unit
-      // Elements per cycle by op class (elementwise, reduction), halved when
-      // the op streams f32 data (a reduction's f32 accumulator, one value
-      // per row, does not count).
       int64_t elems = in.shape[0] * std::max<int64_t>(in.shape[1], 1);
       bool reduce = static_cast<Opcode>(in.opcode) == Opcode::reduce;
-      double rate = reduce ? arch.sfuReducePerCycle : arch.sfuElementwisePerCycle;
-      for (int i = reduce ? 1 : 0; i < (reduce ? 2 : 4); ++i) {
-        const Operand &o = in.ops[i];
-        if (static_cast<DType>(o.dtype) == DType::f32 && o.buffer == kLx) {
-          rate /= arch.sfuFp32RateDivisor;
-          break;
-        }
-      }
-      if (isTranscendental(in))
-        rate /= arch.sfuTranscendentalDivisor;
-      e.end = now + std::ceil(elems / rate) + arch.sfuStartupCycles;
+      e.end = now + arch.sfuCycles(double(elems), streamedBytesPerElement(in), reduce,
+                                   isTranscendental(in));
       k.vectorOps += elems;
     }
     }

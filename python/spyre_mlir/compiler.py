@@ -15,14 +15,17 @@ STAGES = tuple(name for name, _ in spyre.compile_stages())
 
 
 def pipeline(*, arch_path: str | None = None, cores: int = 0, stop_after: str = STAGES[-1],
-             start_before: str = STAGES[0]) -> str:
-    """The textual pass pipeline of `spyre-compile` with these options."""
+             start_before: str = STAGES[0], fuse_rows: bool = True) -> str:
+    """The textual pass pipeline of `spyre-compile` with these options
+    (`fuse_rows=False`: no spyre-fuse-rows, see its `fuse-rows` option)."""
     for stage in (stop_after, start_before):
         if stage not in STAGES:
             raise ValueError(f"unknown stage '{stage}'; stages are {', '.join(STAGES)}")
     options = [f"start-before={start_before}", f"stop-after={stop_after}", f"cores={int(cores)}"]
     if arch_path:
         options.append(f"arch={arch_path}")
+    if not fuse_rows:
+        options.append("fuse-rows=false")
     return "builtin.module(spyre-compile{" + " ".join(options) + "})"
 
 
@@ -35,12 +38,13 @@ def parse_module(text: str, context: Context | None = None) -> Module:
 
 
 def compile_module(module: Module, *, arch_path: str | None = None, cores: int = 0,
-                   stop_after: str = STAGES[-1], start_before: str = STAGES[0]) -> Module:
+                   stop_after: str = STAGES[-1], start_before: str = STAGES[0],
+                   fuse_rows: bool = True) -> Module:
     """Runs the pipeline on `module` in place (the stages from `start_before`
     to `stop_after`) and returns it. Raises spyre_mlir.ir.MLIRError, with the
     diagnostics, when a pass fails."""
     PassManager.parse(pipeline(arch_path=arch_path, cores=cores, stop_after=stop_after,
-                               start_before=start_before),
+                               start_before=start_before, fuse_rows=fuse_rows),
                       module.context).run(module.operation)
     return module
 
@@ -61,10 +65,11 @@ def compile_stages(module: Module, *, arch_path: str | None = None, cores: int =
 
 
 def compile_kernel(source: str | Module, *, arch_path: str | None = None,
-                   cores: int = 0) -> bytes:
+                   cores: int = 0, fuse_rows: bool = True) -> bytes:
     """The program binary of the one kernel in `source` (IR text or a module)."""
     if isinstance(source, str):
         with Context():
-            return compile_kernel(parse_module(source), arch_path=arch_path, cores=cores)
-    compile_module(source, arch_path=arch_path, cores=cores)
+            return compile_kernel(parse_module(source), arch_path=arch_path, cores=cores,
+                                  fuse_rows=fuse_rows)
+    compile_module(source, arch_path=arch_path, cores=cores, fuse_rows=fuse_rows)
     return spyre.program_binary(source, arch_path)

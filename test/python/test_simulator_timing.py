@@ -179,17 +179,19 @@ def test_turnaround_is_charged_on_the_smaller_direction():
     assert cycles == pytest.approx(ARCH.device_cycles(16 * TILE, 8 * TILE), rel=1e-6)
 
 
-def lx_op_program(op, elements, dtype=DType.dl16):
-    """One vector instruction on `elements` LX values of one core."""
+def lx_op_program(op, elements, dtype=DType.dl16, out_dtype=None):
+    """One vector instruction on `elements` LX values of one core (an add's
+    result in `out_dtype`, default `dtype`)."""
     b = sim.ProgramBuilder(ARCH, 1)
     b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [128])
     c = b.core(0)
     size = sim.dtype_bytes(dtype)
     cols = 1024
     rows = elements // cols
-    view = lambda off: Operand(offset=off, dtype=dtype, strides=(cols * size, size, 0))
+    view = lambda off, t=dtype: Operand(offset=off, dtype=t, strides=(cols * sim.dtype_bytes(t), sim.dtype_bytes(t), 0))
     if op == "add":
-        c.binary(BinaryFunc.add, view(0), view(rows * cols * size), view(2 * rows * cols * size), rows, cols)
+        c.binary(BinaryFunc.add, view(0, out_dtype or dtype), view(4 * rows * cols),
+                 view(8 * rows * cols), rows, cols)
     else:
         c.reduce(ReduceFunc.max, Operand(offset=0, dtype=DType.f32, strides=(4, 0, 0)),
                  view(4 * rows), rows, cols)
@@ -205,9 +207,22 @@ def test_vector_rate_by_op_class():
     assert add == pytest.approx(np.ceil(n / ARCH.sfu_elementwise_per_cycle) + ARCH.sfu_startup_cycles)
     assert red == pytest.approx(np.ceil(n / ARCH.sfu_reduce_per_cycle) + ARCH.sfu_startup_cycles)
     assert red > add  # reductions are the slower class on the device
-    f32 = sim.run(*lx_op_program("add", n // 2, DType.f32)).cycles
-    assert f32 == pytest.approx(np.ceil(n / 2 / ARCH.sfu_elementwise_per_cycle * ARCH.sfu_fp32_rate_divisor)
-                                + ARCH.sfu_startup_cycles)
+
+
+def test_vector_lx_port_halves_fp32():
+    """Mechanism: the SFUs' LX port (bytes per cycle) caps the element rate.
+    An fp32 add streams 12 bytes an element against an fp16 add's 6, so it
+    runs at half the rate (the published fp32 figure); an add of fp16 values
+    into an fp32 result (a softmax's exp tile) streams 8 and loses a quarter.
+    Without the port every add would take the same time per element."""
+    n = 128 * 1024
+    f16 = sim.run(*lx_op_program("add", n)).cycles - ARCH.sfu_startup_cycles
+    f32 = sim.run(*lx_op_program("add", n, DType.f32)).cycles - ARCH.sfu_startup_cycles
+    widen = sim.run(*lx_op_program("add", n, DType.dl16, DType.f32)).cycles - ARCH.sfu_startup_cycles
+    assert f32 == pytest.approx(2 * f16, abs=1)
+    assert widen == pytest.approx(np.ceil(n * 8 / ARCH.sfu_lx_bytes_per_cycle))
+    assert f16 < widen < f32
+    assert ARCH.sfu_rate(12, False, False) == pytest.approx(ARCH.sfu_elementwise_per_cycle / 2)
 
 
 def add_kernel(rows, cols):

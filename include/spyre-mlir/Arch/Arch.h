@@ -10,6 +10,7 @@
 #ifndef SPYRE_ARCH_ARCH_H
 #define SPYRE_ARCH_ARCH_H
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -28,8 +29,8 @@ struct Arch {
   int64_t corelets = 0, ptRows = 0, ptCols = 0, ptLanes = 0;
   int64_t ptStartupCycles = 0, int8RateMultiplier = 0;
   double ptFeedBytesPerCycle = 0;
-  double sfuElementwisePerCycle = 0, sfuReducePerCycle = 0;
-  int64_t sfuFp32RateDivisor = 0, sfuTranscendentalDivisor = 0;
+  double sfuElementwisePerCycle = 0, sfuReducePerCycle = 0, sfuLxBytesPerCycle = 0;
+  int64_t sfuTranscendentalDivisor = 0;
   int64_t sfuStartupCycles = 0, engineQueueDepth = 0;
   // [lx]
   int64_t lxBytes = 0, lxReservedBytes = 0;
@@ -44,8 +45,28 @@ struct Arch {
 
   /// fp16 multiply-accumulates per cycle of one core's matrix units.
   int64_t macsPerCycle() const { return corelets * ptRows * ptCols * ptLanes; }
-  /// 16-bit elements per cycle of one core's SFUs on elementwise work.
-  double sfuElementsPerCycle() const { return sfuElementwisePerCycle; }
+  /// Elements per cycle of one core's SFUs on an instruction that streams
+  /// `lxBytesPerElement` bytes through LX per element (its operands read and
+  /// written per element; a per-row value does not count): the op class's
+  /// rate (reduction or elementwise, transcendental functions at a
+  /// fraction) unless the SFUs' LX port caps it. The port is why fp32 runs
+  /// at half the fp16 rate (an fp32 add streams 12 bytes an element, an
+  /// fp16 add 6) while a widening op, fp16 in and fp32 out, does not.
+  double sfuRate(double lxBytesPerElement, bool reduction, bool transcendental) const {
+    double rate = reduction ? sfuReducePerCycle : sfuElementwisePerCycle;
+    if (transcendental)
+      rate /= double(sfuTranscendentalDivisor);
+    if (lxBytesPerElement > 0 && sfuLxBytesPerCycle / lxBytesPerElement < rate)
+      rate = sfuLxBytesPerCycle / lxBytesPerElement;
+    return rate;
+  }
+  /// Cycles of one SFU instruction over `elements` (see sfuRate), with its
+  /// pipeline startup. The simulator and the planners both use this.
+  double sfuCycles(double elements, double lxBytesPerElement, bool reduction,
+                   bool transcendental) const {
+    return std::ceil(elements / sfuRate(lxBytesPerElement, reduction, transcendental)) +
+           double(sfuStartupCycles);
+  }
   /// Device-memory bytes per cycle for the whole card, one direction.
   double deviceBytesPerCycle() const { return bandwidthBytesPerS / clockHz; }
   /// Extra bus cycles per byte of min(read, write) traffic (turnaround).

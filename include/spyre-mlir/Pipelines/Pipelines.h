@@ -48,6 +48,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                            llvm::cl::init("")};
   Option<int64_t> cores{*this, "cores", llvm::cl::desc("Cores to use (0: all of the card's)"),
                         llvm::cl::init(0)};
+  // Off reproduces compilers without row fusion (each op of a softmax or a
+  // norm keeps its temporaries in device memory): bench/bench_fidelity.py
+  // builds the programs of device measurements made that way.
+  Option<bool> fuseRows{*this, "fuse-rows",
+                        llvm::cl::desc("Group generics over the same rows (spyre-fuse-rows)"),
+                        llvm::cl::init(true)};
   Option<CompileStage> stopAfter{
       *this, "stop-after", llvm::cl::desc("The last stage to run"),
       llvm::cl::init(CompileStage(compileStages().size() - 1)), CompileStageValues()};

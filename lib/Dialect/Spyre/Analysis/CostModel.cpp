@@ -59,12 +59,14 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      double points = 1;
                      for (int64_t size : generic.getStaticDomain())
                        points *= double(size);
-                     // f32 anywhere halves the vector rate; transcendental
-                     // functions run at a fraction of it.
-                     bool f32 = llvm::any_of(generic->getOperandTypes(), [](Type t) {
-                       auto b = dyn_cast<BufferType>(t);
-                       return b && b.getElementType().isF32();
-                     });
+                     // Each body op is an SFU instruction streaming about the
+                     // generic's operands, whose bytes per element may cap its
+                     // rate (the SFUs' LX port); transcendental functions run
+                     // at a fraction of it.
+                     double bytes = 0;
+                     for (Type t : generic->getOperandTypes())
+                       if (auto b = dyn_cast<BufferType>(t))
+                         bytes += double(b.getElementType().getIntOrFloatBitWidth()) / 8;
                      double perPoint = 0;
                      for (Operation &inner : generic.getBody().front().without_terminator())
                        if (!isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(inner))
@@ -74,12 +76,11 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      bool reduction = !generic.getReductionLoops().empty();
                      if (!reduction)
                        perPoint = std::max(perPoint, 1.0);
-                     double scale = f32 ? arch.sfuFp32RateDivisor : 1;
-                     cost.vectorOps = points * (perPoint + (reduction ? 1 : 0)) * scale;
+                     cost.vectorOps = points * (perPoint + (reduction ? 1 : 0));
                      cost.computeCycles =
-                         points * scale *
-                         (perPoint / arch.sfuElementsPerCycle() +
-                          (reduction ? 1 / arch.sfuReducePerCycle : 0)) / cores;
+                         points *
+                         (perPoint / arch.sfuRate(bytes, false, false) +
+                          (reduction ? 1 / arch.sfuRate(bytes, true, false) : 0)) / cores;
                      return true;
                    })
                    .Case<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, GatherOp, FillOp>(

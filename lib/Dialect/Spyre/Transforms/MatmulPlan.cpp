@@ -304,11 +304,12 @@ SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
 
 double MatmulPlan::epilogueCycles(int64_t rows, int64_t cols, int64_t er) const {
   // Every instruction reads or writes the f32 accumulator or temporaries:
-  // the SFU's f32 rate, and its startup once per strip.
+  // counted as two f32 operands in and one out (the most an op streams),
+  // and the SFU's startup once per strip.
   double strips = double(llvm::divideCeil(rows, er));
   double ops = double(epiPlan->getBodyPlan().ops.size());
-  return ops * (std::ceil(double(rows * cols) * double(arch.sfuFp32RateDivisor) /
-                          arch.sfuElementsPerCycle()) +
+  double elements = double(rows * cols);
+  return ops * (arch.sfuCycles(elements, 12, false, false) - double(arch.sfuStartupCycles) +
                 strips * double(arch.sfuStartupCycles));
 }
 
@@ -382,10 +383,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double accBytes =
       direct(tile) ? outBytes : double(tm * tn * 4 * (kt > 1 || accumulate ? 2 : 1));
   double pt = arch.ptCycles(double(tm), double(tk), double(tn), lhsBytes + rhsBytes, accBytes);
-  double convert = staged() && !direct(tile) ? std::ceil(double(tm * tn) * double(arch.sfuFp32RateDivisor) /
-                                        arch.sfuElementsPerCycle()) +
-                                  double(arch.sfuStartupCycles)
-                            : 0;
+  // Staged output: the f32 accumulator (4 bytes) converted to 16 bits (2).
+  double convert = staged() && !direct(tile) ? arch.sfuCycles(double(tm * tn), 6, false, false) : 0;
   if (epilogue)
     convert = epilogueCycles(tm, tn, tile[3]);
   double firstLoad = std::max(double(grid.b * grid.m) * lhsBytes / bw, lhsBytes / port) +
