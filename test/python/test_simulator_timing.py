@@ -253,14 +253,15 @@ def test_one_core_elementwise_is_limited_by_its_vector_unit():
     assert engines["sfu"]["busy_cycles"] > engines["dma"]["busy_cycles"]
 
 
-def matmul_program(m, k, n, instructions=1):
+def matmul_program(m, k, n, instructions=1, out=DType.f32):
     b = sim.ProgramBuilder(ARCH, 1)
     b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [128])
     c = b.core(0)
     a_off, b_off = 0, m * k * 2
     out_off = b_off + k * n * 2
+    size = sim.dtype_bytes(out)
     for i in range(instructions):
-        c.matmul(Operand(offset=out_off, dtype=DType.f32, strides=(n * 4, 0, 0)),
+        c.matmul(Operand(offset=out_off, dtype=out, strides=(n * size, 0, 0)),
                  Operand(offset=a_off, strides=(k * 2, 0, 0)),
                  Operand(offset=b_off, strides=(n * 2, 0, 0)), m, k, n, accumulate=i > 0)
     return b.finish(), {"x": np.zeros(128, bool)}
@@ -268,13 +269,14 @@ def matmul_program(m, k, n, instructions=1):
 
 def test_pt_operand_feed_limits_thin_tiles():
     """Mechanism: the PT streams its A and B operands from LX at
-    pt_feed_bytes_per_cycle; a tile with few rows is feed bound, a square
-    one reaches the peak rate."""
+    pt_feed_bytes_per_cycle; a tile with few rows is feed bound, a large
+    square one (operand bytes per MAC fall as the tile grows) reaches the
+    peak rate."""
     thin = sim.run(*matmul_program(16, 512, 512)).cycles
     assert thin == pytest.approx(pt_cycles(16, 512, 512, accumulate=False))
     assert thin > 1.5 * (16 * 512 * 512 / ARCH.macs_per_cycle + ARCH.pt_startup_cycles)
-    square = sim.run(*matmul_program(256, 256, 512)).cycles
-    assert square == pytest.approx(np.ceil(256 * 256 * 512 / ARCH.macs_per_cycle) + ARCH.pt_startup_cycles)
+    square = sim.run(*matmul_program(384, 512, 384, out=DType.dl16)).cycles
+    assert square == pytest.approx(np.ceil(384 * 512 * 384 / ARCH.macs_per_cycle) + ARCH.pt_startup_cycles)
 
 
 def test_pt_fill_and_drain_per_instruction():
