@@ -49,3 +49,45 @@ def test_model_on_the_spyre_device():
                          timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("ok")
+
+
+MIXED = textwrap.dedent("""
+    import torch
+    import spyre_mlir.device
+    from spyre_mlir.inductor import counters
+
+    spyre_mlir.device.register()
+
+    def f(x, start):
+        # A CPU tensor moved to the card inside the graph (a DeviceCopy), as
+        # Hugging Face's static cache does with its length: a transfer, not
+        # a fallback; a graph input's int64 values are checked per call.
+        position = torch.arange(x.shape[1], device=x.device) + start.to(x.device)
+        # int64 computed on the host side of the graph may be beyond the
+        # card's int32: this add runs as Inductor's CPU code on spyre memory.
+        shifted = torch.arange(x.shape[1], device=x.device) + (start + 1).to(x.device)
+        return x * 2, position, shifted
+
+    x, start = torch.randn(2, 8, dtype=torch.float16), torch.tensor(5)
+    expected = f(x, start)
+    compiled = torch.compile(f, backend="spyre")
+    for _ in range(2):
+        counters.reset()
+        out = compiled(x.to("spyre"), start)
+        assert all(o.device.type == "spyre" for o in out)
+        for o, e in zip(out, expected):
+            torch.testing.assert_close(o.cpu(), e)
+        assert dict(counters.fallbacks) == {"aten.add.Tensor": 1}, dict(counters.fallbacks)
+    print("ok")
+""")
+
+
+def test_host_and_spyre_tensors_in_one_graph():
+    _run(MIXED)
+
+
+def _run(script: str) -> None:
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("ok")

@@ -119,6 +119,10 @@ class SpyreScheduling(BaseScheduling):
             return
         self._externs_counted = True
         for node in self.scheduler.nodes:
+            if isinstance(node, ExternKernelSchedulerNode) and \
+                    isinstance(node.node, ir.DeviceCopy):
+                self._device_copy(node)
+                continue
             # MultiOutput only unpacks the results of the extern call before it.
             if isinstance(node, ExternKernelSchedulerNode):
                 self.cpu_computed.update(buf.get_name() for buf in node.get_outputs())
@@ -134,6 +138,21 @@ class SpyreScheduling(BaseScheduling):
                 name = str(getattr(kernel, "op_overload", None) or
                            getattr(kernel, "python_kernel_name", None) or type(kernel).__name__)
                 _fallback([name], "no lowering to a Spyre kernel")
+
+    def _device_copy(self, node) -> None:
+        """A copy between host and spyre memory in a graph that mixes the two
+        devices (a CPU tensor moved to the card inside the compiled region, as
+        Hugging Face's static cache does with its length) is a transfer the
+        card needs too, not an op run on the CPU instead of it: the wrapper's
+        `dst.copy_(src)` (spyre memory is host memory), not counted. Its
+        int64 values are its source's: a graph input's are checked on every
+        call (backend.py); those of a buffer computed here may be anything."""
+        source = node.node.inputs[0]
+        name = source.get_name() if hasattr(source, "get_name") else None
+        if name not in V.graph.graph_inputs:
+            self.cpu_computed.update(buf.get_name() for buf in node.get_outputs())
+        log.debug("%s: copy of %s to %s", node.get_name(), name or "a computed value",
+                  node.node.get_device())
 
     def group_fn(self, sizes):
         # As CppScheduling's, which generates the nodes that fall back.
@@ -195,8 +214,17 @@ class SpyreScheduling(BaseScheduling):
         _fallback(_op_names(node), reason)
         self._progress(1)
         self.cpu_computed.update(_storage(buf.get_name())[0] for buf in node.get_outputs())
-        self.cpu.codegen_node(node)
-        self.cpu.flush()
+        self._cpu_code([node])
+
+    def _cpu_code(self, nodes) -> None:
+        """Inductor's C++ code for `nodes`, generated as for CPU nodes even
+        on the spyre device: Inductor takes a device it does not know for a
+        Triton one (utils.get_current_backend) and the C++ kernel then lacks
+        the dtypes it needs, while spyre memory is host memory."""
+        with V.graph.set_current_device(torch.device("cpu")):
+            for node in nodes:
+                self.cpu.codegen_node(node)
+            self.cpu.flush()
 
     def _with_product(self, node, trace) -> bool:
         """Emits the pending product and `node` as one kernel when `node` is
@@ -271,9 +299,7 @@ class SpyreScheduling(BaseScheduling):
         wrapper.writeline(f"{name}_check = spyre_check.KernelCheck({name}, {ops!r}, [{args}])")
         wrapper.writeline(f"{name}({args})")
         wrapper.writeline(f"{name}_check.card_done()")
-        for node in nodes:
-            self.cpu.codegen_node(node)
-        self.cpu.flush()
+        self._cpu_code(nodes)
         wrapper.writeline(f"{name}_check.compare()")
         wrapper.writeline(f"del {name}_check")
 
