@@ -86,6 +86,34 @@ def test_host_and_spyre_tensors_in_one_graph():
     _run(MIXED)
 
 
+EAGER = textwrap.dedent("""
+    import torch
+    import spyre_mlir.device
+    from spyre_mlir.inductor import counters, state
+
+    spyre_mlir.device.register()
+
+    # Eager ops on spyre tensors run through PyTorch's CPU fallback: counted,
+    # refused in strict mode; copies and views are the device's own.
+    x = torch.randn(2, 8)
+    counters.reset()
+    s = x.to("spyre")
+    torch.testing.assert_close(torch.argmax(s, 1).cpu(), torch.argmax(x, 1))
+    assert dict(counters.fallbacks) == {"eager aten::argmax.out": 1}, dict(counters.fallbacks)
+    state.strict = True
+    try:
+        torch.argmax(s, 1)
+        raise AssertionError("strict mode ran an eager op on the CPU")
+    except state.SpyreFallbackError as e:
+        assert "eager aten::argmax" in str(e), e
+    print("ok")
+""")
+
+
+def test_eager_ops_on_spyre_tensors_are_counted_fallbacks():
+    _run(EAGER)
+
+
 def _run(script: str) -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=900)

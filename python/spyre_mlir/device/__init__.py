@@ -4,7 +4,8 @@ PrivateUse1 renamed "spyre", with a small C++ extension (built on first use
 with torch's cpp_extension, then cached) whose allocator hands out the
 simulated card's device memory. Compiled graphs on spyre tensors use our
 Inductor Scheduling and bind the tensors to the simulator without copies;
-eager ops run through PyTorch's CPU fallback.
+eager ops run through PyTorch's CPU fallback, counted in
+``counters.fallbacks`` as "eager <op>" (refused in strict mode).
 """
 
 from __future__ import annotations
@@ -24,8 +25,12 @@ def register() -> None:
         return
     from torch.utils import cpp_extension
     source = os.path.join(os.path.dirname(__file__), "spyre_device.cpp")
-    cpp_extension.load(name="spyre_device", sources=[source], extra_cflags=["-O1"],
-                       verbose=False)
+    module = cpp_extension.load(name="spyre_device", sources=[source], extra_cflags=["-O1"],
+                                verbose=False)
+    # Eager ops that run through the CPU fallback are counted like a compiled
+    # graph's (counters.fallbacks, "eager <op>"), or refused in strict mode.
+    from ..inductor import counting
+    module.set_fallback_hook(counting.eager_fallback)
     torch.utils.rename_privateuse1_backend("spyre")
     torch._register_device_module("spyre", _device_module())
     torch.utils.generate_methods_for_privateuse1_backend(for_storage=True)

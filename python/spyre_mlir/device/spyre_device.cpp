@@ -2,7 +2,8 @@
 // simulated card's device memory. The simulator runs on the host, so device
 // memory is host memory: the allocator is the CPU allocator with the device
 // set to spyre, copies are memcpy, and eager ops the card has no kernel for
-// run through PyTorch's CPU fallback. Compiled graphs
+// run through PyTorch's CPU fallback, counted (or refused in strict mode) by
+// a hook the Python side sets. Compiled graphs
 // (torch.compile(model)) bind these tensors to the simulator without copies.
 
 #include <ATen/EmptyTensor.h>
@@ -99,7 +100,24 @@ at::Tensor &setStorage(at::Tensor &self, at::Storage source, int64_t offset,
   return at::native::set_storage_cpu_(self, source, offset, size, stride);
 }
 
+// Called with the name of each op that falls back, before it runs: counts
+// it, or raises in strict mode (spyre_mlir.inductor.counting.eager_fallback).
+// Leaked on purpose: it must outlive the interpreter's teardown.
+PyObject *fallbackHook = nullptr;
+
+void setFallbackHook(py::object hook) {
+  py::gil_scoped_acquire gil;
+  Py_XDECREF(fallbackHook);
+  fallbackHook = hook.is_none() ? nullptr : hook.release().ptr();
+}
+
 void fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
+  if (fallbackHook && Py_IsInitialized()) {
+    py::gil_scoped_acquire gil;
+    // A Python exception (strict mode) propagates as it is to the caller.
+    py::handle hook(fallbackHook);
+    hook(c10::toString(op.schema().operator_name()));
+  }
   at::native::cpu_fallback(op, stack);
 }
 
@@ -120,5 +138,9 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
 }
 
-// The module only has to be loaded; everything above registers itself.
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.doc() = "The spyre device (PrivateUse1)."; }
+// Everything above registers itself; the module only sets the fallback hook.
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "The spyre device (PrivateUse1).";
+  m.def("set_fallback_hook", &setFallbackHook,
+        "Calls hook(op name) before each eager op that runs through the CPU fallback.");
+}

@@ -70,7 +70,7 @@ def _int64_inputs_checked(compiled, gm):
     def run(*args):
         for a in args:
             if isinstance(a, torch.Tensor) and a.dtype == torch.int64 and a.numel() and \
-                    _outside(torch.aminmax(a), low, high):
+                    _outside(a, low, high):
                 from .counting import fallback
                 fallback(["spyre.int64_inputs"], f"int64 inputs beyond [{low}, {high}], what "
                          "the card's int32 holds with room for a sum")
@@ -79,9 +79,14 @@ def _int64_inputs_checked(compiled, gm):
     return run
 
 
-def _outside(extremes, low: int, high: int) -> bool:
-    """One pass over the input (aminmax), on every call of the graph."""
-    return int(extremes.min) < low or int(extremes.max) > high
+def _outside(tensor, low: int, high: int) -> bool:
+    """One pass over the input (aminmax), on every call of the graph: on a
+    spyre tensor, the host's own check, not an eager op counted as a CPU
+    fallback (counting.host_side)."""
+    from .counting import host_side
+    with host_side():
+        extremes = torch.aminmax(tensor)
+        return int(extremes.min) < low or int(extremes.max) > high
 
 
 def _symbolic(example_inputs) -> bool:

@@ -5,6 +5,7 @@ counted."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -77,6 +78,37 @@ def fallback(names: list[str], reason: str) -> None:
     with _lock:
         for name in names:
             counters.fallbacks[name] += 1
+
+
+#: The prefix of eager ops in `counters.fallbacks`.
+EAGER = "eager "
+
+_host_side = threading.local()
+
+
+def eager_fallback(op: str) -> None:
+    """Called by the spyre device (device/spyre_device.cpp) before an eager
+    op on spyre tensors runs through PyTorch's CPU fallback: counted as
+    "eager <op>" (or refused in strict mode). Not counted: the runtime's
+    host work (host_side()) and ops evaluated while compiling (Inductor
+    folds constants such as a `torch.full` on the device), which make the
+    graph rather than run the model."""
+    import torch
+    if getattr(_host_side, "depth", 0) or torch.compiler.is_compiling():
+        return
+    fallback([EAGER + op], "an eager op on spyre tensors, run by PyTorch's CPU fallback")
+
+
+@contextlib.contextmanager
+def host_side():
+    """The runtime's own host work on spyre tensors (checking a graph's int64
+    inputs, binding a kernel's buffers): the host's part of running on the
+    card, not an op the card runs instead, so not counted as a fallback."""
+    _host_side.depth = getattr(_host_side, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _host_side.depth -= 1
 
 
 # Warnings given once per process, by kind.
