@@ -98,6 +98,11 @@ EAGER = textwrap.dedent("""
     x = torch.randn(2, 8)
     counters.reset()
     s = x.to("spyre")
+    # Views share the tensor's memory (a CPU fallback would return copies).
+    for view in (torch.ops.aten._reshape_alias(s, (16,), (1,)), s.unfold(1, 4, 4),
+                 torch.view_as_real(torch.view_as_complex(s.view(2, 4, 2)))):
+        assert view.data_ptr() == s.data_ptr()
+    assert dict(counters.fallbacks) == {}, dict(counters.fallbacks)
     torch.testing.assert_close(torch.argmax(s, 1).cpu(), torch.argmax(x, 1))
     assert dict(counters.fallbacks) == {"eager aten::argmax.out": 1}, dict(counters.fallbacks)
     state.strict = True

@@ -9,7 +9,11 @@
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_cpu_dispatch.h>
+#include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/alloc_cpu.h>
@@ -131,6 +135,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("resize_", resize);
   m.impl("as_strided", asStrided);
   m.impl("view", at::native::view);
+  // View ops with a kernel per backend: through the CPU fallback they would
+  // return a copy, not a view, and writes through them would be lost.
+  m.impl("_reshape_alias", at::native::_reshape_alias);
+  m.impl("unfold", at::native::unfold);
+  m.impl("view_as_real", at::native::view_as_real);
+  m.impl("view_as_complex", at::native::view_as_complex);
   m.impl("set_.source_Storage_storage_offset", setStorage);
 }
 
