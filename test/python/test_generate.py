@@ -2,10 +2,14 @@
 weights, nothing downloaded) whose forward is compiled with backend="spyre":
 greedy tokens identical to eager's, nothing on the CPU, one compile for the
 prefill and one for the decode step (the static cache's write position is a
-tensor), and prompts of other lengths padded to a bucket reuse both."""
+tensor), and prompts of other lengths padded to a bucket reuse both; the same
+with the model on the "spyre" device."""
 
 import copy
 import os
+import subprocess
+import sys
+import textwrap
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -108,3 +112,67 @@ def test_a_prompt_longer_than_the_largest_bucket_is_refused():
     with pytest.raises(ValueError, match="longer than"):
         generation.pad_to_bucket(torch.zeros(1, 40, dtype=torch.long), pad_token_id=0,
                                  max_length=32)
+
+
+# Run in a child process: registering the device sets Inductor options for
+# the whole process (test_torch_device.py).
+ON_DEVICE = textwrap.dedent("""
+    import copy, functools
+    import torch
+    import spyre_mlir.device
+    from torch._dynamo.utils import counters as dynamo_counters
+    from spyre_mlir.inductor import counters
+    from test_generate import llama, prompt
+
+    spyre_mlir.device.register()
+    torch.manual_seed(0)
+    model = llama().to(torch.float16).eval()
+    ids = prompt(8)
+
+    def greedy(model, ids):
+        with torch.no_grad():
+            return model.generate(ids, max_new_tokens=16, do_sample=False,
+                                  cache_implementation="static")
+
+    expected = greedy(copy.deepcopy(model), ids)
+    model = model.to("spyre")
+    compiled = torch.compile(model.forward, backend="spyre")
+    graphs = []  # Dynamo's graph count after each forward: prefill, decode steps
+    caches = []
+
+    def forward(*args, **kwargs):
+        out = compiled(*args, **kwargs)
+        graphs.append(dynamo_counters["stats"]["unique_graphs"])
+        caches.append(kwargs["past_key_values"])
+        return out
+
+    model.forward = functools.update_wrapper(forward, model.forward)
+    for run in range(2):  # the second compiles nothing
+        counters.reset()
+        actual = greedy(model, ids.to("spyre"))
+        assert actual.device.type == "spyre"
+        assert actual[0, 8:].tolist() == expected[0, 8:].tolist(), (actual, expected)
+        # The compiled forward runs wholly on the card (its host<->card copies
+        # are transfers); generate's own ops (argmax, cat, stopping criteria)
+        # are eager ops on spyre tensors, which run on the CPU, counted.
+        in_graphs = {k: v for k, v in counters.fallbacks.items() if not k.startswith("eager ")}
+        assert in_graphs == {}, in_graphs
+        assert counters.fallbacks["eager aten::argmax.out"] == 16
+        assert counters.kernels_run > 16
+        # The static cache, made by the prefill graph, is in device memory.
+        assert {layer.keys.device.type for layer in caches[-1].layers} == {"spyre"}
+    # The prefill graph, then the decode graph; no graph after the first decode step.
+    assert graphs[0] == 1 and set(graphs[1:]) == {2}, graphs
+    assert len(graphs) == 32
+    assert sum(dynamo_counters["recompiles"].values()) == 0
+    print("ok")
+""")
+
+
+def test_greedy_tokens_on_the_spyre_device_match_eager_without_recompiles():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [os.path.dirname(__file__), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", ON_DEVICE], capture_output=True, text=True,
+                         timeout=600, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("ok")
