@@ -78,6 +78,16 @@ MIXED = textwrap.dedent("""
         for o, e in zip(out, expected):
             torch.testing.assert_close(o.cpu(), e)
         assert dict(counters.fallbacks) == {"aten.add.Tensor": 1}, dict(counters.fallbacks)
+
+    # torch.compile's default backend has no CPU version of the graph to fall
+    # back to: int64 inputs beyond what its kernels assume raise, never wrong.
+    g = torch.compile(lambda i: i * 2 + 1)
+    assert g(torch.tensor([3, -4]).to("spyre")).cpu().tolist() == [7, -7]
+    try:
+        g(torch.tensor([2 ** 31 - 10, 0]).to("spyre"))  # fits int32, its double does not
+        raise AssertionError("an int64 input beyond the kernels' range ran")
+    except ValueError as e:
+        assert "int64 input" in str(e), e
     print("ok")
 """)
 

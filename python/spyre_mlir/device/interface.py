@@ -3,10 +3,12 @@ op overrides and wrapper code, with our Scheduling generating its kernels."""
 
 from __future__ import annotations
 
+import torch
 from torch._dynamo.device_interface import DeviceInterface, register_interface_for_device
 from torch._inductor.codegen.common import (DeviceOpOverrides, register_backend_for_device,
                                             register_device_op_overrides)
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+from torch._inductor.virtualized import V
 
 
 def register() -> None:
@@ -98,6 +100,22 @@ class Wrapper(PythonWrapperCodegen):
             return PythonWrapperCodegen.create(is_subgraph, subgraph_name, parent_wrapper,
                                                partition_signatures)
         return Wrapper()
+
+    def codegen_input_size_and_nan_asserts(self) -> None:
+        super().codegen_input_size_and_nan_asserts()
+        # Kernels take int64 graph inputs to lie in ranges.INT64_INPUTS (int64
+        # is int32 on the card). backend="spyre" checks every call and falls
+        # back to the CPU (backend.py); a graph of torch.compile's default
+        # backend cannot, so its calls beyond the range raise.
+        from ..inductor import state
+        if state.active():
+            return
+        names = [name for name, value in V.graph.graph_inputs.items()
+                 if getattr(value, "get_dtype", lambda: None)() == torch.int64]
+        if names:
+            self.header.writeline("import spyre_mlir.inductor.backend as spyre_backend")
+        for name in names:
+            self.prefix.writeline(f"spyre_backend.refuse_int64_beyond_range({name!r}, {name})")
 
     def _generate_kernel_call_helper(self, kernel_name, call_args, *, device=None,
                                      triton=True, **kwargs):

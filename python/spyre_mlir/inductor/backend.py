@@ -79,6 +79,19 @@ def _int64_inputs_checked(compiled, gm):
     return run
 
 
+def refuse_int64_beyond_range(name: str, tensor) -> None:
+    """Called by graphs compiled for the spyre device by torch.compile's
+    default backend, which has no CPU version of the graph to fall back to
+    as _int64_inputs_checked does: an int64 input beyond ranges.INT64_INPUTS
+    raises rather than giving wrong values (the kernels assume the range)."""
+    from .ranges import INT64_INPUTS
+    low, high = int(INT64_INPUTS.lower), int(INT64_INPUTS.upper)
+    if isinstance(tensor, torch.Tensor) and tensor.numel() and _outside(tensor, low, high):
+        raise ValueError(f"int64 input {name} holds values beyond [{low}, {high}], what the "
+                         "card's int32 kernels of this graph hold with room for a sum; "
+                         "torch.compile(..., backend=\"spyre\") runs such calls on the CPU")
+
+
 def _outside(tensor, low: int, high: int) -> bool:
     """One pass over the input (aminmax), on every call of the graph: on a
     spyre tensor, the host's own check, not an eager op counted as a CPU

@@ -146,7 +146,8 @@ class SpyreScheduling(BaseScheduling):
         card needs too, not an op run on the CPU instead of it: the wrapper's
         `dst.copy_(src)` (spyre memory is host memory), not counted. Its
         int64 values are its source's: a graph input's are checked on every
-        call (backend.py); those of a buffer computed here may be anything."""
+        call (backend.py, and device/interface.py for torch.compile's default
+        backend); those of a buffer computed here may be anything."""
         source = node.node.inputs[0]
         name = source.get_name() if hasattr(source, "get_name") else None
         if name not in V.graph.graph_inputs:
