@@ -87,7 +87,7 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
     for (Operation *op : {alloc.getOperation(), matmul.getOperation(), epilogue.getOperation()})
       op->moveBefore(body, body->end());
     // Keep the group only if the plan takes the epilogue and a tile fits LX.
-    why = whyGroupCannotRun(fused, arch, "no tile with the epilogue's slots fits the usable LX");
+    why = whyFusedCannotRun(fused, arch, "no tile with the epilogue's slots fits the usable LX");
     if (!why.empty()) {
       dissolve(fused);
       if (reportMissed)

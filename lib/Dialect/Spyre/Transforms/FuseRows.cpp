@@ -150,7 +150,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     for (GenericOp member : c.members)
       member->moveBefore(body, body->end());
     // Keep the group only if a tile of whole rows fits LX.
-    std::string why = whyGroupCannotRun(
+    std::string why = whyFusedCannotRun(
         fused, arch, "a tile of whole rows of every member does not fit the usable LX");
     if (!why.empty()) {
       dissolve(fused);

@@ -21,7 +21,7 @@ FailureOr<std::unique_ptr<OpPlan>> OpPlan::get(Operation *op, const ::spyre::Arc
     // A matmul with its epilogue, or generics sharing row tiles.
     if (!fused.getBody().front().getOps<MatmulOp>().empty())
       return makeMatmulPlan(fused, arch);
-    return makeGroupPlan(fused, arch);
+    return makeFusedPlan(fused, arch);
   }
   if (isa<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, FillOp, ConstantOp>(op))
     return op->emitError() << "'" << op->getName()
@@ -95,7 +95,7 @@ FailureOr<Schedule> mlir::spyre::readSchedule(const OpPlan &plan, unsigned parts
   return schedule;
 }
 
-std::string mlir::spyre::whyGroupCannotRun(FusedOp fused, const ::spyre::Arch &arch,
+std::string mlir::spyre::whyFusedCannotRun(FusedOp fused, const ::spyre::Arch &arch,
                                            StringRef noTile) {
   std::string why;
   ScopedDiagnosticHandler capture(fused.getContext(), [&](Diagnostic &d) {

@@ -66,7 +66,7 @@ protected:
 };
 
 /// The overrides every kind of plan (GenericPlan, MatmulPlan, GatherPlan,
-/// GroupPlan) declares, written once: a kind's class body says
+/// FusedPlan) declares, written once: a kind's class body says
 /// `SPYRE_OPPLAN_OVERRIDES` and its .cpp defines them.
 #define SPYRE_OPPLAN_OVERRIDES                                                                  \
   int64_t parallelUnits() const override;                                                      \
@@ -104,7 +104,7 @@ FailureOr<Schedule> readSchedule(const OpPlan &plan, unsigned parts);
 /// Why a group just formed by a fusion pass cannot run as one op: the plan's
 /// error (captured, not emitted), or `noTile` when no tile of it fits the
 /// usable LX; empty when it can.
-std::string whyGroupCannotRun(FusedOp fused, const ::spyre::Arch &arch, StringRef noTile);
+std::string whyFusedCannotRun(FusedOp fused, const ::spyre::Arch &arch, StringRef noTile);
 
 /// Undoes a fusion: moves the members of `fused` back before it, erases it.
 void dissolve(FusedOp fused);

@@ -1,4 +1,4 @@
-//===- GroupPlan.cpp - running a spyre.fused group on the card ------------===//
+//===- FusedPlan.cpp - running a spyre.fused group on the card ------------===//
 //
 // The members of a group share the tile grid of whole rows: a core loads a
 // row tile of each input once, runs every member on it in order, and stores
@@ -16,9 +16,9 @@ using namespace mlir::spyre;
 
 namespace {
 
-class GroupPlan : public OpPlan {
+class FusedPlan : public OpPlan {
 public:
-  GroupPlan(FusedOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), fused(op) {}
+  FusedPlan(FusedOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), fused(op) {}
   LogicalResult analyze();
 
   SPYRE_OPPLAN_OVERRIDES
@@ -37,9 +37,9 @@ private:
   SmallVector<llvm::SmallDenseSet<unsigned>> internal;
 };
 
-int64_t GroupPlan::parallelUnits() const { return members.front()->parallelUnits(); }
+int64_t FusedPlan::parallelUnits() const { return members.front()->parallelUnits(); }
 
-LogicalResult GroupPlan::analyze() {
+LogicalResult FusedPlan::analyze() {
   Block &block = fused.getBody().front();
   DenseMap<Value, Link> producers; // group temporaries, by value
   for (Operation &op : block) {
@@ -99,7 +99,7 @@ LogicalResult GroupPlan::analyze() {
   return success();
 }
 
-LogicalResult GroupPlan::verifyTile(ArrayRef<int64_t> tile) const {
+LogicalResult FusedPlan::verifyTile(ArrayRef<int64_t> tile) const {
   const GenericPlan &first = *members.front();
   for (const auto &member : members)
     if (failed(member->verifyTile(tile)))
@@ -111,7 +111,7 @@ LogicalResult GroupPlan::verifyTile(ArrayRef<int64_t> tile) const {
   return success();
 }
 
-bool GroupPlan::dropped(unsigned member, const LxSlot &slot) const {
+bool FusedPlan::dropped(unsigned member, const LxSlot &slot) const {
   // Inputs read from another member's slots need none of their own.
   StringRef name = slot.name;
   unsigned k;
@@ -120,7 +120,7 @@ bool GroupPlan::dropped(unsigned member, const LxSlot &slot) const {
   return links[member].count(k) || shared[member].count(k);
 }
 
-SmallVector<LxSlot> GroupPlan::slots(ArrayRef<int64_t> tile) const {
+SmallVector<LxSlot> FusedPlan::slots(ArrayRef<int64_t> tile) const {
   SmallVector<LxSlot> result;
   for (auto [m, member] : llvm::enumerate(members))
     for (LxSlot slot : member->slots(tile)) {
@@ -137,7 +137,7 @@ SmallVector<LxSlot> GroupPlan::slots(ArrayRef<int64_t> tile) const {
   return result;
 }
 
-SmallVector<int64_t> GroupPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+SmallVector<int64_t> FusedPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
   const GenericPlan &first = *members.front();
   ArrayRef<int64_t> sizes = first.getSizes();
   int row = first.getRowLoop(), col = first.getColLoop();
@@ -165,7 +165,7 @@ SmallVector<int64_t> GroupPlan::chooseTile(int64_t cores, int64_t lxBytes) const
   return tile;
 }
 
-LogicalResult GroupPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
+LogicalResult FusedPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
                                ArrayRef<int64_t> lx) const {
   // Each member's slots are a run of the group's, less the dropped ones.
   SmallVector<SmallVector<int64_t>> memberLx(members.size());
@@ -209,7 +209,7 @@ LogicalResult GroupPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
 
 } // namespace
 
-FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGroupPlan(FusedOp op,
+FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeFusedPlan(FusedOp op,
                                                              const ::spyre::Arch &arch) {
-  return analyzedPlan<GroupPlan>(op, arch);
+  return analyzedPlan<FusedPlan>(op, arch);
 }
