@@ -90,6 +90,17 @@ def test_embedding_of_a_0d_index_and_masked_index():
     run(lambda x, m, r: torch.ops.aten._unsafe_masked_index(x, m, [r], -1.0), x, mask, rows)
 
 
+def test_embedding_of_one_index_from_a_table_beyond_the_pick_budget():
+    # A decode step's token lookup in a language model's vocabulary: too
+    # large a table to pick from, so the row is gathered (twice, which keeps
+    # the gather's index a tensor; one copy kept), not left to the CPU.
+    from spyre_mlir.inductor import decompositions
+    rows = decompositions.MAX_PICK_COMPARISONS // 2048 + 1
+    weight = torch.randn(rows, 2048).half()
+    for index in (torch.tensor([[rows - 1]]), torch.tensor(3)):
+        run(lambda w, i: F.embedding(i, w), weight, index)
+
+
 def test_normal_in_place_draws_on_the_card():
     torch._dynamo.reset()
     counters.reset()

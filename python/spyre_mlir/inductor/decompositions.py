@@ -375,12 +375,17 @@ def _cdist_applies(x1, x2, p, compute_mode=None):
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """The lookup of one index (0-d, or a single element), which the card's
     row gather does not take once Inductor has made its index a scalar: a
-    pick among the rows."""
-    return index(weight, [indices])
+    pick among the rows of a small table; from a large one (a language
+    model's vocabulary in a decode step) the row gathered twice, which keeps
+    the gather's index a tensor, and one copy kept."""
+    if weight.numel() <= MAX_PICK_COMPARISONS:
+        return index(weight, [indices])
+    rows = aten.embedding(weight, indices.reshape(1).expand(2))
+    return rows[:1].reshape(*indices.shape, *weight.shape[1:])
 
 
 def _embedding_applies(weight, indices, *args, **kwargs):
-    return indices.numel() == 1 and weight.numel() <= MAX_PICK_COMPARISONS
+    return indices.numel() == 1
 
 
 def unsafe_masked_index(self, mask, indices, fill):
