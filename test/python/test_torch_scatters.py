@@ -89,6 +89,34 @@ def test_index_put_with_negative_and_repeated_indices(accumulate, dtype):
         self, rows, cols, v, on_card=not accumulate or sums_on_card(dtype))
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_index_put_of_whole_rows_gathers_them(dtype, monkeypatch):
+    # Over the comparison budget once the rows' length multiplies in (but
+    # not the indices by positions alone), a replace gathers each position's
+    # last source row: same values, repeated and negative indices included.
+    monkeypatch.setattr(scatters, "MAX_COMPARISONS", 64)
+    self, v = values(dtype, 2, 6, 5, 3), values(dtype, 2, 4, 5, 3, seed=1)
+    index = torch.tensor([4, -1, 0, 4])  # 4 is written twice: the last wins
+
+    def put(s, i, x):
+        s = s.clone()
+        s[:, i] = x
+        return s
+    run(put, self, index, v)
+    # Two index tensors: 3 indices x 12 positions fit, x rows of 2 do not.
+    rows, cols = torch.tensor([0, 3, 0]), torch.tensor([1, -1, 1])
+    run(lambda s, r, c, x: torch.index_put(s, (r, c), x), values(dtype, 4, 3, 2, seed=2),
+        rows, cols, values(dtype, 3, 2, seed=3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_kv_cache_write_of_a_prompt_runs_on_the_card(dtype):
+    # A static KV cache written at a 512-token prompt's positions (HF's
+    # index_copy_): 512 x 576 x 256 comparisons would exceed the budget.
+    cache, keys = values(dtype, 1, 4, 576, 64), values(dtype, 1, 4, 512, 64, seed=1)
+    run(lambda c, p, k: c.index_copy(2, p, k), cache, torch.arange(512), keys)
+
+
 def test_index_put_on_middle_dimensions_broadcasts_values():
     self = values(torch.float32, 2, 4, 5, 3)
     rows, cols = torch.tensor([[1], [3]]), torch.tensor([0, 4, 2])

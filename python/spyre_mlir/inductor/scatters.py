@@ -180,11 +180,36 @@ def _index_put(self, indices, values, reduce, include_self=True):
         return self.clone()
     # (K, P): index k of the broadcast shape names position p.
     onehot = position_matches([i.expand(shape).reshape(-1) for i in tensors], sizes)
-    flat = self.reshape(*before, math.prod(sizes), *after).movedim(len(before), -1)
     values = values.to(self.dtype).expand(*before, *shape, *after)
+    rest = math.prod(before) * math.prod(after)
+    if reduce == "replace" and self.dtype != torch.bool and \
+            k * onehot.shape[-1] * rest > MAX_COMPARISONS:
+        return _index_put_rows(self, onehot, values.reshape(*before, k, *after), len(before))
+    flat = self.reshape(*before, math.prod(sizes), *after).movedim(len(before), -1)
     values = values.reshape(*before, k, *after).movedim(len(before), -1)
     out = scatter_last(flat, onehot, values, reduce, include_self)
     return out.movedim(-1, len(before)).reshape(self.shape)
+
+
+def _index_put_rows(self, onehot, values, dim):
+    """A replace-index_put whose positions hold whole rows of elements (a KV
+    cache written at a prompt's positions): each position finds the last
+    index naming it, K x P comparisons without the rows' length multiplied
+    in, and gathers that source's row; positions no index names keep self's.
+    `values` has the K sources at dimension `dim`, self the P positions."""
+    k, positions = onehot.shape
+    order = torch.arange(k, dtype=torch.int32, device=values.device).unsqueeze(-1)
+    last = torch.where(onehot, order, -1).amax(0)  # (P,): -1 where nobody wrote
+    # The sources as the contiguous rows of a table, the dimensions before
+    # `dim` outermost (a permuted table would not be a row gather): block b's
+    # source k is row b * K + k.
+    blocks = math.prod(values.shape[:dim])
+    table = values.reshape(blocks * k, -1)
+    block = torch.arange(blocks, dtype=torch.int32, device=values.device).unsqueeze(-1)
+    picked = torch.nn.functional.embedding(block * k + last.clamp(min=0), table)  # (B, P, A)
+    target = self.reshape(blocks, positions, -1)
+    out = torch.where((last >= 0).unsqueeze(-1), picked, target)
+    return out.reshape(self.shape)
 
 
 def index_put(self, indices, values, accumulate=False):
@@ -204,7 +229,9 @@ def _index_put_applies(self, indices, values, accumulate=False):
         return False  # eager's error, from eager's code
     rest = math.prod(self.shape[:positions[0]]) * math.prod(self.shape[positions[-1] + 1:])
     square = math.prod(shape) * math.prod(self.shape[d] for d in positions)
-    return square * rest <= MAX_COMPARISONS
+    # A replace gathers whole rows (_index_put_rows): only the square counts.
+    rows = not accumulate and self.dtype != torch.bool
+    return square * (1 if rows else rest) <= MAX_COMPARISONS
 
 
 def masked_index_put_accumulate(self, mask, indices, values):
