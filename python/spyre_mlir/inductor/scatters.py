@@ -11,7 +11,9 @@ result the CPU computes: sums and means add the same terms (in f32), prod,
 amax and amin are exact, and a plain scatter keeps the last source written to
 a position, as the CPU's sequential loop does. The square costs one
 comparison per index and position, so it is bounded (MAX_COMPARISONS); larger
-scatters stay on the CPU, counted.
+scatters stay on the CPU, counted, except an index_put that replaces whole
+rows (a KV cache written at a prompt's positions): its positions compare with
+the indices only and gather their last source row.
 
 Indices out of range raise on the CPU; here they select no position (the
 card has no way to raise), as out-of-range gathers read zero.
