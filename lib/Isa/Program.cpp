@@ -564,27 +564,22 @@ private:
                    at, trips, written, /*lxOnly=*/true);
     };
     unsigned limit = 0;
+    ElementOperands views = elementOperands(in);
+    if (op != Opcode::reduce)
+      for (int i = views.first; i < views.end; ++i)
+        view(i, rows, cols, i == 0);
     switch (op) {
     case Opcode::unary:
       limit = static_cast<unsigned>(UnaryFunc::count_);
-      view(0, rows, cols, true);
-      view(1, rows, cols, false);
       break;
     case Opcode::binary:
       limit = static_cast<unsigned>(BinaryFunc::count_);
-      view(0, rows, cols, true);
-      view(1, rows, cols, false);
-      if (!(in.flags & kSrc1Imm))
-        view(2, rows, cols, false);
       break;
     case Opcode::select:
       limit = 1;
-      for (int i = 0; i < 4; ++i)
-        view(i, rows, cols, i == 0);
       break;
     case Opcode::fill:
       limit = static_cast<unsigned>(FillFunc::count_);
-      view(0, rows, cols, true);
       break;
     default: { // reduce: one value per row
       limit = static_cast<unsigned>(ReduceFunc::count_);

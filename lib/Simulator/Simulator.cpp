@@ -297,17 +297,9 @@ struct Simulator::Impl {
   /// operands that hold a value per element (a column stride), not a
   /// per-row value such as a row statistic or a reduction's accumulator.
   static double streamedBytesPerElement(const Instr &in) {
-    int first = 0, count = 0;
-    switch (static_cast<Opcode>(in.opcode)) {
-    case Opcode::unary: count = 2; break;
-    case Opcode::binary: count = (in.flags & kSrc1Imm) ? 2 : 3; break;
-    case Opcode::select: count = 4; break;
-    case Opcode::fill: count = 1; break;
-    case Opcode::reduce: first = 1; count = 2; break;
-    default: break;
-    }
+    ElementOperands views = elementOperands(in);
     double bytes = 0;
-    for (int i = first; i < count; ++i)
+    for (int i = views.first; i < views.end; ++i)
       if (in.ops[i].stride[1] != 0 || in.shape[1] <= 1)
         bytes += double(dtypeBytes(static_cast<DType>(in.ops[i].dtype)));
     return bytes;

@@ -167,6 +167,23 @@ struct Instr {
 };
 static_assert(sizeof(Instr) == 352);
 
+/// The operands [first, end) of a vector instruction that are rows x cols
+/// views, a value per element (the others of a reduce hold one value per
+/// row): what the validator checks as such and the SFU streams.
+struct ElementOperands {
+  int first = 0, end = 0;
+};
+inline ElementOperands elementOperands(const Instr &in) {
+  switch (static_cast<Opcode>(in.opcode)) {
+  case Opcode::unary: return {0, 2};
+  case Opcode::binary: return {0, (in.flags & kSrc1Imm) ? 2 : 3};
+  case Opcode::select: return {0, 4};
+  case Opcode::fill: return {0, 1};
+  case Opcode::reduce: return {1, 2};
+  default: return {};
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // File layout
 //===----------------------------------------------------------------------===//
