@@ -217,12 +217,19 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
   DenseSet<Operation *> foldedNarrowings;
 
   for (Operation &op : body.without_terminator()) {
+    // An alias copies its source's entry before inserting: `values[a] =
+    // values.at(b)` reads a reference that the insertion's rehash frees, and
+    // which input a widened argument then named depended on heap addresses.
+    auto alias = [&](Value v, Value source) {
+      BodyValue info = plan.values.at(source);
+      plan.values[v] = info;
+    };
     if (auto widen = dyn_cast<arith::ExtFOp>(op); widen && isa<BlockArgument>(widen.getIn())) {
-      plan.values[widen.getResult()] = plan.values.at(widen.getIn());
+      alias(widen.getResult(), widen.getIn());
       continue;
     }
     if (foldedNarrowings.contains(&op)) {
-      plan.values[op.getResult(0)] = plan.values.at(op.getOperand(0));
+      alias(op.getResult(0), op.getOperand(0));
       continue;
     }
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {

@@ -1,0 +1,123 @@
+// RUN: spyre-opt %s --spyre-compile=cores=1 | FileCheck %s
+
+// Thirty-two widened inputs: the body plan's value table grows (rehashes)
+// while widened arguments are entered as aliases of their inputs. The alias
+// once copied its source entry through a reference that the growth freed,
+// so which input an add read depended on heap addresses (a max-pool window
+// read the wrong tap about once in forty compiles). Each add must read the
+// column loaded for its own input: column k at LX offset 256 k. Under the
+// sanitizer run of this suite the old code fails on every compile.
+// CHECK-LABEL: spyre.hw.program @many_widened_inputs
+// CHECK: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, strides = {{.*}}>, #spyre.ref<lx, dl16, offset = 256,
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 512, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 768, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 1024, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 1280, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 1536, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 1792, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 2048, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 2304, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 2560, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 2816, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 3072, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 3328, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 3584, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 3840, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 4096, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 4352, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 4608, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 4864, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 5120, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 5376, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 5632, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 5888, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 6144, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 6400, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 6656, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 6912, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 7168, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 7424, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 7680, 
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 7936, 
+spyre.kernel @many_widened_inputs(%x: !spyre.buffer<64x32xf16>, %y: !spyre.buffer<64xf16>) {
+  spyre.generic domain [64] {indexing_maps = [
+      affine_map<(d0) -> (d0, 0)>, affine_map<(d0) -> (d0, 1)>, affine_map<(d0) -> (d0, 2)>, affine_map<(d0) -> (d0, 3)>,
+      affine_map<(d0) -> (d0, 4)>, affine_map<(d0) -> (d0, 5)>, affine_map<(d0) -> (d0, 6)>, affine_map<(d0) -> (d0, 7)>,
+      affine_map<(d0) -> (d0, 8)>, affine_map<(d0) -> (d0, 9)>, affine_map<(d0) -> (d0, 10)>, affine_map<(d0) -> (d0, 11)>,
+      affine_map<(d0) -> (d0, 12)>, affine_map<(d0) -> (d0, 13)>, affine_map<(d0) -> (d0, 14)>, affine_map<(d0) -> (d0, 15)>,
+      affine_map<(d0) -> (d0, 16)>, affine_map<(d0) -> (d0, 17)>, affine_map<(d0) -> (d0, 18)>, affine_map<(d0) -> (d0, 19)>,
+      affine_map<(d0) -> (d0, 20)>, affine_map<(d0) -> (d0, 21)>, affine_map<(d0) -> (d0, 22)>, affine_map<(d0) -> (d0, 23)>,
+      affine_map<(d0) -> (d0, 24)>, affine_map<(d0) -> (d0, 25)>, affine_map<(d0) -> (d0, 26)>, affine_map<(d0) -> (d0, 27)>,
+      affine_map<(d0) -> (d0, 28)>, affine_map<(d0) -> (d0, 29)>, affine_map<(d0) -> (d0, 30)>, affine_map<(d0) -> (d0, 31)>,
+      affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x, %x : !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>, !spyre.buffer<64x32xf16>) outs(%y : !spyre.buffer<64xf16>) {
+  ^bb0(%v0: f16, %v1: f16, %v2: f16, %v3: f16, %v4: f16, %v5: f16, %v6: f16, %v7: f16, %v8: f16, %v9: f16, %v10: f16, %v11: f16, %v12: f16, %v13: f16, %v14: f16, %v15: f16, %v16: f16, %v17: f16, %v18: f16, %v19: f16, %v20: f16, %v21: f16, %v22: f16, %v23: f16, %v24: f16, %v25: f16, %v26: f16, %v27: f16, %v28: f16, %v29: f16, %v30: f16, %v31: f16):
+    %w0 = arith.extf %v0 : f16 to f32
+    %w1 = arith.extf %v1 : f16 to f32
+    %w2 = arith.extf %v2 : f16 to f32
+    %w3 = arith.extf %v3 : f16 to f32
+    %w4 = arith.extf %v4 : f16 to f32
+    %w5 = arith.extf %v5 : f16 to f32
+    %w6 = arith.extf %v6 : f16 to f32
+    %w7 = arith.extf %v7 : f16 to f32
+    %w8 = arith.extf %v8 : f16 to f32
+    %w9 = arith.extf %v9 : f16 to f32
+    %w10 = arith.extf %v10 : f16 to f32
+    %w11 = arith.extf %v11 : f16 to f32
+    %w12 = arith.extf %v12 : f16 to f32
+    %w13 = arith.extf %v13 : f16 to f32
+    %w14 = arith.extf %v14 : f16 to f32
+    %w15 = arith.extf %v15 : f16 to f32
+    %w16 = arith.extf %v16 : f16 to f32
+    %w17 = arith.extf %v17 : f16 to f32
+    %w18 = arith.extf %v18 : f16 to f32
+    %w19 = arith.extf %v19 : f16 to f32
+    %w20 = arith.extf %v20 : f16 to f32
+    %w21 = arith.extf %v21 : f16 to f32
+    %w22 = arith.extf %v22 : f16 to f32
+    %w23 = arith.extf %v23 : f16 to f32
+    %w24 = arith.extf %v24 : f16 to f32
+    %w25 = arith.extf %v25 : f16 to f32
+    %w26 = arith.extf %v26 : f16 to f32
+    %w27 = arith.extf %v27 : f16 to f32
+    %w28 = arith.extf %v28 : f16 to f32
+    %w29 = arith.extf %v29 : f16 to f32
+    %w30 = arith.extf %v30 : f16 to f32
+    %w31 = arith.extf %v31 : f16 to f32
+    %s1 = arith.addf %w0, %w1 : f32
+    %s2 = arith.addf %s1, %w2 : f32
+    %s3 = arith.addf %s2, %w3 : f32
+    %s4 = arith.addf %s3, %w4 : f32
+    %s5 = arith.addf %s4, %w5 : f32
+    %s6 = arith.addf %s5, %w6 : f32
+    %s7 = arith.addf %s6, %w7 : f32
+    %s8 = arith.addf %s7, %w8 : f32
+    %s9 = arith.addf %s8, %w9 : f32
+    %s10 = arith.addf %s9, %w10 : f32
+    %s11 = arith.addf %s10, %w11 : f32
+    %s12 = arith.addf %s11, %w12 : f32
+    %s13 = arith.addf %s12, %w13 : f32
+    %s14 = arith.addf %s13, %w14 : f32
+    %s15 = arith.addf %s14, %w15 : f32
+    %s16 = arith.addf %s15, %w16 : f32
+    %s17 = arith.addf %s16, %w17 : f32
+    %s18 = arith.addf %s17, %w18 : f32
+    %s19 = arith.addf %s18, %w19 : f32
+    %s20 = arith.addf %s19, %w20 : f32
+    %s21 = arith.addf %s20, %w21 : f32
+    %s22 = arith.addf %s21, %w22 : f32
+    %s23 = arith.addf %s22, %w23 : f32
+    %s24 = arith.addf %s23, %w24 : f32
+    %s25 = arith.addf %s24, %w25 : f32
+    %s26 = arith.addf %s25, %w26 : f32
+    %s27 = arith.addf %s26, %w27 : f32
+    %s28 = arith.addf %s27, %w28 : f32
+    %s29 = arith.addf %s28, %w29 : f32
+    %s30 = arith.addf %s29, %w30 : f32
+    %s31 = arith.addf %s30, %w31 : f32
+    %n = arith.truncf %s31 : f32 to f16
+    spyre.yield %n : f16
+  }
+  spyre.return
+}
