@@ -117,6 +117,15 @@ def test_kv_cache_write_of_a_prompt_runs_on_the_card(dtype):
     run(lambda c, p, k: c.index_copy(2, p, k), cache, torch.arange(512), keys)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_kv_cache_write_of_computed_transposed_keys_runs_on_the_card(dtype):
+    # As HF writes them: the keys a projection's output viewed as heads,
+    # transposed and scaled (rotary), so the gathered table is a computed,
+    # permuted view; Inductor would fold it into the gather's load.
+    cache, x = values(dtype, 1, 4, 576, 64), values(dtype, 1, 512, 4, 64, seed=1)
+    run(lambda c, p, x: c.index_copy(2, p, x.transpose(1, 2) * 2), cache, torch.arange(512), x)
+
+
 def test_index_put_on_middle_dimensions_broadcasts_values():
     self = values(torch.float32, 2, 4, 5, 3)
     rows, cols = torch.tensor([[1], [3]]), torch.tensor([0, 4, 2])

@@ -101,6 +101,15 @@ def test_embedding_of_one_index_from_a_table_beyond_the_pick_budget():
         run(lambda w, i: F.embedding(i, w), weight, index)
 
 
+def test_embedding_from_a_computed_or_transposed_table():
+    # The table is copied to a dense buffer first: folded into the gather's
+    # load it would be a computed or permuted row, which the gather cannot read.
+    torch.manual_seed(0)
+    weight, index = torch.randn(5, 12), torch.tensor([[3, 0, 11], [11, 2, 2]])
+    run(lambda w, i: F.embedding(i, w.t()), weight, index)
+    run(lambda w, i: F.embedding(i, w.t() * 2 + 1), weight, index)
+
+
 def test_normal_in_place_draws_on_the_card():
     torch._dynamo.reset()
     counters.reset()

@@ -243,13 +243,16 @@ def _realized(original):
 
 
 def _dense_indices(original):
-    """Embedding, realized, with its indices a dense buffer (copied if they
-    are, say, broadcast over the batch): the card's gather reads one index
-    per row it gathers."""
+    """Embedding, realized, with its indices and its table dense buffers
+    (copied if the indices are, say, broadcast over the batch, or if the
+    table is computed or a permuted view, as the keys a static KV cache
+    gathers from): the card's gather reads one index per row it gathers, and
+    whole rows of a stored table."""
     lower = _realized(original)
 
     def embedding(weight, indices, *args, **kwargs):
-        return lower(weight, ir.ExternKernel.require_contiguous(indices), *args, **kwargs)
+        return lower(ir.ExternKernel.require_contiguous(weight),
+                     ir.ExternKernel.require_contiguous(indices), *args, **kwargs)
     return embedding
 
 
