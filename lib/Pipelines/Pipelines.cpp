@@ -18,8 +18,14 @@ ArrayRef<CompileStageInfo> mlir::spyre::compileStages() {
        "elementwise producers fused into their consumers; matmul epilogues and generics over "
        "the same rows grouped in spyre.fused",
        [](OpPassManager &pm, const CompileOptions &options) {
+         // Canonicalization merges a generic's repeated inputs, CSE what its
+         // body computes from them: before fusion, so that it plans with
+         // the inputs that remain; after, for what inlining repeated.
+         pm.addPass(createCanonicalizerPass());
+         pm.addPass(createCSEPass());
          pm.addPass(createSpyreFuseElementwise());
          pm.addPass(createCanonicalizerPass());
+         pm.addPass(createCSEPass());
          pm.addPass(createSpyreFuseEpilogue());
          if (options.fuseRows)
            pm.addPass(createSpyreFuseRows());

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/MathExtras.h"
 #include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -292,7 +293,7 @@ LogicalResult GenericOp::verifyRegions() {
 
 /// Domain sizes that are constants become static, which later passes (tiling,
 /// bounds checks) can use.
-LogicalResult GenericOp::canonicalize(GenericOp op, PatternRewriter &rewriter) {
+static LogicalResult foldStaticDomain(GenericOp op, PatternRewriter &rewriter) {
   SmallVector<OpFoldResult> sizes = getMixedValues(
       op.getStaticDomain(), op.getDomainSizes(), rewriter.getContext());
   if (failed(foldDynamicIndexList(sizes, /*onlyNonNegative=*/true)))
@@ -306,6 +307,54 @@ LogicalResult GenericOp::canonicalize(GenericOp op, PatternRewriter &rewriter) {
     op.getProperties().operandSegmentSizes[0] = dynamic.size();
   });
   return success();
+}
+
+/// Inputs read at the same index of the same buffer become one, and inputs
+/// the body does not read go. Inductor loads an element once per use (a
+/// 3x3 max-pool window with its NaN checks reads each tap several times; a
+/// reflected grid sample recomputes one coordinate from dozens of loads),
+/// and every input is a tile the card loads into LX: merged, CSE can merge
+/// what the body computes from them, and each tile is loaded once.
+static LogicalResult mergeInputs(GenericOp op, PatternRewriter &rewriter) {
+  Block &body = op.getBody().front();
+  unsigned numInputs = op.getInputs().size();
+  SmallVector<int> sameAs(numInputs, -1); // an earlier identical input
+  bool changed = false;
+  for (unsigned i = 0; i < numInputs; ++i) {
+    for (unsigned j = 0; j < i && sameAs[i] < 0; ++j)
+      if (sameAs[j] < 0 && op.getInputs()[j] == op.getInputs()[i] &&
+          op.getInputMap(j) == op.getInputMap(i))
+        sameAs[i] = int(j);
+    changed |= sameAs[i] >= 0 || body.getArgument(i).use_empty();
+  }
+  if (!changed)
+    return failure();
+  for (unsigned i = 0; i < numInputs; ++i)
+    if (sameAs[i] >= 0)
+      rewriter.replaceAllUsesWith(body.getArgument(i), body.getArgument(sameAs[i]));
+  rewriter.modifyOpInPlace(op, [&] {
+    SmallVector<Value> inputs;
+    SmallVector<Attribute> maps;
+    llvm::BitVector erased(numInputs);
+    for (unsigned i = 0; i < numInputs; ++i) {
+      if (body.getArgument(i).use_empty()) {
+        erased.set(i);
+        continue;
+      }
+      inputs.push_back(op.getInputs()[i]);
+      maps.push_back(op.getIndexingMaps()[i]);
+    }
+    llvm::append_range(maps, op.getIndexingMaps().getValue().drop_front(numInputs));
+    body.eraseArguments(erased);
+    op.getInputsMutable().assign(inputs);
+    op.setIndexingMapsAttr(rewriter.getArrayAttr(maps));
+  });
+  return success();
+}
+
+LogicalResult GenericOp::canonicalize(GenericOp op, PatternRewriter &rewriter) {
+  bool folded = succeeded(foldStaticDomain(op, rewriter));
+  return success(succeeded(mergeInputs(op, rewriter)) || folded);
 }
 
 LogicalResult IndexExprOp::verify() {

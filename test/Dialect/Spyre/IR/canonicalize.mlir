@@ -102,3 +102,29 @@ spyre.kernel @live_alloc(%a: !spyre.buffer<64xf16>) {
   spyre.dealloc %t : !spyre.buffer<64xf16>
   spyre.return
 }
+
+// -----
+
+// Inputs read at the same index of the same buffer merge (Inductor loads an
+// element once per use); an input the body does not read goes; the same
+// buffer at another index stays. CSE then merges the repeated computation.
+// CHECK-LABEL: spyre.kernel @repeated_inputs
+// CHECK: spyre.generic domain [8] {indexing_maps = [#[[ID:map[0-9]*]], #[[NEXT:map[0-9]*]], #[[ID]]],
+// CHECK-SAME: ins(%arg0, %arg0 : !spyre.buffer<9xf16>, !spyre.buffer<9xf16>) outs(%arg1 : !spyre.buffer<8xf16>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f16, %[[B:.*]]: f16):
+// CHECK-NEXT: arith.maximumf %[[A]], %[[B]]
+// CHECK-NEXT: arith.maximumf %[[A]], %[[B]]
+spyre.kernel @repeated_inputs(%a: !spyre.buffer<9xf16>, %b: !spyre.buffer<8xf16>, %c: !spyre.buffer<8xf16>) {
+  spyre.generic domain [8] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0 + 1)>,
+      affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%a, %a, %c, %a : !spyre.buffer<9xf16>, !spyre.buffer<9xf16>, !spyre.buffer<8xf16>, !spyre.buffer<9xf16>)
+      outs(%b : !spyre.buffer<8xf16>) {
+  ^bb0(%x: f16, %y: f16, %unused: f16, %x2: f16):
+    %m = arith.maximumf %x, %y : f16
+    %m2 = arith.maximumf %x2, %y : f16
+    %s = arith.addf %m, %m2 : f16
+    spyre.yield %s : f16
+  }
+  spyre.return
+}
