@@ -47,11 +47,28 @@ class Trace:
     split_checked: bool = False
 
 
+def _key_part(a):
+    """A hashable stand-in for an argument that equal arguments share and
+    unequal ones do not: Python says 0.0 == -0.0 and 1 == 1.0 == True."""
+    if isinstance(a, (bool, int, float)):
+        return (type(a), a.hex() if isinstance(a, float) else a)
+    if isinstance(a, (tuple, list)):
+        return (type(a), tuple(_key_part(x) for x in a))
+    return a
+
+
 class TraceHandler:
-    """An Inductor ops handler that records what a LoopBody does."""
+    """An Inductor ops handler that records what a LoopBody does.
+
+    Repeated pure ops and loads are recorded once (common subexpressions):
+    Inductor's LoopBody repeats a load for every use and inlined producers
+    for every consumer (a reflected grid sample computes one coordinate from
+    dozens of identical loads), and every later step, the integer range
+    analysis above all, pays for each copy."""
 
     def __init__(self, trace: Trace):
         self.trace = trace
+        self._seen: dict = {}  # (op, args, kwargs) -> its result
 
     def _emit(self, op: str, *args, results: int = 1, kwargs=None):
         n = len(self.trace.instrs)
@@ -60,13 +77,28 @@ class TraceHandler:
         self.trace.instrs.append(Instr(op, args, result, dict(kwargs or {}), n))
         return result
 
+    def _pure(self, op: str, *args, kwargs=None):
+        """`op` recorded once for equal arguments."""
+        try:
+            key = (op, _key_part(args), tuple(sorted((k, _key_part(v))
+                                                     for k, v in (kwargs or {}).items())))
+            hash(key)
+        except TypeError:  # an argument that cannot be a key: recorded each time
+            return self._emit(op, *args, kwargs=kwargs)
+        if key not in self._seen:
+            self._seen[key] = self._emit(op, *args, kwargs=kwargs)
+        return self._seen[key]
+
     # Memory
     def load(self, name: str, index: sympy.Expr):
-        return self._emit("load", name, index)
+        return self._pure("load", name, index)
 
     def store(self, name: str, index: sympy.Expr, value, mode=None):
         if mode is not None:
             raise Unsupported(f"store with mode {mode!r}")
+        # Later loads of the buffer may read what this wrote.
+        self._seen = {k: v for k, v in self._seen.items()
+                      if not (k[0] == "load" and k[1][1][0] == name)}
         self._emit("store", name, index, value, results=0)
 
     def reduction(self, dtype, src_dtype, reduction_type: str, value):
@@ -87,7 +119,11 @@ class TraceHandler:
         # the domain where the mask holds (its loads may leave their buffer
         # elsewhere) and puts `other` in the rest.
         start = len(self.trace.instrs)
+        # What the body computes exists only where the mask holds: not to
+        # be reused after it.
+        seen = dict(self._seen)
         value = body()
+        self._seen = seen
         inside = frozenset(range(start, len(self.trace.instrs)))
         if any(i.op in ("store", "store_reduction") for i in self.trace.instrs[start:]):
             raise Unsupported("a store under a mask")
@@ -105,7 +141,7 @@ class TraceHandler:
             raise AttributeError(name)
 
         def op(*args, **kwargs):
-            return self._emit(name, *args, kwargs=kwargs)
+            return self._pure(name, *args, kwargs=kwargs)
         return op
 
 
