@@ -50,3 +50,11 @@ ninja -C build/sanitize-opt -j2 spyre-opt spyre-translate
 SPYRE_TOOLS_DIR="$PWD/build/sanitize-opt/bin" lit -s test
 SPYRE_FUZZ_MEMORY_LIMIT=0 SPYRE_TOOLS_DIR="$PWD/build/sanitize-opt/bin" python -m pytest -q -p no:cacheprovider \
   test/python/test_fuzz_regressions.py
+
+# The kernels the pytest run compiled (scripts/test.sh keeps them), through
+# the sanitized pipeline: the compiler inside the Python module is never
+# sanitized, and real kernels reach code the lit tests do not (a freed
+# reference read in the body planner showed only on a max-pool window with
+# dozens of loads). A sample by content hash keeps this step short.
+python scripts/compile_corpus.py "${SPYRE_KERNEL_CORPUS:-build/kernel-corpus}" \
+  --tools "$PWD/build/sanitize-opt/bin" --sample 8

@@ -18,5 +18,9 @@ echo "== lit: FileCheck IR tests =="
 lit -sv test || status=1
 echo "== pytest =="
 # One worker per core (pytest-xdist): most of the ~750 tests are compiles.
-python -m pytest -q -n auto test/python || status=1
+# Every kernel the tests compile is kept (by content) for
+# scripts/check_sanitizers.sh, which compiles them again under ASan/UBSan.
+export SPYRE_KERNEL_CORPUS="${SPYRE_KERNEL_CORPUS:-$PWD/build/kernel-corpus}"
+# The slowest tests are listed: CI's time is mostly theirs.
+python -m pytest -q -n auto --durations=25 test/python || status=1
 exit $status

@@ -5,6 +5,7 @@ import glob
 import multiprocessing
 import os
 import subprocess
+import sys
 
 import torch
 
@@ -30,6 +31,26 @@ def test_every_stage_of_every_kernel_is_dumped_and_replays(monkeypatch, tmp_path
                             text=True, check=True).stdout
         assert "spyre.hw.program @kernel" in hw
     assert sum(counters.cycles_per_graph.values()) == counters.simulated_cycles
+
+
+def test_the_kernel_corpus_keeps_each_kernel_once_and_recompiles(monkeypatch, tmp_path,
+                                                                  spyre_opt):
+    """$SPYRE_KERNEL_CORPUS: every kernel compiled, named by its content, for
+    scripts/compile_corpus.py (the sanitizer run) to compile again."""
+    corpus = tmp_path / "corpus"
+    monkeypatch.setenv("SPYRE_KERNEL_CORPUS", str(corpus))
+    x = torch.randn(8, 40)
+    for _ in range(2):  # compiled twice: kept once
+        torch._dynamo.reset()
+        counters.reset()
+        torch.compile(lambda x: torch.softmax(x, -1) * 2, backend="spyre")(x)
+    kept = sorted(corpus.glob("*.mlir"))
+    assert len(kept) == counters.kernels_run > 0
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "compile_corpus.py")
+    done = subprocess.run([sys.executable, script, str(corpus), "--tools",
+                           os.path.dirname(spyre_opt)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(kept)} compiled, 0 refused with a diagnostic, 0 failed" in done.stdout
 
 
 def test_a_corrupt_cache_entry_is_recompiled(monkeypatch, tmp_path):

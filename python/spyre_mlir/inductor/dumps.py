@@ -22,7 +22,9 @@ def dump_dir() -> str | None:
 
 def dump(name: str, mlir: str) -> None:
     """Writes `name`.kernel.mlir and `name`.<stage>.mlir for every stage of
-    the pipeline, if dumping is on."""
+    the pipeline, if dumping is on; and the kernel into the corpus, if one
+    is collected."""
+    collect(mlir)
     directory = dump_dir()
     if not directory:
         return
@@ -41,3 +43,24 @@ def dump(name: str, mlir: str) -> None:
         text = texts.get(stage, f"// stage {stage} did not run: an earlier stage failed\n")
         with open(os.path.join(directory, f"{name}.{stage}.mlir"), "w") as f:
             f.write(text)
+
+
+def collect(mlir: str) -> None:
+    """With $SPYRE_KERNEL_CORPUS set, writes each kernel's kernel-level IR
+    there, named by its content (so that processes and repeats share one
+    file): the kernels a test run produced, for compiling them again with
+    the sanitized spyre-opt (scripts/check_sanitizers.sh), which the
+    compiler inside the Python module never is."""
+    directory = os.environ.get("SPYRE_KERNEL_CORPUS")
+    if not directory:
+        return
+    import hashlib
+    path = os.path.join(directory, hashlib.sha256(mlir.encode()).hexdigest()[:16] + ".mlir")
+    if os.path.exists(path):
+        return
+    os.makedirs(directory, exist_ok=True)
+    # Written whole, then renamed: another process may be writing the same file.
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(mlir)
+    os.replace(tmp, path)
