@@ -57,4 +57,4 @@ SPYRE_FUZZ_MEMORY_LIMIT=0 SPYRE_TOOLS_DIR="$PWD/build/sanitize-opt/bin" python -
 # reference read in the body planner showed only on a max-pool window with
 # dozens of loads). A sample by content hash keeps this step short.
 python scripts/compile_corpus.py "${SPYRE_KERNEL_CORPUS:-build/kernel-corpus}" \
-  --tools "$PWD/build/sanitize-opt/bin" --sample 8
+  --tools "$PWD/build/sanitize-opt/bin" --sample 4

@@ -26,11 +26,7 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
          'equal': 'a Dynamo graph break',
          'float_power': 'element type torch.float64',
          'frexp': "op 'frexp' with several results",
-         'grid_sampler_2d': 'SpyreFallbackError: aten.add.Tensor, aten.bitwise_and.Tensor, '
-                            'aten.div.Tensor_mode, aten.eq.Tensor, aten.expand.default, '
-                            'aten.floor.default, aten.full.default, aten.ge.Scalar, '
-                            'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
-                            'aten.remainder.Scalar, aten.reshape.default, aten.select.int, ate',
+         'grid_sampler_2d': 'no lowering to a Spyre kernel: aten.grid_sampler_2d.default',
          'grid_sampler_3d': 'no lowering to a Spyre kernel: aten.grid_sampler_3d.default',
          'hash_tensor': 'no lowering to a Spyre kernel: aten.hash_tensor.default',
          'histc': 'no lowering to a Spyre kernel: aten.histc.default',
@@ -54,13 +50,7 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
          'nn.functional.fractional_max_pool3d': "int64 to_dtype may leave the card's int32 (values "
                                                 'in [-oo, oo])',
          'nn.functional.gaussian_nll_loss': 'a Dynamo graph break',
-         'nn.functional.grid_sample': 'SpyreFallbackError: aten.add.Tensor, '
-                                      'aten.bitwise_and.Tensor, aten.div.Tensor_mode, '
-                                      'aten.eq.Tensor, aten.expand.default, aten.floor.default, '
-                                      'aten.full.default, aten.ge.Scalar, '
-                                      'aten.logical_and.default, aten.lt.Scalar, aten.mul.Tensor, '
-                                      'aten.remainder.Scalar, aten.reshape.default, '
-                                      'aten.select.int, ate',
+         'nn.functional.grid_sample': 'no lowering to a Spyre kernel: aten.grid_sampler_2d.default',
          'nn.functional.softmin.with_dtype': 'element type torch.float64',
          'nonzero': 'a Dynamo graph break',
          'nonzero_static': 'no lowering to a Spyre kernel: aten.nonzero_static.default',
@@ -152,7 +142,7 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
          'nonzero': 'a Dynamo graph break',
          'nonzero_static': 'no lowering to a Spyre kernel: aten.nonzero_static.default',
          'norm.nuc': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
-         'pca_lowrank': 'no lowering to a Spyre kernel: aten.linalg_qr.default',
+         'pca_lowrank': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
          'pinverse': 'no lowering to a Spyre kernel: aten.linalg_pinv.atol_rtol_tensor',
          'polar': 'no lowering to a Spyre kernel: aten.polar.default',
          'resize_': 'a Dynamo graph break',
@@ -161,13 +151,15 @@ FALLBACK = {'f16': {'allclose': 'a Dynamo graph break',
          'softmax.with_dtype': 'element type torch.float64',
          'sort': 'no lowering to a Spyre kernel: aten.sort.stable',
          'special.airy_ai': "op 'airy_ai'",
-         'special.laguerre_polynomial_l': 'laguerre_polynomial_l of an order that is not a constant in [0, 128]: '
-                                    'PyTorch runs its recurrence n times',
-         'special.legendre_polynomial_p': 'legendre_polynomial_p of an order that is not a constant in [0, 128]: '
-                                    'PyTorch runs its recurrence n times',
+         'special.laguerre_polynomial_l': 'laguerre_polynomial_l of an order that is not a '
+                                          'constant in [0, 128]: PyTorch runs its recurrence n '
+                                          'times, which a generic body cannot for an unknown n',
+         'special.legendre_polynomial_p': 'legendre_polynomial_p of an order that is not a '
+                                          'constant in [0, 128]: PyTorch runs its recurrence n '
+                                          'times, which a generic body cannot for an unknown n',
          'stft': 'no lowering to a Spyre kernel: aten._fft_r2c.default',
          'svd': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
-         'svd_lowrank': 'no lowering to a Spyre kernel: aten.linalg_qr.default',
+         'svd_lowrank': 'no lowering to a Spyre kernel: aten._linalg_svd.default',
          'tensor_split': 'a Dynamo graph break',
          'to': 'element type torch.float64',
          'unique': 'a Dynamo graph break',
