@@ -162,10 +162,15 @@ def main():
         return
     with open(args.csv, newline="") as f:
         rows = list(csv.DictReader(f))
+    every = rows
     if args.ops:
         rows = [r for r in rows if r["op_detail"] in args.ops.split(",")]
     if args.rows:
         rows = [r for r in rows if r["id"] in args.rows.split(",")]
+    if not rows:
+        raise SystemExit(f"no row of {args.csv} matches: --ops takes op_detail values "
+                         f"({', '.join(sorted({r['op_detail'] for r in every}))}), "
+                         "--rows ids such as " + ", ".join(r["id"] for r in every[:3]))
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for cores in sorted({int(r["cores_used"]) for r in rows}):

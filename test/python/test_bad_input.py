@@ -1,6 +1,7 @@
 """Bad input never crashes or hangs (issue 10): deep nesting from Python,
 hostile binary headers, spyre-run's errors and simulator.run's inputs."""
 
+import os
 import struct
 import subprocess
 import sys
@@ -241,3 +242,16 @@ def test_compiled_programs_fit_the_work_budget(name, source):
     from spyre_mlir import testing
     binary = compiler.compile_kernel(source(testing))
     sim.Simulator(ARCH).load(sim.Program.parse(binary))
+
+
+def test_a_fidelity_selection_that_matches_nothing_names_the_choices(tmp_path):
+    # A misspelt op family ends with what it could have been, not a traceback.
+    measured = tmp_path / "measured.csv"
+    measured.write_text("id,op_detail,shape,dtype,cores_used,measured_us\n"
+                        "S1,add,\"R=64,C=64\",fp16,1,1.0\n")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "bench_fidelity.py")
+    done = subprocess.run([sys.executable, script, "--csv", str(measured), "--ops", "matmul"],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "no row" in done.stderr and "op_detail values (add)" in done.stderr
+    assert "Traceback" not in done.stderr

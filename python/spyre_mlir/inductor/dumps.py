@@ -22,9 +22,7 @@ def dump_dir() -> str | None:
 
 def dump(name: str, mlir: str) -> None:
     """Writes `name`.kernel.mlir and `name`.<stage>.mlir for every stage of
-    the pipeline, if dumping is on; and the kernel into the corpus, if one
-    is collected."""
-    collect(mlir)
+    the pipeline, if dumping is on."""
     directory = dump_dir()
     if not directory:
         return
@@ -46,11 +44,12 @@ def dump(name: str, mlir: str) -> None:
 
 
 def collect(mlir: str) -> None:
-    """With $SPYRE_KERNEL_CORPUS set, writes each kernel's kernel-level IR
-    there, named by its content (so that processes and repeats share one
-    file): the kernels a test run produced, for compiling them again with
-    the sanitized spyre-opt (scripts/check_sanitizers.sh), which the
-    compiler inside the Python module never is."""
+    """With $SPYRE_KERNEL_CORPUS set, writes the kernel-level IR of every
+    kernel compiled (refused ones included) there, named by its content so
+    that processes and repeats share one file: the kernels a test run
+    produced, for compiling them again with the sanitized spyre-opt
+    (scripts/check_sanitizers.sh), which the compiler inside the Python
+    module never is."""
     directory = os.environ.get("SPYRE_KERNEL_CORPUS")
     if not directory:
         return

@@ -30,6 +30,7 @@ import time
 from .. import __version__, compiler
 from .. import simulator as sim
 from .counting import counters, warn_once
+from .dumps import collect
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ def compile_cached(mlir: str) -> sim.Program:
     """The program of `mlir`, from the disk cache when a valid entry exists.
     A cache that cannot be read or written is warned about once and the
     kernel compiled without it."""
+    collect(mlir)
     key = hashlib.sha256((compiler_version() + "\0" + mlir).encode()).hexdigest()
     path = os.path.join(cache_dir(), key[:2], key + ".spyre")
     if key in _unwritten:
