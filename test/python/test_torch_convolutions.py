@@ -63,3 +63,18 @@ def test_conv_transpose2d_and_3d(dtype):
                                              output_padding=(1, 0)), x, w, b, depth=24)
     x, w, b = inputs((1, 2, 3, 4, 3), (2, 3, 2, 2, 2), dtype, out_channels=3)
     check(lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2), x, w, b, depth=16)
+
+
+def test_conv2d_gathers_whole_output_rows():
+    """The im2col columns are laid out with the output width innermost, so the
+    card gathers rows of a whole output width (28 elements here, contiguous in
+    the input) rather than of one kernel width (3): with kernel-width rows a
+    64 -> 64 3x3 convolution on 1x64x28x28 took 2.4 ms simulated (fp16), with
+    output rows 0.14 ms."""
+    conv = torch.nn.Conv2d(64, 64, 3, padding=1).half().eval()
+    x = torch.randn(1, 64, 28, 28).half()
+    check(conv, x, depth=576)
+    counters.reset()
+    with torch.no_grad():
+        torch.compile(conv, backend="spyre")(x)
+    assert counters.simulated_cycles < 300_000

@@ -202,31 +202,34 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
         raise NotImplementedError("an empty convolution")
     load = x.make_loader()
 
+    # The columns are laid out (groups, taps, batch, *out): the output's last
+    # spatial dimension, along which the input is read at a fixed stride, is
+    # innermost, so the card gathers rows of a whole output width rather than
+    # of one kernel width, and the product (cog x taps) @ (taps x points)
+    # comes out with the channels outermost, as NCHW wants them.
     def column(index):
-        g, b, *rest = index
-        o, (ch, *k) = rest[:spatial], rest[spatial:]
+        g, ch, *rest = index
+        k, (b, *o) = rest[:spatial], rest[spatial:]
         return load([b, g * cig + ch, *[i * s + j * d for i, j, s, d in
                                         zip(o, k, stride, dilation)]])
 
     cols = ir.Pointwise.create(device=x.get_device(), dtype=x.get_dtype(), inner_fn=column,
-                               ranges=[groups, n, *out, cig, *ks])
+                               ranges=[groups, cig, *ks, n, *out])
     cols.realize()
     points, taps = n * math.prod(out), cig * math.prod(ks)
     w = lowerings[aten.reshape.default](weight, [groups, cog, taps])
-    w = lowerings[aten.permute.default](w, [0, 2, 1])  # (groups, taps, cog)
     if groups == 1:
-        cols = lowerings[aten.reshape.default](cols, [points, taps])
-        result = _product(cols, lowerings[aten.reshape.default](w, [taps, cog]), False)
+        cols = lowerings[aten.reshape.default](cols, [taps, points])
+        result = _product(lowerings[aten.reshape.default](w, [cog, taps]), cols, False)
     else:
-        cols = lowerings[aten.reshape.default](cols, [groups, points, taps])
-        result = _product(cols, w, True)  # (groups, points, cog)
-    result = lowerings[aten.reshape.default](result, [groups, points, cog])
+        cols = lowerings[aten.reshape.default](cols, [groups, taps, points])
+        result = _product(w, cols, True)  # (groups, cog, points)
+    result = lowerings[aten.reshape.default](result, [groups, cog, n, math.prod(out)])
     if bias is not None:
         result = lowerings[aten.add.Tensor](
-            result, lowerings[aten.reshape.default](bias, [groups, 1, cog]))
-    result = lowerings[aten.reshape.default](result, [groups, n, *out, cog])
-    order = [1, 0, spatial + 2, *range(2, spatial + 2)]  # (n, groups, cog, *out)
-    result = lowerings[aten.permute.default](result, order)
+            result, lowerings[aten.reshape.default](bias, [groups, cog, 1, 1]))
+    if n > 1:
+        result = lowerings[aten.permute.default](result, [2, 0, 1, 3])  # (n, groups, cog, points)
     return lowerings[aten.reshape.default](result, [n, co, *out])
 
 
