@@ -38,6 +38,18 @@ def test_conv1d(dtype):
 def test_conv3d():
     x, w, b = inputs((1, 3, 5, 6, 7), (4, 3, 2, 3, 2))
     check(lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1), x, w, b, depth=36)
+    # Unit strides: the columns are runs of the flattened padded input.
+    check(lambda x, w, b: F.conv3d(x, w, b, padding=(0, 1, 1)), x, w, b, depth=36)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_dilated_and_unpadded_conv2d(dtype):
+    """Unit strides with dilation and several images: the last taps' runs
+    reach past the padded image and the padded width's extra columns are
+    dropped."""
+    x, w, b = inputs((3, 5, 9, 11), (7, 5, 3, 2), dtype)
+    check(lambda x, w, b: F.conv2d(x, w, b, dilation=(2, 3), padding=(2, 1)), x, w, b, depth=30)
+    check(lambda x, w: F.conv2d(x, w), x, w, depth=30)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
@@ -66,11 +78,12 @@ def test_conv_transpose2d_and_3d(dtype):
 
 
 def test_conv2d_gathers_whole_output_rows():
-    """The im2col columns are laid out with the output width innermost, so the
-    card gathers rows of a whole output width (28 elements here, contiguous in
-    the input) rather than of one kernel width (3): with kernel-width rows a
-    64 -> 64 3x3 convolution on 1x64x28x28 took 2.4 ms simulated (fp16), with
-    output rows 0.14 ms."""
+    """The im2col columns are laid out with the output positions innermost,
+    so the card gathers long rows (with unit strides, one run of the padded
+    input per tap and channel) rather than rows of one kernel width (3): with
+    kernel-width rows a 64 -> 64 3x3 convolution on 1x64x28x28 took 2.37 ms
+    simulated (fp16), with rows of the output width 0.14 ms, with runs
+    0.08 ms."""
     conv = torch.nn.Conv2d(64, 64, 3, padding=1).half().eval()
     x = torch.randn(1, 64, 28, 28).half()
     check(conv, x, depth=576)

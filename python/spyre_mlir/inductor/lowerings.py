@@ -13,6 +13,7 @@ from torch._inductor import ir
 from torch._inductor.lowering import lowerings
 from torch._inductor.virtualized import V, ops
 
+from ..simulator import default_arch
 from . import random as _random
 from .state import active as _compiling_for_spyre
 
@@ -193,30 +194,62 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
         weight, stride = _direct_weight(weight, groups), [1] * spatial
     else:
         pairs = [(p, p) for p in padding]
-    x = _pad_or_crop(ir.ExternKernel.require_contiguous(x), pairs)
-    n, c, *size = [int(s) for s in x.get_size()]
-    co, cig, *ks = [int(s) for s in weight.get_size()]
-    cog = co // groups
-    out = [(i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(size, ks, stride, dilation)]
+    ks = [int(k) for k in weight.get_size()[2:]]
+    padded = [int(i) + b + a for i, (b, a) in zip(x.get_size()[2:], pairs)]
+    out = [(i - d * (k - 1) - 1) // s + 1 for i, k, s, d in zip(padded, ks, stride, dilation)]
     if min(out) <= 0:
         raise NotImplementedError("an empty convolution")
-    load = x.make_loader()
+    # Unit strides: the columns of one tap are a single run of the flattened
+    # padded input, `out[0]` rows of the padded width (and depth) long, so the
+    # card gathers one long row per tap and input channel; the product then
+    # has `padded - out` columns too many in each inner spatial dimension,
+    # dropped afterwards. The last taps' runs reach past the end of the
+    # padded image by up to `overrun` elements: extra rows of padding at the
+    # end of the first spatial dimension keep them inside the buffer.
+    wide = spatial >= 2 and all(s == 1 for s in stride)
+    pitch = [math.prod(padded[i + 1:]) for i in range(spatial)]
+    # A run is rounded up to whole sticks, so that the columns' rows start
+    # stick aligned for the product.
+    # (int64 is stored as int32 on the card.)
+    stick = default_arch().stick_bytes // min(x.get_dtype().itemsize, 4) if wide else 1
+    run = -(-out[0] * pitch[0] // stick) * stick
+    if wide:
+        overrun = (sum((k - 1) * d * q for k, d, q in zip(ks[1:], dilation[1:], pitch[1:]))
+                   + run - out[0] * pitch[0])
+        pairs = [(pairs[0][0], pairs[0][1] + -(-overrun // pitch[0])), *pairs[1:]]
+    x = _pad_or_crop(ir.ExternKernel.require_contiguous(x), pairs)
+    n, c, *size = [int(s) for s in x.get_size()]
+    co, cig = [int(s) for s in weight.get_size()[:2]]
+    cog = co // groups
 
-    # The columns are laid out (groups, taps, batch, *out): the output's last
-    # spatial dimension, along which the input is read at a fixed stride, is
-    # innermost, so the card gathers rows of a whole output width rather than
-    # of one kernel width, and the product (cog x taps) @ (taps x points)
+    # The columns are laid out (groups, taps, batch, points): the output
+    # positions, along which the input is read at a fixed stride, are
+    # innermost, so the card gathers rows of whole output widths rather than
+    # rows of one kernel width, and the product (cog x taps) @ (taps x points)
     # comes out with the channels outermost, as NCHW wants them.
-    def column(index):
-        g, ch, *rest = index
-        k, (b, *o) = rest[:spatial], rest[spatial:]
-        return load([b, g * cig + ch, *[i * s + j * d for i, j, s, d in
-                                        zip(o, k, stride, dilation)]])
+    if wide:
+        load = lowerings[aten.reshape.default](x, [n, c, math.prod(size)]).make_loader()
+        per_image = [run]
+
+        def column(index):
+            g, ch, *rest = index
+            k, (b, p) = rest[:spatial], rest[spatial:]
+            return load([b, g * cig + ch,
+                         sum(j * d * q for j, d, q in zip(k, dilation, pitch)) + p])
+    else:
+        load = x.make_loader()
+        per_image = out
+
+        def column(index):
+            g, ch, *rest = index
+            k, (b, *o) = rest[:spatial], rest[spatial:]
+            return load([b, g * cig + ch, *[i * s + j * d for i, j, s, d in
+                                            zip(o, k, stride, dilation)]])
 
     cols = ir.Pointwise.create(device=x.get_device(), dtype=x.get_dtype(), inner_fn=column,
-                               ranges=[groups, cig, *ks, n, *out])
+                               ranges=[groups, cig, *ks, n, *per_image])
     cols.realize()
-    points, taps = n * math.prod(out), cig * math.prod(ks)
+    points, taps = n * math.prod(per_image), cig * math.prod(ks)
     w = lowerings[aten.reshape.default](weight, [groups, cog, taps])
     if groups == 1:
         cols = lowerings[aten.reshape.default](cols, [taps, points])
@@ -224,12 +257,21 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
     else:
         cols = lowerings[aten.reshape.default](cols, [groups, taps, points])
         result = _product(w, cols, True)  # (groups, cog, points)
-    result = lowerings[aten.reshape.default](result, [groups, cog, n, math.prod(out)])
+    if wide:
+        result = lowerings[aten.slice.Tensor](
+            lowerings[aten.reshape.default](result, [groups, cog, n, run]), 3, 0,
+            out[0] * pitch[0])
+        result = lowerings[aten.reshape.default](result, [groups, cog, n, out[0], *padded[1:]])
+        for i in range(1, spatial):
+            result = lowerings[aten.slice.Tensor](result, 3 + i, 0, out[i])
+    else:
+        result = lowerings[aten.reshape.default](result, [groups, cog, n, *out])
     if bias is not None:
         result = lowerings[aten.add.Tensor](
-            result, lowerings[aten.reshape.default](bias, [groups, cog, 1, 1]))
+            result, lowerings[aten.reshape.default](bias, [groups, cog, 1, *[1] * spatial]))
     if n > 1:
-        result = lowerings[aten.permute.default](result, [2, 0, 1, 3])  # (n, groups, cog, points)
+        result = lowerings[aten.permute.default](  # (n, groups, cog, *out)
+            result, [2, 0, 1, *range(3, spatial + 3)])
     return lowerings[aten.reshape.default](result, [n, co, *out])
 
 
