@@ -66,10 +66,23 @@ def _grouped(x, kv_heads):
     return x.reshape(b, kv_heads, h // kv_heads * length, e)
 
 
+def _product_f32(a, b):
+    """a @ b in f32, for operands with the same batch dimensions. 16-bit
+    operands reach the matrix unit as they are (it multiplies 16-bit values
+    and sums in f32): an f32 copy of each, a key/value cache above all,
+    would be written to and read back from device memory."""
+    if a.dtype == b.dtype and a.dtype in (torch.float16, torch.bfloat16) and \
+            a.shape[:-2] == b.shape[:-2]:
+        result = torch.ops.aten.bmm.dtype(a.reshape(-1, *a.shape[-2:]),
+                                          b.reshape(-1, *b.shape[-2:]), torch.float32)
+        return result.reshape(*a.shape[:-1], b.shape[-1])
+    return torch.matmul(a.float(), b.float())
+
+
 def _scores(query, key, attn_mask, is_causal, scale):
     """Scaled query-key products (B, H, L, S) in f32, -inf where masked."""
     kv_heads = key.shape[1]
-    scores = torch.matmul(_grouped(query.float(), kv_heads), key.float().transpose(-2, -1))
+    scores = _product_f32(_grouped(query, kv_heads), key.transpose(-2, -1))
     scores = scores.reshape(*query.shape[:-1], key.shape[-2]) * scale
     if is_causal:  # aligned at the top left, as eager's
         rows = torch.arange(query.shape[-2], device=query.device).unsqueeze(1)
@@ -110,7 +123,12 @@ def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, *, attn_m
                     scale=None):
     scale = _scale(query, scale)
     probs, logsumexp = _softmax(_scores(query, key, attn_mask, is_causal, scale))
-    out = torch.matmul(_grouped(probs, key.shape[1]), value.float())
+    # The matrix unit rounds f32 operands to DLFloat16, as the card stores
+    # 16-bit floats: probabilities in the value's type are the same operand,
+    # and need no f32 copy of the values.
+    if value.dtype in (torch.float16, torch.bfloat16):
+        probs = probs.to(value.dtype)
+    out = _product_f32(_grouped(probs, key.shape[1]), value)
     out = out.reshape(*query.shape[:-1], value.shape[-1]).to(query.dtype)
     return _laid_out_as(out, query), logsumexp
 

@@ -53,11 +53,13 @@ def _matrix(x):
     return ir.ExternKernel.require_contiguous(x)
 
 
-def _product(a, b, batched: bool):
+def _product(a, b, batched: bool, dtype=None):
+    """a @ b summed in f32 and stored as `dtype` (default: a's type)."""
     *lead, m, k = a.get_size()
     n = b.get_size()[-1]
+    dtype = dtype or a.get_dtype()
     if V.graph.sizevars.statically_known_equals(k, 0):  # a sum of no products
-        return lowerings[aten.full.default]([*lead, m, n], 0, dtype=a.get_dtype(),
+        return lowerings[aten.full.default]([*lead, m, n], 0, dtype=dtype,
                                             device=a.get_device())
     a, b = _matrix(a), _matrix(b)
     a_load, b_load = a.make_loader(), b.make_loader()
@@ -70,7 +72,7 @@ def _product(a, b, batched: bool):
         return ops.mul(x, y)
 
     result = ir.Reduction.create(
-        device=a.get_device(), dst_dtype=a.get_dtype(), src_dtype=torch.float32,
+        device=a.get_device(), dst_dtype=dtype, src_dtype=torch.float32,
         inner_fn=inner_fn, ranges=[*lead, m, n], reduction_ranges=[k], reduction_type="sum")
     result.realize()  # as Inductor's own reductions: a buffer, not an inlinable loader
     return result
@@ -86,6 +88,17 @@ def mm(a, b):
 
 def bmm(a, b):
     return _product(a, b, True)
+
+
+# mm and bmm with an output type (16-bit operands, f32 result): the matrix
+# unit multiplies 16-bit values and sums in f32, so the operands need no f32
+# copy in device memory (decompositions.py asks for them).
+def mm_dtype(a, b, out_dtype):
+    return _product(a, b, False, out_dtype)
+
+
+def bmm_dtype(a, b, out_dtype):
+    return _product(a, b, True, out_dtype)
 
 
 def addmm(bias, a, b, *, beta=1, alpha=1):
@@ -333,6 +346,8 @@ def install() -> None:
     for packet, ours in OURS.items():
         for key in (packet, packet.default):
             _dispatch(key, lambda original, ours=ours: ours)
+    for key, ours in ((aten.mm.dtype, mm_dtype), (aten.bmm.dtype, bmm_dtype)):
+        _dispatch(key, lambda original, ours=ours: ours)
     for key, ours in _random.lowerings().items():  # random numbers in loop bodies
         _dispatch(key, lambda original, ours=ours: ours)
     for packet in REALIZED:
