@@ -3,6 +3,7 @@
 #include "GenericPlan.h"
 #include "spyre-mlir/Arch/Arch.h"
 #include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -69,6 +70,19 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
         close();
         continue;
       }
+      // A generic over the group's loops with its leading loops merged
+      // (Inductor flattened them: [heads * rows, cols] after [heads, rows,
+      // cols]) runs over the group's loops instead, when that lets it join.
+      if (!current.members.empty() && plan->getSizes() != firstPlan->getSizes()) {
+        SmallVector<int64_t> sizes(firstPlan->getSizes());
+        if (std::optional<Attrs> old = expandLeading(generic, sizes)) {
+          std::unique_ptr<GenericPlan> expanded = quietPlan(generic, arch);
+          if (expanded && joins(current, generic, *expanded, *firstPlan))
+            plan = std::move(expanded);
+          else
+            old->restore(generic);
+        }
+      }
       if (!current.members.empty() && !joins(current, generic, *plan, *firstPlan))
         close();
       if (current.members.empty())
@@ -79,6 +93,59 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     for (Candidate &c : result)
       account(kernel, c);
     return result;
+  }
+
+  /// A generic's loop attributes, to put back.
+  struct Attrs {
+    DenseI64ArrayAttr domain;
+    ArrayAttr maps, iterators;
+    void restore(GenericOp op) const {
+      op.setStaticDomainAttr(domain);
+      op.setIndexingMapsAttr(maps);
+      op.setIteratorTypesAttr(iterators);
+    }
+  };
+
+  /// Rewrites `op` to loop over `target` when its domain is `target` with
+  /// the leading loops merged into its first, parallel, loop (a row-major
+  /// merge: the first loop's index is the merged loops' linear index);
+  /// returns its former attributes, or nothing if it is not.
+  static std::optional<Attrs> expandLeading(GenericOp op, ArrayRef<int64_t> target) {
+    ArrayRef<int64_t> sizes = op.getStaticDomain();
+    if (!op.getDomainSizes().empty() || sizes.empty() || target.size() <= sizes.size() ||
+        llvm::is_contained(op.getReductionLoops(), 0u) ||
+        !op.getBody().front().getOps<IndexExprOp>().empty())
+      return std::nullopt;
+    size_t lead = target.size() - sizes.size() + 1;
+    int64_t merged = 1;
+    for (int64_t size : target.take_front(lead))
+      merged *= size;
+    if (merged != sizes[0] || target.drop_front(lead) != sizes.drop_front())
+      return std::nullopt;
+    MLIRContext *context = op.getContext();
+    SmallVector<AffineExpr> replacements;
+    AffineExpr first = getAffineConstantExpr(0, context);
+    for (size_t i = 0; i < lead; ++i)
+      first = first * target[i] + getAffineDimExpr(unsigned(i), context);
+    replacements.push_back(first);
+    for (size_t j = 1; j < sizes.size(); ++j)
+      replacements.push_back(getAffineDimExpr(unsigned(j + lead - 1), context));
+    Attrs old{op.getStaticDomainAttr(), op.getIndexingMaps(), op.getIteratorTypes()};
+    SmallVector<Attribute> maps;
+    for (Attribute attr : op.getIndexingMaps()) {
+      AffineMap map = cast<AffineMapAttr>(attr).getValue();
+      SmallVector<AffineExpr> symbols;
+      for (unsigned i = 0; i < map.getNumSymbols(); ++i)
+        symbols.push_back(getAffineSymbolExpr(i, context));
+      maps.push_back(AffineMapAttr::get(simplifyAffineMap(map.replaceDimsAndSymbols(
+          replacements, symbols, unsigned(target.size()), map.getNumSymbols()))));
+    }
+    SmallVector<Attribute> iterators(lead - 1, op.getIteratorTypes()[0]);
+    llvm::append_range(iterators, op.getIteratorTypes());
+    op.setStaticDomainAttr(DenseI64ArrayAttr::get(context, target));
+    op.setIndexingMapsAttr(ArrayAttr::get(context, maps));
+    op.setIteratorTypesAttr(ArrayAttr::get(context, iterators));
+    return old;
   }
 
   /// Whether `next` can run after the members on the same row tiles: same

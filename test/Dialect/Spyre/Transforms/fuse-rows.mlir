@@ -128,3 +128,89 @@ spyre.kernel @read_after_write(%a: !spyre.buffer<8x64xf32>, %b: !spyre.buffer<8x
   }
   spyre.return
 }
+
+// -----
+
+#x3 = affine_map<(d0, d1, d2) -> (d0 * 4096 + d1 * 64 + d2)>
+#r3 = affine_map<(d0, d1, d2) -> (d0 * 64 + d1)>
+#col = affine_map<(d0, d1, d2) -> (d2)>
+#x2 = affine_map<(d0, d1) -> (d0 * 64 + d1)>
+#r2 = affine_map<(d0, d1) -> (d0)>
+
+// Inductor's softmax of (heads, rows, cols) scores: the maxima over three
+// loops (a column mask makes the heads and rows separate loops), the sums
+// and quotients over (heads * rows, cols). The latter run over the group's
+// three loops, their maps rewritten, and all three fuse.
+// CHECK-LABEL: spyre.kernel @merged_rows
+// CHECK-NEXT: spyre.fused {
+// CHECK: spyre.generic domain [4, 64, 64]
+// CHECK: spyre.generic domain [4, 64, 64] {combiners = [#spyre.combiner<sum>], indexing_maps = [#[[X3:map[0-9]*]], #[[R3:map[0-9]*]]],
+// CHECK: spyre.generic domain [4, 64, 64] {indexing_maps = [#[[X3]], #[[R3]], #[[X3]]],
+// CHECK: spyre.return
+spyre.kernel @merged_rows(%x: !spyre.buffer<16384xf32>, %mask: !spyre.buffer<64xf32>,
+                          %y: !spyre.buffer<16384xf32>) {
+  %mx = spyre.alloc() : !spyre.buffer<256xf32>
+  %sm = spyre.alloc() : !spyre.buffer<256xf32>
+  spyre.generic domain [4, 64, 64] {indexing_maps = [#x3, #col, #r3],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%x, %mask : !spyre.buffer<16384xf32>, !spyre.buffer<64xf32>)
+      outs(%mx : !spyre.buffer<256xf32>) {
+  ^bb0(%v: f32, %m: f32):
+    %a = arith.addf %v, %m : f32
+    spyre.yield %a : f32
+  }
+  spyre.generic domain [256, 64] {indexing_maps = [#x2, #r2],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%x : !spyre.buffer<16384xf32>) outs(%sm : !spyre.buffer<256xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [256, 64] {indexing_maps = [#x2, #r2, #x2],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %sm : !spyre.buffer<16384xf32>, !spyre.buffer<256xf32>)
+      outs(%y : !spyre.buffer<16384xf32>) {
+  ^bb0(%v: f32, %s: f32):
+    %q = arith.divf %v, %s : f32
+    spyre.yield %q : f32
+  }
+  spyre.dealloc %mx : !spyre.buffer<256xf32>
+  spyre.dealloc %sm : !spyre.buffer<256xf32>
+  spyre.return
+}
+
+// -----
+
+#x3 = affine_map<(d0, d1, d2) -> (d0 * 4096 + d1 * 64 + d2)>
+#r3 = affine_map<(d0, d1, d2) -> (d0 * 64 + d1)>
+#x2 = affine_map<(d0, d1) -> (d0 * 64 + d1)>
+#r2 = affine_map<(d0, d1) -> (d0)>
+
+// The second generic's first loop (128) is not the group's leading loops
+// merged (4 x 64): it keeps its loops and runs apart.
+// CHECK-LABEL: spyre.kernel @other_rows
+// CHECK-NOT: spyre.fused
+// CHECK: spyre.generic domain [128, 64]
+spyre.kernel @other_rows(%x: !spyre.buffer<16384xf32>, %y: !spyre.buffer<8192xf32>) {
+  %mx = spyre.alloc() : !spyre.buffer<256xf32>
+  spyre.generic domain [4, 64, 64] {indexing_maps = [#x3, #r3],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%x : !spyre.buffer<16384xf32>) outs(%mx : !spyre.buffer<256xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [128, 64] {indexing_maps = [#x2, #r2, #x2],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mx : !spyre.buffer<16384xf32>, !spyre.buffer<256xf32>)
+      outs(%y : !spyre.buffer<8192xf32>) {
+  ^bb0(%v: f32, %s: f32):
+    %q = arith.divf %v, %s : f32
+    spyre.yield %q : f32
+  }
+  spyre.dealloc %mx : !spyre.buffer<256xf32>
+  spyre.return
+}
