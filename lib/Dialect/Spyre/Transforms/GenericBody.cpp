@@ -247,6 +247,12 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
       if (!immediateOnly(result)) {
         info.kind = BodyValue::Kind::temp;
         info.index = newTemp(result, position[&op]);
+        // Read only by instructions of the body (not yielded, which the
+        // caller copies over the whole tile, nor renamed by a conversion
+        // the SFU does for free): one element, read with zero strides.
+        info.scalar = llvm::none_of(result.getUsers(), [](Operation *user) {
+          return isa<YieldOp, arith::ExtFOp, arith::TruncFOp>(user);
+        });
         plan.ops.push_back({&op, VectorOp{K::iota, "", ""}}); // a fill
       }
       plan.values[result] = info;
@@ -280,7 +286,7 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
 }
 
 void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows,
-                           int64_t cols, function_ref<RefAttr(Value)> view,
+                           int64_t cols, function_ref<RefAttr(Value)> viewOf,
                            function_ref<void(IndexExprOp, RefAttr)> index) {
   OpBuilder &b = sc.b();
   auto imm = [&](Value v) -> std::optional<double> {
@@ -289,13 +295,24 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
       return info.immediate;
     return std::nullopt;
   };
+  // A constant held in LX (an operand no instruction takes as an immediate,
+  // such as a select's) is one element read with zero strides: its fill
+  // costs the SFU's startup, not a pass over the tile.
+  auto view = [&](Value v) -> RefAttr {
+    RefAttr r = viewOf(v);
+    if (!plan.values.at(v).scalar)
+      return r;
+    return RefAttr::get(r.getContext(), r.getBuffer(), r.getDtype(), r.getOffset(), {0, 0, 0},
+                        r.getInc(), r.getCore());
+  };
   for (auto &[op, vop] : plan.ops) {
     Value result = op->getResult(0);
     RefAttr dst = view(result);
     if (isa<arith::ConstantOp>(op)) {
-      double value = plan.values.at(result).immediate;
-      sc.add(HwFillOp::create(b, loc, dst, APFloat(value), APFloat(0.0), APFloat(0.0), rows,
-                              cols, nullptr, 0, nullptr, nullptr));
+      const BodyValue &info = plan.values.at(result);
+      int64_t r = info.scalar ? 1 : rows, c = info.scalar ? 1 : cols;
+      sc.add(HwFillOp::create(b, loc, dst, APFloat(info.immediate), APFloat(0.0), APFloat(0.0),
+                              r, c, nullptr, 0, nullptr, nullptr));
       continue;
     }
     if (auto expr = dyn_cast<IndexExprOp>(op)) {

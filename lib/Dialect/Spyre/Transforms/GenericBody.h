@@ -31,6 +31,9 @@ struct BodyValue {
   unsigned index = 0;   ///< input number, temp number or output number
   double immediate = 0; ///< value of an immediate (and of a constant in a temp)
   uint8_t dtype = 0;    ///< device element type
+  /// A constant temp held as one element, which instructions read with zero
+  /// strides (emitBody): only emitBody's own instructions may read it.
+  bool scalar = false;
 };
 
 struct BodyTemp {
