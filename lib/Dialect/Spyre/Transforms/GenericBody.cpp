@@ -286,7 +286,7 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
 }
 
 void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows,
-                           int64_t cols, function_ref<RefAttr(Value)> viewOf,
+                           int64_t viewCols, function_ref<RefAttr(Value)> viewOf,
                            function_ref<void(IndexExprOp, RefAttr)> index) {
   OpBuilder &b = sc.b();
   auto imm = [&](Value v) -> std::optional<double> {
@@ -298,15 +298,44 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
   // A constant held in LX (an operand no instruction takes as an immediate,
   // such as a select's) is one element read with zero strides: its fill
   // costs the SFU's startup, not a pass over the tile.
+  // A temporary computed from values constant along the columns only (row
+  // statistics: a maximum, a sum, the input of a row-broadcast load) is
+  // computed once per row, its column 0, and read with a zero column stride.
+  DenseSet<Value> perRow;
+  auto withStrides = [](RefAttr r, int64_t rowStride) {
+    return RefAttr::get(r.getContext(), r.getBuffer(), r.getDtype(), r.getOffset(),
+                        {rowStride, 0, 0}, r.getInc(), r.getCore());
+  };
   auto view = [&](Value v) -> RefAttr {
     RefAttr r = viewOf(v);
-    if (!plan.values.at(v).scalar)
-      return r;
-    return RefAttr::get(r.getContext(), r.getBuffer(), r.getDtype(), r.getOffset(), {0, 0, 0},
-                        r.getInc(), r.getCore());
+    if (plan.values.at(v).scalar)
+      return withStrides(r, 0);
+    if (perRow.contains(v))
+      return withStrides(r, r.getStrides()[0]);
+    return r;
+  };
+  auto constantAlongColumns = [&](Value v) {
+    const BodyValue &info = plan.values.at(v);
+    return info.kind == BodyValue::Kind::immediate || info.scalar || perRow.contains(v) ||
+           (info.kind == BodyValue::Kind::input && viewOf(v).getStrides()[1] == 0);
+  };
+  auto rowTemp = [&](Operation *op) {
+    Value result = op->getResult(0);
+    return !isa<arith::ConstantOp, IndexExprOp>(op) &&
+           plan.values.at(result).kind == BodyValue::Kind::temp &&
+           llvm::none_of(result.getUsers(),
+                         [](Operation *user) {
+                           return isa<YieldOp, arith::ExtFOp, arith::TruncFOp>(user);
+                         }) &&
+           llvm::all_of(op->getOperands(), constantAlongColumns);
   };
   for (auto &[op, vop] : plan.ops) {
     Value result = op->getResult(0);
+    int64_t cols = viewCols;
+    if (rowTemp(op)) {
+      perRow.insert(result);
+      cols = 1;
+    }
     RefAttr dst = view(result);
     if (isa<arith::ConstantOp>(op)) {
       const BodyValue &info = plan.values.at(result);
