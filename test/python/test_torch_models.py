@@ -118,3 +118,24 @@ def test_fp16_parameters_are_converted_once_and_updates_are_seen():
         counters.reset()
         torch.testing.assert_close(compiled(x).float(), model(x).float(), rtol=2e-2, atol=5e-3)
         assert counters.converted_bytes > converted[1]
+
+
+def test_llama_softmax_is_one_kernel():
+    """Inductor orders the value projection between the attention softmax's
+    row sums and its quotients; the product runs first (it needs nothing of
+    the softmax), so the softmax stays one kernel and its exponentials never
+    reach device memory (before: the maxima and sums in one kernel, the
+    quotients in the next)."""
+    from spyre_mlir import report
+    torch.manual_seed(0)
+    block = models.LlamaBlock(128, 4, 2, 256, max_len=64).half().eval()
+    x = torch.randn(1, 64, 128).half()
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        actual = torch.compile(block, backend="spyre")(x)
+        expected = block(x)
+    assert dict(counters.fallbacks) == {}
+    torch.testing.assert_close(actual.float(), expected.float(), atol=3e-2, rtol=3e-2)
+    softmax = [set(r.ops) for r in report.kernel_rows() if "aten.amax.default" in r.ops]
+    assert softmax and all("aten.div.Tensor" in ops for ops in softmax)

@@ -184,13 +184,22 @@ class SpyreScheduling(BaseScheduling):
             self._flush_group()
             self._run_on_cpu(node, str(e))
             return
+        # The product and its epilogue are emitted at once, ahead of the
+        # pending group: the epilogue must not need the group's results.
         if self.product is not None and kernel.ops == "generic" and \
-                self._with_product(node, trace):
+                self._independent_of_pending(node) and self._with_product(node, trace):
             return
         if kernel.ops == "matmul":
             # Its elementwise consumer, if it comes next, runs on its output
-            # tiles in the same kernel (spyre-fuse-epilogue).
-            self._flush_group()
+            # tiles in the same kernel (spyre-fuse-epilogue). A product that
+            # needs nothing of the pending group runs before it, and the group
+            # keeps gathering: Inductor puts the value projection between a
+            # softmax's sums and its quotients, which would otherwise make
+            # two kernels and send the exponentials through device memory.
+            if self._independent_of_pending(node):
+                self._flush_product()
+            else:
+                self._flush_group()
             self.product = (node, trace, kernel)
             return
         if kernel.ops == "generic":
@@ -247,10 +256,29 @@ class SpyreScheduling(BaseScheduling):
         self._emit(nodes, kernel)
         return True
 
-    def _flush_group(self) -> None:
+    def _independent_of_pending(self, node) -> bool:
+        """Whether `node` may run before the pending nodes: it reads nothing
+        they write and writes nothing they read or write (by storage)."""
+        def storages(deps):
+            return {_storage(dep.name)[0] for dep in deps}
+        try:
+            reads, writes = storages(node.read_writes.reads), storages(node.read_writes.writes)
+            for other, _, _ in self.pending:
+                other_reads = storages(other.read_writes.reads)
+                other_writes = storages(other.read_writes.writes)
+                if (reads | writes) & other_writes or writes & other_reads:
+                    return False
+        except (AttributeError, KeyError):  # a dependency that names no buffer
+            return not self.pending
+        return True
+
+    def _flush_product(self) -> None:
         if self.product is not None:
             (node, _, kernel), self.product = self.product, None
             self._compile_and_emit(node, kernel)
+
+    def _flush_group(self) -> None:
+        self._flush_product()
         pending, self.pending = self.pending, []
         if len(pending) == 1:
             node, _, kernel = pending[0]
