@@ -143,8 +143,8 @@ def looped(cores, trips, body, buffers=()):
     return b.finish()
 
 
-def vector_op(core, ids, rows=256, cols=1024):  # rows x cols DLFloat16 lgamma
-    core.unary(sim.UnaryFunc.lgamma, Operand(offset=LX_OUT, dtype=DType.dl16, strides=(cols * 2, 2, 0)),
+def vector_op(core, ids, rows=256, cols=1024, func=sim.UnaryFunc.abs):  # rows x cols DLFloat16
+    core.unary(func, Operand(offset=LX_OUT, dtype=DType.dl16, strides=(cols * 2, 2, 0)),
                Operand(offset=LX_IN, dtype=DType.dl16, strides=(cols * 2, 2, 0)), rows, cols)
 
 
@@ -173,7 +173,7 @@ BUDGET_CASES = {
     "instructions": (lambda trips: looped(32, trips, byte_dma), 24, 5 + 1),   # 32 cores, 2 per trip
     "transfer rows": (lambda trips: looped(1, trips, row_dma), 30, 14),
     "bytes transferred": (lambda trips: looped(1, trips, device_dma, [("d", 256 * KB)]), 34, 18),
-    "vector elements": (lambda trips: looped(1, trips, vector_op), 30, 18),
+    "vector-element units": (lambda trips: looped(1, trips, vector_op), 31, 18),
     "matrix operand and result elements": (
         lambda trips: looped(1, trips, lambda c, i: matmul_op(c, i, 1, 256, 1024)), 33, 18),
     "MACs": (lambda trips: looped(1, trips, matmul_op), 38, 24),
@@ -204,7 +204,7 @@ def test_work_budget_per_kind(kind):
 def test_work_budget_adds_up_kinds():
     # 0.6 of the vector-element limit and 0.6 of the MAC limit: each alone is
     # fine, together they ask for more than the budget.
-    vector = 6 * (1 << 30) // 10 // (256 * 1024)
+    vector = 6 * (1 << 31) // 10 // (256 * 1024)
     macs = 6 * (1 << 38) // 10 // (256 ** 3)
     for body, trips in ((vector_op, vector), (matmul_op, macs)):
         sim.Simulator(ARCH).load(looped(1, [trips], body))
@@ -216,8 +216,18 @@ def test_work_budget_adds_up_kinds():
     core.loop(macs)
     matmul_op(core, [])
     core.end_loop()
-    with pytest.raises(sim.ProgramError, match="work budget.*vector elements.*MACs"):
+    with pytest.raises(sim.ProgramError, match="work budget.*vector-element units.*MACs"):
         sim.Simulator(ARCH).load(b.finish())
+
+
+def test_work_budget_weighs_vector_functions_by_host_cost():
+    # 2^29 elements: of abs (a unit each, ~2 ns on the host) a quarter of
+    # the budget; of lgamma (five units) more than all of it.
+    trips = trips_for(29 - 18)
+    sim.Simulator(ARCH).load(looped(1, trips, vector_op))
+    dear = lambda core, ids: vector_op(core, ids, func=sim.UnaryFunc.lgamma)  # noqa: E731
+    with pytest.raises(sim.ProgramError, match="work budget.* vector-element units \\("):
+        sim.Simulator(ARCH).load(looped(1, trips, dear))
 
 
 def test_work_budget_refuses_loops_of_astronomical_trips():

@@ -30,7 +30,9 @@ struct Error : std::runtime_error {
 ///    ~0.3 us each through the event loop, 2^24 -> ~5 s;
 ///  - transfer rows (dma, ring, gather; one copy each): ~3 ns, 2^30 -> ~3 s;
 ///  - bytes transferred, from and to device memory: ~0.5 ns, 2^34 -> ~9 s;
-///  - vector-unit elements: 1-11 ns (sum .. lgamma), 2^30 -> ~1-12 s;
+///  - vector-unit elements, weighted by their function's host cost
+///    (vectorUnits: one unit is at most ~3.4 ns: an add 2.8 ns, exp 5.7 ns
+///    for 2 units, tanh 14 ns for 5), 2^31 units -> at most ~7 s;
 ///  - matrix-unit operand and result elements (DLFloat16 rounding, decode and
 ///    encode): ~1.2 ns, 2^33 -> ~10 s;
 ///  - MACs (single-threaded SGEMM): ~0.02 ns, 2^38 -> ~6 s.
@@ -43,7 +45,12 @@ namespace budget {
 inline constexpr int64_t kInstructions = int64_t{1} << 24;
 inline constexpr int64_t kTransferRows = int64_t{1} << 30;
 inline constexpr int64_t kTransferBytes = int64_t{1} << 34;
-inline constexpr int64_t kVectorElements = int64_t{1} << 30;
+inline constexpr int64_t kVectorUnits = int64_t{1} << 31;
+/// Units one element of vector instruction `in` spends: its function's host
+/// cost (measured per element, one f32 instruction over 4M elements on one
+/// x86-64 core) in units of ~3.4 ns, rounded up. A function not measured
+/// (or not valid, before validation refuses it) counts as the dearest.
+int64_t vectorUnits(const isa::Instr &in);
 inline constexpr int64_t kMatrixElements = int64_t{1} << 33;
 inline constexpr int64_t kMacs = int64_t{1} << 38;
 } // namespace budget
