@@ -128,7 +128,12 @@ def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, *, attn_m
     # and need no f32 copy of the values.
     if value.dtype in (torch.float16, torch.bfloat16):
         probs = probs.to(value.dtype)
-    out = _product_f32(_grouped(probs, key.shape[1]), value)
+    if query.dtype == value.dtype == probs.dtype:
+        # Summed in f32 and rounded once to the result's type either way:
+        # no f32 result in device memory to convert afterwards.
+        out = torch.matmul(_grouped(probs, key.shape[1]), value)
+    else:
+        out = _product_f32(_grouped(probs, key.shape[1]), value)
     out = out.reshape(*query.shape[:-1], value.shape[-1]).to(query.dtype)
     return _laid_out_as(out, query), logsumexp
 
