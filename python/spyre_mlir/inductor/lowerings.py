@@ -221,12 +221,11 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
     # end of the first spatial dimension keep them inside the buffer.
     wide = spatial >= 2 and all(s == 1 for s in stride)
     pitch = [math.prod(padded[i + 1:]) for i in range(spatial)]
-    # A run is rounded up to whole sticks, so that the columns' rows start
-    # stick aligned for the product.
-    # (int64 is stored as int32 on the card.)
-    stick = default_arch().stick_bytes // min(x.get_dtype().itemsize, 4) if wide else 1
-    run = -(-out[0] * pitch[0] // stick) * stick
     if wide:
+        # A run is rounded up to whole sticks, so that the columns' rows
+        # start stick aligned for the product (int64 is int32 on the card).
+        stick = default_arch().stick_bytes // min(x.get_dtype().itemsize, 4)
+        run = -(-out[0] * pitch[0] // stick) * stick
         overrun = (sum((k - 1) * d * q for k, d, q in zip(ks[1:], dilation[1:], pitch[1:]))
                    + run - out[0] * pitch[0])
         pairs = [(pairs[0][0], pairs[0][1] + -(-overrun // pitch[0])), *pairs[1:]]

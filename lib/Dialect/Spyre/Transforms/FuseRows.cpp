@@ -74,8 +74,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
       // (Inductor flattened them: [heads * rows, cols] after [heads, rows,
       // cols]) runs over the group's loops instead, when that lets it join.
       if (!current.members.empty() && plan->getSizes() != firstPlan->getSizes()) {
-        SmallVector<int64_t> sizes(firstPlan->getSizes());
-        if (std::optional<Attrs> old = expandLeading(generic, sizes)) {
+        if (std::optional<Attrs> old = expandLeading(generic, firstPlan->getSizes())) {
           std::unique_ptr<GenericPlan> expanded = quietPlan(generic, arch);
           if (expanded && joins(current, generic, *expanded, *firstPlan))
             plan = std::move(expanded);

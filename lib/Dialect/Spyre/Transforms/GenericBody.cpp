@@ -62,6 +62,16 @@ StringRef intPredicate(arith::CmpIPredicate p) {
 
 bool isBool(Operation &op) { return op.getResult(0).getType().isInteger(1); }
 
+/// Whether only instructions of the body read `v`: not the yield (its caller
+/// copies a yielded value over the whole tile) nor a conversion the SFU does
+/// for free (which renames `v` rather than reading it). Such a value may be
+/// stored in fewer elements than the tile and read with zero strides.
+bool readByBodyInstructionsOnly(Value v) {
+  return llvm::none_of(v.getUsers(), [](Operation *user) {
+    return isa<YieldOp, arith::ExtFOp, arith::TruncFOp>(user);
+  });
+}
+
 } // namespace
 
 std::optional<VectorOp> mlir::spyre::vectorOpFor(Operation &op, std::string &why) {
@@ -247,12 +257,8 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
       if (!immediateOnly(result)) {
         info.kind = BodyValue::Kind::temp;
         info.index = newTemp(result, position[&op]);
-        // Read only by instructions of the body (not yielded, which the
-        // caller copies over the whole tile, nor renamed by a conversion
-        // the SFU does for free): one element, read with zero strides.
-        info.scalar = llvm::none_of(result.getUsers(), [](Operation *user) {
-          return isa<YieldOp, arith::ExtFOp, arith::TruncFOp>(user);
-        });
+        // One element, read with zero strides.
+        info.scalar = readByBodyInstructionsOnly(result);
         plan.ops.push_back({&op, VectorOp{K::iota, "", ""}}); // a fill
       }
       plan.values[result] = info;
@@ -323,10 +329,7 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
     Value result = op->getResult(0);
     return !isa<arith::ConstantOp, IndexExprOp>(op) &&
            plan.values.at(result).kind == BodyValue::Kind::temp &&
-           llvm::none_of(result.getUsers(),
-                         [](Operation *user) {
-                           return isa<YieldOp, arith::ExtFOp, arith::TruncFOp>(user);
-                         }) &&
+           readByBodyInstructionsOnly(result) &&
            llvm::all_of(op->getOperands(), constantAlongColumns);
   };
   for (auto &[op, vop] : plan.ops) {
