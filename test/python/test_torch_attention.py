@@ -4,6 +4,8 @@ is_causal, grouped-query attention) forward and backward,
 nn.MultiheadAttention and nn.TransformerEncoderLayer (eval-mode fast path).
 Zero CPU fallbacks, results within DLFloat16 tolerance."""
 
+import math
+
 import pytest
 import torch
 import torch.nn as nn
@@ -261,3 +263,85 @@ def test_transformer_encoder():
     with torch.no_grad():
         expected = encoder(x)
     close(actual, expected, 2 * EMBED)
+
+
+def repeat_kv(x, n_rep):
+    """Hugging Face's repeat_kv: each key/value head repeated for its query heads."""
+    b, heads, s, d = x.shape
+    return x[:, :, None, :, :].expand(b, heads, n_rep, s, d).reshape(b, heads * n_rep, s, d)
+
+
+def llama_attention(q, k, v, mask):
+    rep = q.shape[1] // k.shape[1]
+    return F.scaled_dot_product_attention(q, repeat_kv(k, rep), repeat_kv(v, rep),
+                                          attn_mask=mask, scale=0.125)
+
+
+def decode_inputs(dtype=torch.float16):
+    torch.manual_seed(0)
+    q = torch.randn(1, 8, 1, 64).to(dtype)
+    k, v = (torch.randn(1, 2, 128, 64).to(dtype) for _ in range(2))
+    mask = torch.zeros(1, 1, 1, 128, dtype=dtype)
+    mask[..., 100:] = -math.inf
+    return q, k, v, mask
+
+
+def dynamo_graph(fn, *args):
+    graphs = []
+
+    def capture(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+    torch._dynamo.reset()
+    torch.compile(fn, backend=capture)(*args)
+    return graphs[0]
+
+
+def test_repeated_heads_become_grouped_query_attention():
+    """The pre-grad pass gives attention the unrepeated key/value heads with
+    enable_gqa=True; the graph computes what it did."""
+    from spyre_mlir.inductor.grouped_attention import ungroup_repeated_heads
+    args = decode_inputs(torch.float32)
+    gm = dynamo_graph(llama_attention, *args)
+    assert ungroup_repeated_heads(gm.graph) == 1
+    gm.recompile()
+    (attention,) = [n for n in gm.graph.nodes if n.target is F.scaled_dot_product_attention or
+                    n.target is torch._C._nn.scaled_dot_product_attention]
+    assert attention.kwargs["enable_gqa"] is True
+    assert not [n for n in gm.graph.nodes if n.target in ("expand", "reshape")]
+    out = gm(*args)  # Dynamo's graphs return their outputs as a sequence
+    torch.testing.assert_close(out[0], llama_attention(*args))
+
+
+@pytest.mark.parametrize("fn", [
+    # Key and value heads repeated a different number of times.
+    lambda q, k, v, m: F.scaled_dot_product_attention(q, repeat_kv(k, 4), repeat_kv(v, 4)[:, :4]
+                                                      .repeat(1, 2, 1, 1), attn_mask=m),
+    # Repeated along another axis: not the head repeat enable_gqa means.
+    lambda q, k, v, m: F.scaled_dot_product_attention(
+        q, k[:, :, :, None].expand(1, 2, 128, 4, 64).reshape(1, 8, 128, 64)[:, :, :128],
+        repeat_kv(v, 4), attn_mask=m),
+], ids=["mismatched_values", "other_axis"])
+def test_other_repeats_are_left_alone(fn):
+    from spyre_mlir.inductor.grouped_attention import ungroup_repeated_heads
+    args = decode_inputs(torch.float32)
+    gm = dynamo_graph(fn, *args)
+    assert ungroup_repeated_heads(gm.graph) == 0
+
+
+def test_decode_with_repeated_heads_reads_each_head_once(monkeypatch):
+    """Compiled end to end: the same values as eager, and fewer simulated
+    cycles than with the copies of the repeated heads that the pass removes."""
+    from spyre_mlir.inductor import backend
+    args = decode_inputs()
+
+    def simulated(config):
+        monkeypatch.setattr(backend, "CONFIG", config)
+        out = compiled(llama_attention, *args)
+        assert dict(counters.fallbacks) == {}
+        torch.testing.assert_close(out, llama_attention(*args), **tolerance(torch.float16, 128))
+        return counters.simulated_cycles
+
+    grouped = simulated(dict(backend.CONFIG))
+    repeated = simulated({k: v for k, v in backend.CONFIG.items() if k != "pre_grad_custom_pass"})
+    assert grouped < repeated

@@ -7,6 +7,7 @@ import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from . import register, state
+from .grouped_attention import UngroupRepeatedHeads
 
 
 class _CompilerVersion(CustomGraphPass):
@@ -36,6 +37,8 @@ CONFIG = {
     "max_complex_pointwise_cat_inputs": 0,
     "max_pointwise_cat_inputs": 0,
     "post_grad_custom_post_pass": _CompilerVersion(),
+    # Attention over repeated key/value heads as grouped-query attention.
+    "pre_grad_custom_pass": UngroupRepeatedHeads(),
 }
 
 

@@ -96,11 +96,13 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
     uint8_t dtype = inputTypes[k];
     int64_t es = deviceDTypeBytes(dtype);
     TileLayout l = layoutTile(stride(access, row), stride(access, col), tr, tc, rows, cols, es);
-    int64_t at = slotAt("input" + std::to_string(k), inCopy);
-    step.loads.push_back({em.lx(dtype, at, l.lxStrides),
-                          em.device(generic.getInputs()[k], dtype,
-                                    deviceOffset(access, origin, es), l.deviceStrides),
-                          l.rowBytes, l.counts});
+    bool resident = isResident(unsigned(k), tile);
+    int64_t at = slotAt("input" + std::to_string(k), resident ? 0 : inCopy);
+    if (!resident || i == 0)
+      step.loads.push_back({em.lx(dtype, at, l.lxStrides),
+                            em.device(generic.getInputs()[k], dtype,
+                                      deviceOffset(access, origin, es), l.deviceStrides),
+                            l.rowBytes, l.counts});
     inputViews.push_back(em.lx(dtype, at, {l.rowStride, l.colStride, 0}));
   }
   if (inputViewsOut)

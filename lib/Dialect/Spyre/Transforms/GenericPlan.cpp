@@ -144,7 +144,7 @@ SmallVector<LxSlot> GenericPlan::slots(ArrayRef<int64_t> tile) const {
   for (auto [i, access] : llvm::enumerate(inputs)) {
     int64_t es = deviceDTypeBytes(inputTypes[i]);
     TileLayout l = layoutTile(stride(access, row), stride(access, col), tr, tc, tr, tc, es);
-    result.push_back({"input" + std::to_string(i), l.bytes, 2});
+    result.push_back({"input" + std::to_string(i), l.bytes, isResident(i, tile) ? 1 : 2});
   }
   for (auto [i, out] : llvm::enumerate(outputs)) {
     std::string name = "output" + std::to_string(i);
@@ -165,6 +165,15 @@ SmallVector<LxSlot> GenericPlan::slots(ArrayRef<int64_t> tile) const {
     result.push_back({"temp" + std::to_string(i), tr * tc * deviceDTypeBytes(temp.dtype), 1,
                       temp.begin, temp.end});
   return result;
+}
+
+bool GenericPlan::isResident(unsigned k, ArrayRef<int64_t> tile) const {
+  // Along a stride of zero, layoutTile moves one element whatever the tile's
+  // extent, so a ragged last tile loads the same bytes too.
+  for (int64_t d = 0, e = sizes.size(); d < e; ++d)
+    if (llvm::divideCeil(sizes[d], tile[d]) > 1 && inputs[k].strides[d] != 0)
+      return false;
+  return true;
 }
 
 int64_t GenericPlan::parallelTiles(ArrayRef<int64_t> tile, int skip) const {

@@ -96,6 +96,12 @@ public:
                      SmallVectorImpl<RefAttr> *results = nullptr,
                      SmallVectorImpl<RefAttr> *inputViews = nullptr) const;
 
+  /// Whether input `k` reads the same elements in every tile of `tile`'s
+  /// grid (a broadcast scalar, per-column values such as rotary
+  /// frequencies): it is then loaded once per core, into one copy of its
+  /// slot, and stays there for the core's later tiles.
+  bool isResident(unsigned k, ArrayRef<int64_t> tile) const;
+
   // What a fused group needs to know about a member.
   GenericOp getGeneric() const { return generic; }
   ArrayRef<int64_t> getSizes() const { return sizes; }

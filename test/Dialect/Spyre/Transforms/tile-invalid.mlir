@@ -16,7 +16,7 @@ spyre.kernel @rank(%x: !spyre.buffer<8x64xf32>, %y: !spyre.buffer<8x64xf32>) {
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 spyre.kernel @too_big(%x: !spyre.buffer<1024x1024xf32>, %y: !spyre.buffer<1024x1024xf32>) {
-  // expected-error @+1 {{spyre.tile needs 16777216 bytes of LX, more than the usable 1600000}}
+  // expected-error @+1 {{spyre.tile needs 12582912 bytes of LX, more than the usable 1600000}}
   spyre.generic domain [1024, 1024] {indexing_maps = [#id, #id], spyre.tile = array<i64: 1024, 1024>,
       iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
       ins(%x : !spyre.buffer<1024x1024xf32>) outs(%y : !spyre.buffer<1024x1024xf32>) {
