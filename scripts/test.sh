@@ -22,5 +22,5 @@ echo "== pytest =="
 # scripts/check_sanitizers.sh, which compiles them again under ASan/UBSan.
 export SPYRE_KERNEL_CORPUS="${SPYRE_KERNEL_CORPUS:-$PWD/build/kernel-corpus}"
 # The slowest tests are listed: CI's time is mostly theirs.
-python -m pytest -q -n auto --durations=25 test/python || status=1
+python -m pytest -q -n auto --dist worksteal --durations=25 test/python || status=1
 exit $status
