@@ -413,9 +413,12 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   } else {
     steady = steps * std::max(pt, both);
   }
+  // After the fill (the first step's loads, counted apart) every step but
+  // the last overlaps its PT work with the next step's loads; the last one
+  // only computes (the drain).
+  steady = steady * double(steps - 1) / steps + pt;
   double midStores = (tiles - 1) * (cores * outBytes * storeCost + latency);
-  // (The first step's loads are the fill, counted apart.)
-  steady = std::max(steady, lhsLoads * lhsStep + rhsLoads * rhsStep - both + midStores);
+  steady = std::max(steady, lhsLoads * lhsStep + rhsLoads * rhsStep - both + midStores + pt);
   // The epilogue of a tile runs on the SFU while the PT computes the next
   // ones: it paces the run when it takes longer than a tile's steps.
   if (epilogue)
