@@ -118,7 +118,37 @@ LogicalResult GenericPlan::analyze() {
   if (failed(planned))
     return failure();
   body = std::move(*planned);
+  chooseRowLoop();
   return success();
+}
+
+void GenericPlan::chooseRowLoop() {
+  // The densest row loop keeps transfers long, but when it is short (two
+  // halves of a rotary embedding's head) every other loop steps one point
+  // at a time and a core runs many tiny tiles, each paying the DMA latency
+  // of every input. Another parallel loop is taken when its tiles need less
+  // than half the steps per core.
+  if (row < 0)
+    return;
+  auto stepsPerCore = [&]() -> int64_t {
+    SmallVector<int64_t> tile = chooseTile(arch.cores, arch.lxUsableBytes());
+    if (tile.empty())
+      return INT64_MAX;
+    return llvm::divideCeil(parallelTiles(tile, -1), arch.cores);
+  };
+  int densestRow = row;
+  int64_t best = stepsPerCore();
+  for (int64_t i = 0, e = sizes.size(); i < e; ++i) {
+    if (reduction[i] || int(i) == col || int(i) == densestRow || sizes[i] == 1)
+      continue;
+    int previous = row;
+    row = int(i);
+    int64_t steps = stepsPerCore();
+    if (steps < best / 2)
+      best = steps;
+    else
+      row = previous;
+  }
 }
 
 LogicalResult GenericPlan::verifyTile(ArrayRef<int64_t> tile) const {

@@ -133,6 +133,8 @@ private:
   }
   bool reduces() const { return llvm::is_contained(reduction, true); }
   int64_t rowSize(ArrayRef<int64_t> tile) const { return row < 0 ? 1 : tile[row]; }
+  /// Replaces the densest row loop by one giving far fewer tiles per core.
+  void chooseRowLoop();
   /// Row-tile granule: whole sticks of operands whose rows run along the row loop.
   int64_t rowStickElems() const;
   SmallVector<int64_t> tileWithRowGranule(int64_t cores, int64_t lxBytes,

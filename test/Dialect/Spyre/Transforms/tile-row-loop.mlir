@@ -1,0 +1,42 @@
+// RUN: spyre-opt %s -split-input-file -spyre-divide-work -spyre-tile | FileCheck %s
+
+// The row loop of a generic's tile is the parallel loop its output is
+// densest along, unless another gives far fewer tiles per core. A rotary
+// embedding written into a key cache (heads x positions x two halves x 32):
+// the halves (stride 32) give 268 tiles of 2 x 32, more than eight per core;
+// the positions (stride 64) give one tile per core.
+// CHECK-LABEL: spyre.kernel @rotary_halves
+// CHECK: spyre.generic domain [4, 67, 2, 32] {{.*}}spyre.tile = array<i64: 1, 17, 1, 32>
+#out = affine_map<(d0, d1, d2, d3) -> (d0 * 4288 + d1 * 64 + d2 * 32 + d3)>
+spyre.kernel @rotary_halves(%x: !spyre.buffer<17152xf16>, %f: !spyre.buffer<32xf16>,
+                            %y: !spyre.buffer<17152xf16>) {
+  spyre.generic domain [4, 67, 2, 32] {indexing_maps = [#out,
+      affine_map<(d0, d1, d2, d3) -> (d3)>, #out],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %f : !spyre.buffer<17152xf16>, !spyre.buffer<32xf16>)
+      outs(%y : !spyre.buffer<17152xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %0 = arith.mulf %a, %b : f16
+    spyre.yield %0 : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// When the densest loop gives about as few tiles, it stays: rows of a
+// contiguous [8, 64, 64] tensor are tiled along the middle loop.
+// CHECK-LABEL: spyre.kernel @dense_rows
+// CHECK: spyre.generic domain [8, 64, 64] {{.*}}spyre.tile = array<i64: 1, {{[0-9]+}}, 64>
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+spyre.kernel @dense_rows(%x: !spyre.buffer<8x64x64xf16>, %y: !spyre.buffer<8x64x64xf16>) {
+  spyre.generic domain [8, 64, 64] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<8x64x64xf16>) outs(%y : !spyre.buffer<8x64x64xf16>) {
+  ^bb0(%a: f16):
+    spyre.yield %a : f16
+  }
+  spyre.return
+}
