@@ -19,6 +19,14 @@ CASES = {
     "vector @ W": (lambda x, w: x @ w, lambda d: (rand(300, dtype=d), rand(300, 130, dtype=d))),
     "linear, one token": (lambda x, w: F.linear(x, w),
                           lambda d: (rand(1, 1, 300, dtype=d), rand(130, 300, dtype=d))),
+    # K over several steps: the few lhs rows are loaded whole, once per core,
+    # and each step reads its K columns of them (rows halved on the last step).
+    "long K, x @ W.T": (lambda x, w: x @ w.T,
+                        lambda d: (rand(1, 2500, dtype=d), rand(130, 2500, dtype=d))),
+    "long K, three rows": (lambda x, w: x @ w.T,
+                           lambda d: (rand(3, 2500, dtype=d), rand(130, 2500, dtype=d))),
+    "long K, x.T @ W": (lambda x, w: x.T @ w,
+                        lambda d: (rand(2500, 3, dtype=d), rand(2500, 130, dtype=d))),
 }
 
 
@@ -26,9 +34,11 @@ CASES = {
 @pytest.mark.parametrize("name", CASES)
 def test_vector_products_run_on_the_matrix_unit(name, dtype, kernels):
     fn, inputs = CASES[name]
-    actual, expected = compiled_and_eager(fn, *inputs(dtype))
+    args = inputs(dtype)
+    actual, expected = compiled_and_eager(fn, *args)
     assert actual.shape == expected.shape and actual.dtype == expected.dtype
-    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(dtype, 300))
+    depth = max(max(a.shape) for a in args)  # K is the longest dimension
+    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(dtype, depth))
     assert any("spyre.matmul" in source for source in kernels), kernels
 
 

@@ -104,6 +104,16 @@ private:
   /// overwrite one not yet read): only then a staging slot of its own.
   bool staging() const { return staged() && accumulate; }
   int64_t esOf(const Operand &o) const { return deviceDTypeBytes(o.dtype); }
+  /// Few output rows (a decode step's GEMV): every core's tiles read the
+  /// same lhs rows, so the whole of K of them is loaded once per core into
+  /// one slot rather than a K step at a time: each load would pay the DMA
+  /// latency for a few hundred bytes. Only when that panel is small beside
+  /// the rhs tiles it leaves room for.
+  bool lhsWhole(ArrayRef<int64_t> tile) const {
+    int64_t kt = llvm::divideCeil(k, tile[2]);
+    return batch == 1 && m <= tile[0] && kt > 1 &&
+           tile[0] * kt * tile[2] * esOf(lhs) <= arch.lxUsableBytes() / 8;
+  }
 
   /// Cores along the batch, the output rows and the output columns.
   struct Grid {
@@ -278,7 +288,9 @@ LogicalResult MatmulPlan::verifyTile(ArrayRef<int64_t> tile) const {
 
 SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t tm = tile[0], tn = tile[1], tk = tile[2];
-  SmallVector<LxSlot> result = {{"lhs", tm * tk * esOf(lhs), 2},
+  bool whole = lhsWhole(tile);
+  int64_t kSpan = whole ? llvm::alignTo(k, tk) : tk;
+  SmallVector<LxSlot> result = {{"lhs", tm * kSpan * esOf(lhs), whole ? 1 : 2},
                                 {"rhs", tk * tn * esOf(rhs), 2},
                                 {"acc", tm * tn * (direct(tile) ? esOf(out) : 4), 2}};
   if (staging())
@@ -352,6 +364,12 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   else if (tiles >= 2)
     rhsF = std::ceil(mc / 2);
   double lhsLoads = bc * mc * lhsF * double(kt), rhsLoads = bc * nc * rhsF * double(kt);
+  // A whole-K lhs panel: one load per core, before the first step.
+  bool whole = lhsWhole(tile);
+  if (whole) {
+    lhsF = 1;
+    lhsLoads = 1;
+  }
   double read = double(batch) * double(k) *
                 (double(m) * esOf(lhs) * lhsF + double(n) * esOf(rhs) * rhsF);
   double written = double(batch * m * n * esOf(out));
@@ -387,7 +405,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double convert = staged() && !direct(tile) ? arch.sfuCycles(double(tm * tn), 6, false, false) : 0;
   if (epilogue)
     convert = epilogueCycles(tm, tn, tile[3]);
-  double firstLoad = std::max(double(grid.b * grid.m) * lhsBytes / bw, lhsBytes / port) +
+  double firstLhs = whole ? double(tm * llvm::alignTo(k, tk) * esOf(lhs)) : lhsBytes;
+  double firstLoad = std::max(double(grid.b * grid.m) * firstLhs / bw, firstLhs / port) +
                      std::max(double(grid.b * grid.n) * rhsBytes / bw, rhsBytes / port) +
                      2 * latency;
   // The last stores find no reads to share the bus with: when fewer bytes
@@ -403,6 +422,10 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double readCost = 1 / bw + (read < written ? arch.turnaroundCyclesPerByte() : 0);
   double lhsStep = std::max(double(grid.b * grid.m) * lhsBytes * readCost, lhsBytes / port) + latency,
          rhsStep = std::max(double(grid.b * grid.n) * rhsBytes * readCost, rhsBytes / port) + latency;
+  if (whole) { // loaded with the fill, not per step
+    lhsStep = 0;
+    lhsLoads = 0;
+  }
   double both = lhsStep + rhsStep, steady;
   if (kt == 1) {
     steady = steps * std::max(pt, (lhsLoads * lhsStep + rhsLoads * rhsStep) / steps);
@@ -512,6 +535,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   Grid grid = chooseGrid(cores, tile, time);
   bool rows = walksRows(tile, grid);
   bool inOne = direct(tile);
+  bool whole = lhsWhole(tile);
+  int64_t kSpan = whole ? kt * tk : tk; // the lhs slot's extent along K
   uint8_t accType = inOne ? out.dtype : uint8_t(ISA::DType::f32);
   int64_t accBytes = inOne ? esOf(out) : 4;
   Location loc = op->getLoc();
@@ -578,7 +603,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
     auto add = [&](int64_t local, int64_t s) {
       auto [b, mi, ni] = tileAt(local);
       int64_t t = int64_t(order.size());
-      auto [lc, ln] = lhsCopies.use({b, mi, s}, t);
+      auto [lc, ln] = whole ? std::pair<int64_t, bool>{0, t == 0} : lhsCopies.use({b, mi, s}, t);
       auto [rc, rn] = rhsCopies.use({b, ni, s}, t);
       order.push_back({local, s, lc, rc, ln, rn});
     };
@@ -648,7 +673,12 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       };
       bool first = s == 0, last = s == kt - 1;
       int64_t outCopy = local % 2;
-      Placed a = place(lhs, b, m0, k0, am, ak, tm, tk, slotAt(0, o.lhsCopy));
+      // A whole-K lhs panel is loaded once; each step views its K columns.
+      Placed a = whole ? place(lhs, b, m0, 0, am, k, tm, kSpan, slotAt(0, 0))
+                       : place(lhs, b, m0, k0, am, ak, tm, tk, slotAt(0, o.lhsCopy));
+      if (whole)
+        a.view = em.lx(lhs.dtype, a.view.getOffset() + k0 * (lhs.transposed ? tm : 1) * esOf(lhs),
+                       {a.view.getStrides()[0], 0, 0});
       Placed w = place(rhs, b, k0, n0, ak, an, tk, tn, slotAt(1, o.rhsCopy));
       RefAttr acc = em.lx(accType, slotAt(2, outCopy), {tn * accBytes, 0, 0});
       int64_t es = esOf(out);
@@ -714,7 +744,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       }
       // Rows [r0, r1) of the output are rows [r0, r1) of the lhs tile (its
       // columns when LX holds it transposed) and of the accumulator.
-      RefAttr lhsView = shift(a.view, r0 * (lhs.transposed ? 1 : tk) * esOf(lhs));
+      RefAttr lhsView = shift(a.view, r0 * (lhs.transposed ? 1 : kSpan) * esOf(lhs));
       RefAttr accRows = shift(acc, r0 * tn * accBytes);
       int64_t rowCount = r1 - r0;
       step.compute = [=, this, &em](StepCompute &sc) {
