@@ -313,6 +313,12 @@ def test_repeated_heads_become_grouped_query_attention():
     torch.testing.assert_close(out[0], llama_attention(*args))
 
 
+def repeated_then_written(k, v):
+    keys, values = repeat_kv(k, 4), repeat_kv(v, 4)
+    k.index_copy_(2, torch.tensor([3]), torch.full_like(k[:, :, :1], 10.0))
+    return keys, values
+
+
 @pytest.mark.parametrize("fn", [
     # Key and value heads repeated a different number of times.
     lambda q, k, v, m: F.scaled_dot_product_attention(q, repeat_kv(k, 4), repeat_kv(v, 4)[:, :4]
@@ -321,7 +327,11 @@ def test_repeated_heads_become_grouped_query_attention():
     lambda q, k, v, m: F.scaled_dot_product_attention(
         q, k[:, :, :, None].expand(1, 2, 128, 4, 64).reshape(1, 8, 128, 64)[:, :, :128],
         repeat_kv(v, 4), attn_mask=m),
-], ids=["mismatched_values", "other_axis"])
+    # The cache written in place after the repeat (a copy) and before
+    # attention: attention must see the values of the repeat.
+    lambda q, k, v, m: F.scaled_dot_product_attention(
+        q, *repeated_then_written(k, v), attn_mask=m),
+], ids=["mismatched_values", "other_axis", "written_after_the_repeat"])
 def test_other_repeats_are_left_alone(fn):
     from spyre_mlir.inductor.grouped_attention import ungroup_repeated_heads
     args = decode_inputs(torch.float32)

@@ -81,6 +81,31 @@ def _key_value(node: torch.fx.Node):
             args[2] if args[2] is not None else node.kwargs.get("value"))
 
 
+def _may_mutate(node: torch.fx.Node) -> bool:
+    """Whether `node` may write a tensor in place (conservatively)."""
+    if node.op == "call_module":
+        return True
+    if node.op == "call_method":
+        return node.target.endswith("_") and not node.target.startswith("__")
+    if node.op == "call_function":
+        name = getattr(node.target, "__name__", "")
+        return node.target is operator.setitem or "out" in node.kwargs or \
+            (name.endswith("_") and not name.startswith("__"))
+    return False
+
+
+def _unchanged_until(chain_start: torch.fx.Node, attention: torch.fx.Node) -> bool:
+    """The repeat is a copy: attention reads the values of the moment it was
+    made. Reading the source at the attention instead is the same only if
+    nothing may change it in place in between."""
+    node = chain_start.next
+    while node is not attention:
+        if _may_mutate(node):
+            return False
+        node = node.next
+    return True
+
+
 def _erase_if_unused(node: torch.fx.Node) -> None:
     """The repeat chain, only its own nodes: a general dead-code pass would
     also drop in-place ops whose results nothing reads (the cache updates)."""
@@ -95,6 +120,7 @@ def ungroup_repeated_heads(graph: torch.fx.Graph) -> int:
     """Rewrites attention over repeated key/value heads to enable_gqa over
     the unrepeated ones; returns how many it rewrote."""
     rewritten = 0
+    order = {n: i for i, n in enumerate(graph.nodes)}  # erasing keeps the others' order
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _ATTENTION or \
                 node.kwargs.get("enable_gqa", False):
@@ -107,6 +133,10 @@ def ungroup_repeated_heads(graph: torch.fx.Graph) -> int:
         # heads per key/value head, as enable_gqa pairs them.
         query = _shape(node.args[0] if node.args else node.kwargs.get("query"))
         if query is None or len(query) != 4 or query[1] != _shape(k[0])[1] * k[1]:
+            continue
+        # The first node of either chain: the head axis insert.
+        starts = [key.args[0].args[0], value.args[0].args[0]]
+        if not _unchanged_until(min(starts, key=order.__getitem__), node):
             continue
         args = list(node.args)
         kwargs = dict(node.kwargs)

@@ -390,7 +390,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double transfers = lhsLoads + rhsLoads + tiles * ((accumulate ? 2 : 1) + epiLoads);
   double bus = arch.deviceCycles(read, written) + transfers * latency;
   // Each core's own transfers also pass its DMA engine.
-  double own = (lhsLoads * lhsBytes + rhsLoads * rhsBytes +
+  double lhsPanel = whole ? double(tm * llvm::alignTo(k, tk) * esOf(lhs)) : lhsBytes;
+  double own = (lhsLoads * lhsPanel + rhsLoads * rhsBytes +
                 tiles * (outBytes * (accumulate ? 2 : 1) + epiBytes)) /
                port;
   // One step on the PT (peak rate or operand feed, plus fill and drain: the
@@ -405,8 +406,7 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double convert = staged() && !direct(tile) ? arch.sfuCycles(double(tm * tn), 6, false, false) : 0;
   if (epilogue)
     convert = epilogueCycles(tm, tn, tile[3]);
-  double firstLhs = whole ? double(tm * llvm::alignTo(k, tk) * esOf(lhs)) : lhsBytes;
-  double firstLoad = std::max(double(grid.b * grid.m) * firstLhs / bw, firstLhs / port) +
+  double firstLoad = std::max(double(grid.b * grid.m) * lhsPanel / bw, lhsPanel / port) +
                      std::max(double(grid.b * grid.n) * rhsBytes / bw, rhsBytes / port) +
                      2 * latency;
   // The last stores find no reads to share the bus with: when fewer bytes
