@@ -287,14 +287,11 @@ def decode_inputs(dtype=torch.float16):
 
 
 def dynamo_graph(fn, *args):
-    graphs = []
-
-    def capture(gm, example_inputs):
-        graphs.append(gm)
-        return gm
+    from torch._dynamo.testing import EagerAndRecordGraphs
+    recorder = EagerAndRecordGraphs()
     torch._dynamo.reset()
-    torch.compile(fn, backend=capture)(*args)
-    return graphs[0]
+    torch.compile(fn, backend=recorder)(*args)
+    return recorder.graphs[0]
 
 
 def test_repeated_heads_become_grouped_query_attention():

@@ -128,7 +128,14 @@ void GenericPlan::chooseRowLoop() {
   // at a time and a core runs many tiny tiles, each paying the DMA latency
   // of every input. Another parallel loop is taken when its tiles need less
   // than half the steps per core.
-  if (row < 0)
+  // Every pass that plans the op analyzes it: the common case, no other
+  // candidate loop (a 2-D generic), costs no tile search.
+  int densestRow = row;
+  SmallVector<int> others;
+  for (int64_t i = 0, e = sizes.size(); i < e; ++i)
+    if (!reduction[i] && int(i) != col && int(i) != densestRow && sizes[i] > 1)
+      others.push_back(int(i));
+  if (row < 0 || others.empty())
     return;
   auto stepsPerCore = [&]() -> int64_t {
     SmallVector<int64_t> tile = chooseTile(arch.cores, arch.lxUsableBytes());
@@ -136,13 +143,10 @@ void GenericPlan::chooseRowLoop() {
       return INT64_MAX;
     return llvm::divideCeil(parallelTiles(tile, -1), arch.cores);
   };
-  int densestRow = row;
   int64_t best = stepsPerCore();
-  for (int64_t i = 0, e = sizes.size(); i < e; ++i) {
-    if (reduction[i] || int(i) == col || int(i) == densestRow || sizes[i] == 1)
-      continue;
+  for (int i : others) {
     int previous = row;
-    row = int(i);
+    row = i;
     int64_t steps = stepsPerCore();
     if (steps < best / 2)
       best = steps;

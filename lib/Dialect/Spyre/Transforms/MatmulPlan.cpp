@@ -110,9 +110,12 @@ private:
   /// latency for a few hundred bytes. Only when that panel is small beside
   /// the rhs tiles it leaves room for.
   bool lhsWhole(ArrayRef<int64_t> tile) const {
-    int64_t kt = llvm::divideCeil(k, tile[2]);
-    return batch == 1 && m <= tile[0] && kt > 1 &&
-           tile[0] * kt * tile[2] * esOf(lhs) <= arch.lxUsableBytes() / 8;
+    return batch == 1 && m <= tile[0] && k > tile[2] &&
+           tile[0] * llvm::alignTo(k, tile[2]) * esOf(lhs) <= arch.lxUsableBytes() / 8;
+  }
+  /// The lhs slot's extent along K: whole K steps for a whole-K panel.
+  int64_t lhsKSpan(ArrayRef<int64_t> tile) const {
+    return lhsWhole(tile) ? int64_t(llvm::alignTo(k, tile[2])) : tile[2];
   }
 
   /// Cores along the batch, the output rows and the output columns.
@@ -288,9 +291,7 @@ LogicalResult MatmulPlan::verifyTile(ArrayRef<int64_t> tile) const {
 
 SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t tm = tile[0], tn = tile[1], tk = tile[2];
-  bool whole = lhsWhole(tile);
-  int64_t kSpan = whole ? llvm::alignTo(k, tk) : tk;
-  SmallVector<LxSlot> result = {{"lhs", tm * kSpan * esOf(lhs), whole ? 1 : 2},
+  SmallVector<LxSlot> result = {{"lhs", tm * lhsKSpan(tile) * esOf(lhs), lhsWhole(tile) ? 1 : 2},
                                 {"rhs", tk * tn * esOf(rhs), 2},
                                 {"acc", tm * tn * (direct(tile) ? esOf(out) : 4), 2}};
   if (staging())
@@ -390,7 +391,7 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double transfers = lhsLoads + rhsLoads + tiles * ((accumulate ? 2 : 1) + epiLoads);
   double bus = arch.deviceCycles(read, written) + transfers * latency;
   // Each core's own transfers also pass its DMA engine.
-  double lhsPanel = whole ? double(tm * llvm::alignTo(k, tk) * esOf(lhs)) : lhsBytes;
+  double lhsPanel = double(tm * lhsKSpan(tile) * esOf(lhs)); // lhsBytes unless whole
   double own = (lhsLoads * lhsPanel + rhsLoads * rhsBytes +
                 tiles * (outBytes * (accumulate ? 2 : 1) + epiBytes)) /
                port;
@@ -536,7 +537,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   bool rows = walksRows(tile, grid);
   bool inOne = direct(tile);
   bool whole = lhsWhole(tile);
-  int64_t kSpan = whole ? kt * tk : tk; // the lhs slot's extent along K
+  int64_t kSpan = lhsKSpan(tile);
   uint8_t accType = inOne ? out.dtype : uint8_t(ISA::DType::f32);
   int64_t accBytes = inOne ? esOf(out) : 4;
   Location loc = op->getLoc();
