@@ -19,7 +19,8 @@ declare_mlir_python_sources(SpyrePythonSources)
 declare_mlir_python_sources(SpyrePythonSources.Package
   ADD_TO_PARENT SpyrePythonSources
   ROOT_DIR "${CMAKE_CURRENT_SOURCE_DIR}/spyre_mlir"
-  SOURCES_GLOB "*.py" "inductor/*.py" "device/*.py" "device/*.cpp"
+  SOURCES_GLOB "*.py" "inductor/*.py" "device/*.py" "device/*.cpp" "distributed/*.py"
+    "distributed/*.cpp"
 )
 
 declare_mlir_dialect_python_bindings(

@@ -9,6 +9,7 @@
 
 #include "spyre-mlir/Isa/DLFloat16.h"
 #include "spyre-mlir/Isa/ProgramBuilder.h"
+#include "spyre-mlir/Simulator/Collectives.h"
 #include "spyre-mlir/Simulator/Simulator.h"
 
 #include <pybind11/numpy.h>
@@ -178,6 +179,8 @@ PYBIND11_MODULE(_simulator, m) {
       .def_readonly("dma_latency_cycles", &Arch::dmaLatencyCycles)
       .def_readonly("ring_bytes_per_cycle", &Arch::ringBytesPerCycle)
       .def_readonly("ring_hop_latency_cycles", &Arch::ringHopLatencyCycles)
+      .def_readonly("link_bandwidth_bytes_per_s", &Arch::linkBandwidthBytesPerS)
+      .def_readonly("link_latency_s", &Arch::linkLatencyS)
       .def_readonly("pt_startup_cycles", &Arch::ptStartupCycles)
       .def_readonly("sfu_startup_cycles", &Arch::sfuStartupCycles)
       .def_readonly("sfu_lx_bytes_per_cycle", &Arch::sfuLxBytesPerCycle)
@@ -372,6 +375,29 @@ PYBIND11_MODULE(_simulator, m) {
         return out;
       }, py::arg("trace") = false, "Runs the program; releases the GIL while simulating.")
       .def_property_readonly("program", [](PySimulator &s) { return s.sim.program(); });
+
+  py::enum_<Collective>(m, "Collective")
+      .value("all_reduce", Collective::AllReduce)
+      .value("all_gather", Collective::AllGather)
+      .value("reduce_scatter", Collective::ReduceScatter)
+      .value("broadcast", Collective::Broadcast)
+      .value("all_to_all", Collective::AllToAll)
+      .value("barrier", Collective::Barrier);
+  m.def("collective_time", [](const Arch &arch, Collective kind, double bytes, int64_t cards) {
+    CollectiveTime t;
+    try {
+      t = collectiveTime(arch, kind, bytes, cards);
+    } catch (const std::invalid_argument &e) {
+      throw py::value_error(e.what());
+    }
+    py::dict d;
+    d["cycles"] = t.cycles;
+    d["algorithm"] = std::string(t.algorithm);
+    d["messages"] = t.messages;
+    return d;
+  }, py::arg("arch"), py::arg("kind"), py::arg("bytes"), py::arg("cards"),
+     "Cycles of a collective over `cards` cards' links (Collectives.h): `bytes` is the "
+     "whole tensor reduced, gathered into, scattered from, broadcast or sent to all.");
 
   m.def("dl16_from_f32", [](py::array_t<float, py::array::c_style | py::array::forcecast> x,
                             const Arch &arch) {

@@ -54,6 +54,8 @@ const Field kFields[] = {
     {"memory.per_core_span_bytes", &Arch::perCoreSpanBytes},
     {"ring.bytes_per_cycle", &Arch::ringBytesPerCycle},
     {"ring.hop_latency_cycles", &Arch::ringHopLatencyCycles, false},
+    {"link.bandwidth_bytes_per_s", &Arch::linkBandwidthBytesPerS},
+    {"link.latency_s", &Arch::linkLatencyS, false},
     {"numerics.dlfloat16_exponent_bits", &Arch::dlfloat16ExponentBits},
     {"numerics.dlfloat16_fraction_bits", &Arch::dlfloat16FractionBits},
 };

@@ -4,10 +4,10 @@ cache hits and compiles; INFO gives progress and summaries, DEBUG each
 decision).
 
 torch parses TORCH_LOGS while it is imported and rejects names it does not
-know, so the name must be registered before that: `register` is our
-`torch.backends` entry point, which torch calls during its import (device
-backend autoload) just before it parses the variable. It imports nothing of
-ours but this module, so that importing torch stays cheap.
+know, so the name must be registered before that: our `torch.backends`
+entry point (autoload.py), which torch calls during its import (device
+backend autoload) just before it parses the variable, calls `register`. It
+imports nothing of ours but this module, so that importing torch stays cheap.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from ._simulator import (  # noqa: F401
     Arch,
     BinaryFunc,
     BufferKind,
+    Collective,
     DType,
     HostDType,
     Operand,
@@ -44,6 +45,7 @@ from ._simulator import (  # noqa: F401
     StreamBuilder,
     Sync,
     UnaryFunc,
+    collective_time,
 )
 from .dlfloat16 import DLFloat16
 

@@ -40,6 +40,8 @@ struct Arch {
   int64_t dmaPortBytesPerCycle = 0, dmaLatencyCycles = 0, perCoreSpanBytes = 0;
   // [ring]
   int64_t ringBytesPerCycle = 0, ringHopLatencyCycles = 0;
+  // [link]: card to card, for collectives across cards
+  double linkBandwidthBytesPerS = 0, linkLatencyS = 0;
   // [numerics]
   int64_t dlfloat16ExponentBits = 0, dlfloat16FractionBits = 0;
 

@@ -24,6 +24,16 @@ class _CompilerVersion(CustomGraphPass):
         return "spyre-" + compiler_version() + ("-check" if state.check else "")
 
 
+def _overlap_collectives(nodes):
+    """Inductor's own passes move collectives between cards (distributed/)
+    as early, and their waits as late, as the dependencies allow; only in
+    graphs that have one, since they estimate every node's run time."""
+    from torch._inductor import comms, utils
+    if not any(utils.contains_collective(node) for node in nodes):
+        return nodes
+    return comms.sink_waits(comms.raise_comms(nodes))
+
+
 CONFIG = {
     # Reductions stay reductions (a matrix product is one), and are not split.
     "split_reductions": False,
@@ -37,6 +47,10 @@ CONFIG = {
     "max_complex_pointwise_cat_inputs": 0,
     "max_pointwise_cat_inputs": 0,
     "post_grad_custom_post_pass": _CompilerVersion(),
+    # A collective between cards starts as early and is waited for as late
+    # as its dependencies allow, so the card computes while the link works.
+    "reorder_for_compute_comm_overlap": True,
+    "reorder_for_compute_comm_overlap_passes": [_overlap_collectives],
     # Attention over repeated key/value heads as grouped-query attention.
     "pre_grad_custom_pass": UngroupRepeatedHeads(),
 }

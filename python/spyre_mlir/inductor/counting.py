@@ -32,6 +32,13 @@ class Counters:
     #: Host seconds spent inside the simulator: a caller's wall time minus
     #: this is what the runtime and the graph cost on the host.
     simulation_seconds: float = 0.0
+    #: Collectives between cards (spyre_mlir.distributed, its clock.py):
+    #: transfer time the card stood still for, time it waited for a slower
+    #: card, transfer time hidden behind its own kernels, and calls by kind.
+    collective_cycles: float = 0.0
+    collective_wait_cycles: float = 0.0
+    collective_overlapped_cycles: float = 0.0
+    collectives: collections.Counter = field(default_factory=collections.Counter)
     #: Per launcher run (the report's rows): ProgramLauncher -> [calls, cycles].
     per_kernel: dict = field(default_factory=dict)
 

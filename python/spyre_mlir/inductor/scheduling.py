@@ -31,7 +31,8 @@ PROGRESS_AFTER = 2.0
 
 _IMPORTS = ("import spyre_mlir.inductor.launcher as spyre_launcher",
             "import spyre_mlir.inductor.counting as spyre_counting",
-            "import spyre_mlir.inductor.check as spyre_check")
+            "import spyre_mlir.inductor.check as spyre_check",
+            "import spyre_mlir.distributed as spyre_distributed")
 
 
 def make_scheduling(scheduler):
@@ -70,6 +71,20 @@ def _fallback(names: list[str], reason: str) -> None:
     wrapper = V.graph.wrapper_code
     _prepare_wrapper(wrapper)
     wrapper.writeline(f"spyre_counting.fallback({names!r}, {reason!r})")
+
+
+def _collective(kernel) -> None:
+    """A collective between cards (functional collectives, as DTensor makes
+    them) runs through its process group: timed by the "spyre" backend as
+    the cards' links take it, so not a CPU fallback; over another backend
+    (gloo), counted as one each time it runs. Waiting for one is neither."""
+    if isinstance(kernel, ir._WaitKernel):
+        return
+    group = next((a for a in reversed(kernel.constant_args) if isinstance(a, str)), None)
+    wrapper = V.graph.wrapper_code
+    _prepare_wrapper(wrapper)
+    wrapper.writeline(f"spyre_distributed.count_if_untimed({str(kernel.op_overload)!r}, "
+                      f"{group!r})")
 
 
 _graphs = itertools.count()
@@ -130,6 +145,10 @@ class SpyreScheduling(BaseScheduling):
             # random ops (random.py), not an op the card could run instead.
             # Raising the error a factorization's `info` reports (singular
             # matrix, ...) is the host's part of linalg ops too, as in eager.
+            if isinstance(node, ExternKernelSchedulerNode) and \
+                    isinstance(node.node, ir._CollectiveKernel):
+                _collective(node.node)
+                continue
             if isinstance(node, ExternKernelSchedulerNode) and \
                     not isinstance(node.node, ir.MultiOutput) and \
                     not getattr(node.node, "host_rng_draw", False) and \
