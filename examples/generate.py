@@ -44,10 +44,11 @@ CONFIGS = {
 }
 
 
-def build(family: str, config: str, max_positions: int) -> torch.nn.Module:
+def build(family: str, config: str | dict, max_positions: int) -> torch.nn.Module:
+    """A model of CONFIGS[config] (or of the configuration `config`)."""
     import transformers
-    c = dict(CONFIGS[config], max_position_embeddings=max_positions, bos_token_id=0,
-             eos_token_id=None)
+    c = dict(CONFIGS[config] if isinstance(config, str) else config,
+             max_position_embeddings=max_positions, bos_token_id=0, eos_token_id=None)
     # Built in fp16 directly: a 1B model built in f32 first needs twice the memory.
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float16)

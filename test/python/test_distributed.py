@@ -6,6 +6,8 @@ card started here with torch.multiprocessing."""
 import datetime
 import os
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -16,6 +18,7 @@ import torch.multiprocessing as mp
 from spyre_mlir import simulator as sim
 
 TIMEOUT = datetime.timedelta(seconds=60)
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _free_port() -> int:
@@ -26,8 +29,17 @@ def _free_port() -> int:
 
 def run_cards(cards: int, fn, *args, timeout=TIMEOUT) -> None:
     """Runs fn(rank, cards, *args) in one process per card; a failure in
-    any of them fails the test."""
-    mp.spawn(_card, args=(cards, _free_port(), timeout, fn, args), nprocs=cards)
+    any of them fails the test. One thread each, as torchrun does: the cards
+    share the machine's few cores."""
+    threads = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        mp.spawn(_card, args=(cards, _free_port(), timeout, fn, args), nprocs=cards)
+    finally:
+        if threads is None:
+            del os.environ["OMP_NUM_THREADS"]
+        else:
+            os.environ["OMP_NUM_THREADS"] = threads
 
 
 def _card(rank, cards, port, timeout, fn, args):
@@ -196,37 +208,79 @@ def _llama(kv_heads):
     return transformers.LlamaForCausalLM(config).half().eval()
 
 
-def _tensor_parallel_plan(model):
-    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+def _tensor_parallel_plan(model, sequence_parallel=False):
+    """Megatron-style: column-split projections into a block, row-split out
+    of it. With sequence parallelism the norms (and the residual stream)
+    are split by sequence between blocks: reduce-scatters and all-gathers
+    instead of all-reduces."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput,
+                                                   RowwiseParallel, SequenceParallel)
+    between = Shard(1) if sequence_parallel else Replicate()
     plan = {}
+    if sequence_parallel:
+        plan["model.embed_tokens"] = RowwiseParallel(
+            input_layouts=Replicate(), output_layouts=Shard(1), use_local_output=False)
+        plan["model.norm"] = SequenceParallel()
+        plan["lm_head"] = ColwiseParallel(input_layouts=Shard(1), output_layouts=Replicate())
     for i in range(len(model.model.layers)):
         layer = f"model.layers.{i}."
+        if sequence_parallel:
+            plan[layer + "input_layernorm"] = SequenceParallel()
+            plan[layer + "post_attention_layernorm"] = SequenceParallel()
+            plan[layer + "self_attn"] = PrepareModuleInput(
+                input_kwarg_layouts={"hidden_states": Shard(1)},
+                desired_input_kwarg_layouts={"hidden_states": Replicate()}, use_local_output=True)
+            plan[layer + "mlp"] = PrepareModuleInput(
+                input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),),
+                use_local_output=True)
         for name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
                      "mlp.gate_proj", "mlp.up_proj"):
             plan[layer + name] = ColwiseParallel()
         for name in ("self_attn.o_proj", "mlp.down_proj"):
-            plan[layer + name] = RowwiseParallel()
+            plan[layer + name] = RowwiseParallel(output_layouts=between,
+                                                 use_local_output=not sequence_parallel)
     return plan
 
 
 IDS = torch.arange(12).reshape(1, 12) * 5 % 128
 
 
-def _tensor_parallel(rank, cards, kv_heads, expected):
+def _tensor_parallel(rank, cards, kv_heads, sequence_parallel, expected):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import parallelize_module
     from spyre_mlir.inductor import counters
     model = _llama(kv_heads)
-    parallelize_module(model, init_device_mesh("cpu", (cards,)), _tensor_parallel_plan(model))
+    parallelize_module(model, init_device_mesh("cpu", (cards,)),
+                       _tensor_parallel_plan(model, sequence_parallel))
+    compiled = torch.compile(model, backend="spyre")
     with torch.no_grad():
-        logits = torch.compile(model, backend="spyre")(IDS).logits
+        compiled(IDS)
+        counters.reset()  # compiling may take collectives of its own
+        logits = compiled(IDS).logits
     torch.testing.assert_close(logits.float(), expected, atol=2e-2, rtol=2e-2)
     assert counters.fallbacks == {}, counters.fallbacks
-    assert counters.collectives["all_reduce"] == 2  # after attention and after the MLP
+    if sequence_parallel:
+        # Out of the embedding and each block; into each block and the head (and the logits).
+        assert counters.collectives == {"reduce_scatter": 3, "all_gather": 4}, counters.collectives
+    else:
+        assert counters.collectives == {"all_reduce": 2}  # after attention and after the MLP
 
 
-@pytest.mark.parametrize("cards,kv_heads", [(2, 4), (4, 4), (8, 8)])
-def test_tensor_parallel_llama_matches_one_card(cards, kv_heads):
+@pytest.mark.parametrize("cards,kv_heads,sequence_parallel",
+                         [(2, 4, False), (4, 4, False), (8, 8, False), (2, 4, True)])
+def test_tensor_parallel_llama_matches_one_card(cards, kv_heads, sequence_parallel):
     with torch.no_grad():
         expected = torch.compile(_llama(kv_heads), backend="spyre")(IDS).logits.float()
-    run_cards(cards, _tensor_parallel, kv_heads, expected)
+    run_cards(cards, _tensor_parallel, kv_heads, sequence_parallel, expected)
+
+
+def test_the_example_runs_with_torchrun():
+    result = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         os.path.join(REPO, "examples", "tensor_parallel.py"), "--new-tokens", "4"],
+        capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:]
+    assert "CPU fallbacks: 0" in result.stdout
+    assert "tokens on every card identical" in result.stdout
+    assert "tokens identical to eager" in result.stdout

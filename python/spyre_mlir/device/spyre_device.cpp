@@ -7,6 +7,7 @@
 // (torch.compile(model)) bind these tensors to the simulator without copies.
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
@@ -125,6 +126,20 @@ void fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack) {
   at::native::cpu_fallback(op, stack);
 }
 
+// What PyTorch asks of an accelerator once one is registered (torch.accelerator,
+// the device torch.distributed's barrier runs on): one card, always there.
+struct SpyreHooks final : at::PrivateUse1HooksInterface {
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+  bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+  c10::DeviceIndex deviceCount() const override { return 1; }
+  c10::DeviceIndex getCurrentDevice() const override { return 0; }
+  void setCurrentDevice(c10::DeviceIndex) const override {}
+  c10::DeviceIndex exchangeDevice(c10::DeviceIndex) const override { return 0; }
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex) const override { return 0; }
+  at::Device getDeviceFromPtr(void *) const override { return {kSpyre, 0}; }
+};
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -151,6 +166,8 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 // Everything above registers itself; the module only sets the fallback hook.
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.doc() = "The spyre device (PrivateUse1).";
+  // Leaked on purpose, as PyTorch keeps the pointer for the process's life.
+  at::RegisterPrivateUse1HooksInterface(new SpyreHooks());
   m.def("set_fallback_hook", &setFallbackHook,
         "Calls hook(op name) before each eager op that runs through the CPU fallback.");
 }
