@@ -44,15 +44,23 @@ double bytes(const std::vector<at::Tensor> &ts) {
   return sum;
 }
 
+/// Drops a reference to a Python object from wherever C++ destroys its
+/// holder: with the GIL, or not at all once the interpreter is gone.
+void release(py::object &object) {
+  if (!Py_IsInitialized()) {
+    object.release();
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  object = py::object();
+}
+
 /// The data's Work, which reports to the timer when it is waited for.
 class TimedWork : public Work {
 public:
   TimedWork(c10::intrusive_ptr<Work> inner, py::object timer, int64_t token)
       : inner_(std::move(inner)), timer_(std::move(timer)), token_(token) {}
-  ~TimedWork() override {
-    py::gil_scoped_acquire gil;
-    timer_ = py::object();
-  }
+  ~TimedWork() override { release(timer_); }
 
   bool wait(std::chrono::milliseconds timeout) override {
     bool done = inner_->wait(timeout);
@@ -76,10 +84,7 @@ class SpyreBackend : public c10d::Backend {
 public:
   SpyreBackend(c10::intrusive_ptr<c10d::Backend> data, py::object timer, int rank, int size)
       : Backend(rank, size), data_(std::move(data)), timer_(std::move(timer)) {}
-  ~SpyreBackend() override {
-    py::gil_scoped_acquire gil;
-    timer_ = py::object();
-  }
+  ~SpyreBackend() override { release(timer_); }
 
   const std::string getBackendName() const override { return "spyre"; }
 
