@@ -8,10 +8,13 @@ compulsory bytes / bandwidth) of a kernel holding the product, with the
 bias as an extra argument where there is one. Where IBM published a device
 time for the shape it is printed too.
 
-    python bench/bench_matmul.py [--quick] [--only NAME,...]
+    python bench/bench_matmul.py [--quick] [--only NAME,...] [--tune]
 
 --quick divides every dimension above 64 by 4 (CI-sized shapes; no published
-times apply).
+times apply). --tune also compiles each product in tuning mode
+(spyre_mlir.tuning: the fastest of the estimate's best tiles on the
+simulator, recorded per shape) and prints its time and ratio beside the
+default compile's.
 """
 
 import argparse
@@ -50,10 +53,12 @@ def roofline(m: int, k: int, n: int, what: str) -> float:
     return bound_cycles(kernel("mm", args, body))
 
 
-def run(m: int, k: int, n: int, what: str):
+def run(m: int, k: int, n: int, what: str, tune: bool = False):
     """Simulated cycles, kernels run and CPU fallbacks of one product."""
     import torch
+    from spyre_mlir import tuning
     from spyre_mlir.inductor import counters
+    tuning.force(tune)
     g = torch.Generator().manual_seed(0)
 
     def rand(*size):
@@ -78,6 +83,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="dimensions above 64 divided by 4")
     parser.add_argument("--only", help="only these shape names, comma separated")
+    parser.add_argument("--tune", action="store_true",
+                        help="also the tuned compile's time and ratio")
     args = parser.parse_args()
     os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
     from spyre_mlir import simulator as sim
@@ -85,8 +92,9 @@ def main():
     shapes = SHAPES
     if args.only:
         shapes = [s for s in SHAPES if s[0] in args.only.split(",")]
+    tuned_header = f"{'tuned us':>10}{'ratio':>8}" if args.tune else ""
     print(f"{'product':<18}{'M x K x N':>20}{'sim us':>10}{'roofline us':>13}{'ratio':>8}"
-          f"{'kernels':>9}  published device us")
+          f"{tuned_header}{'kernels':>9}  published device us")
     for name, m, k, n, what, published in shapes:
         if args.quick:
             m, k, n = (d // 4 if d > 64 else d for d in (m, k, n))
@@ -95,8 +103,12 @@ def main():
         cycles, kernels, fallbacks = run(m, k, n, what)
         bound = roofline(m, k, n, what)
         note = f"  ({fallbacks} CPU fallbacks)" if fallbacks else ""
+        tuned = ""
+        if args.tune:
+            tuned_cycles, _, _ = run(m, k, n, what, tune=True)
+            tuned = f"{tuned_cycles / clock * 1e6:>10.1f}{tuned_cycles / bound:>8.2f}"
         print(f"{name:<18}{f'{m} x {k} x {n}':>20}{cycles / clock * 1e6:>10.1f}"
-              f"{bound / clock * 1e6:>13.1f}{cycles / bound:>8.2f}{kernels:>9}  "
+              f"{bound / clock * 1e6:>13.1f}{cycles / bound:>8.2f}{tuned}{kernels:>9}  "
               f"{published or '-'}{note}   [{time.perf_counter() - start:.0f} s]", flush=True)
 
 

@@ -221,7 +221,17 @@ def SpyreTile : Pass<"spyre-tile", "::mlir::ModuleOp"> {
     the usable LX and that still gives every core work. A `spyre.tile`
     already present is checked, not replaced; one that does not fit is an
     error.
+
+    With `candidates=N`, also sets `spyre.tile_candidates` on every op it
+    tiles: up to N tiles (the chosen one first, then those the op's cost
+    estimate ranks next, including sizes of 3 x 2^i sticks) for tuning by
+    simulated time (spyre_mlir.tuning): each is compiled with it as
+    `spyre.tile` and the fastest kept.
   }];
+  let options = [
+    Option<"candidates", "candidates", "unsigned", /*default=*/"0",
+           "Also list up to this many tiles to try (spyre.tile_candidates)">,
+  ];
 }
 
 def SpyrePlanMemory : Pass<"spyre-plan-memory", "::mlir::ModuleOp"> {

@@ -27,7 +27,7 @@ import os
 import tempfile
 import time
 
-from .. import __version__, compiler
+from .. import __version__, compiler, tuning
 from .. import simulator as sim
 from .counting import counters, warn_once
 from .dumps import collect
@@ -79,7 +79,9 @@ def compile_cached(mlir: str) -> sim.Program:
     A cache that cannot be read or written is warned about once and the
     kernel compiled without it."""
     collect(mlir)
-    key = hashlib.sha256((compiler_version() + "\0" + mlir).encode()).hexdigest()
+    # A tuned program is another program of the same IR (spyre_mlir.tuning).
+    mode = "tuned\0" if tuning.enabled() else ""
+    key = hashlib.sha256((compiler_version() + "\0" + mode + mlir).encode()).hexdigest()
     path = os.path.join(cache_dir(), key[:2], key + ".spyre")
     if key in _unwritten:
         counters.cache_hits += 1
@@ -125,7 +127,8 @@ def _compile(mlir: str, key: str) -> bytes:
     from ..ir import MLIRError
     start = time.perf_counter()
     try:
-        binary = compiler.compile_kernel(mlir)
+        binary = (tuning.compile_tuned(mlir, compiler_version()) if tuning.enabled()
+                  else compiler.compile_kernel(mlir))
     except (MLIRError, ValueError) as e:
         log.debug("kernel cache miss %s: the pipeline refused it: %s", key[:16],
                   str(e).splitlines()[0] if str(e) else "")

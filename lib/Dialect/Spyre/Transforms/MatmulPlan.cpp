@@ -83,9 +83,20 @@ public:
   LogicalResult analyze();
 
   SPYRE_OPPLAN_OVERRIDES
+  SmallVector<SmallVector<int64_t>> tileCandidates(int64_t cores, int64_t lxBytes,
+                                                   int64_t count) const override;
 
 private:
   LogicalResult analyzeEpilogue(FusedOp fused);
+  /// The tiles that fit `lxBytes`, fastest first by estimate on their best
+  /// grid of `cores`: sizes of 2^i sticks (and whole dimensions), and with
+  /// `threeSticks` also 3 x 2^i sticks, which divide some dimensions into
+  /// fewer, fuller tiles but which the estimate ranks less reliably.
+  SmallVector<std::pair<double, SmallVector<int64_t>>>
+  rankTiles(int64_t cores, int64_t lxBytes, bool threeSticks) const;
+  /// The tile tm x tn x tk if it fits `lxBytes`; with an epilogue, with the
+  /// tallest strip of its temporaries that fits too. Empty if none does.
+  SmallVector<int64_t> fitting(int64_t tm, int64_t tn, int64_t tk, int64_t lxBytes) const;
   bool staged() const { return out.dtype != uint8_t(ISA::DType::f32); }
   /// All of K in one step: the PT writes the output type itself (not under
   /// an epilogue, which reads the f32 sum).
@@ -471,59 +482,80 @@ MatmulPlan::Grid MatmulPlan::chooseGrid(int64_t cores, ArrayRef<int64_t> tile,
   return best;
 }
 
-SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  // Among stick-multiple tiles that fit, the one whose best grid has the
-  // least estimated time: larger output tiles read the operands fewer times
-  // but leave cores idle when there are too few of them, and the PT is fed
-  // better by some shapes than others.
+SmallVector<std::pair<double, SmallVector<int64_t>>>
+MatmulPlan::rankTiles(int64_t cores, int64_t lxBytes, bool threeSticks) const {
+  // Larger output tiles read the operands fewer times but leave cores idle
+  // when there are too few of them, and the PT is fed better by some shapes
+  // than others: the estimate weighs it all.
   int64_t stick = arch.stickBytes / 2;
   auto sizes = [&](int64_t dim, int64_t limit) {
     SmallVector<int64_t> result;
     if (dim <= stick)
       return SmallVector<int64_t>{dim};
-    for (int64_t t = stick; t <= std::min(dim, limit); t *= 2)
+    for (int64_t t = stick; t <= std::min(dim, limit); t *= 2) {
       result.push_back(t);
-    if (dim <= limit)
+      if (threeSticks && 3 * t <= std::min(dim, limit))
+        result.push_back(3 * t);
+    }
+    if (dim <= limit && !llvm::is_contained(result, dim))
       result.push_back(dim);
     return result;
   };
-  // With an epilogue, the tallest strip of its temporaries that fits too.
-  auto fitting = [&](int64_t tm, int64_t tn, int64_t tk) -> SmallVector<int64_t> {
-    SmallVector<int64_t> tile = {tm, tn, tk};
-    if (epilogue)
-      tile.push_back(tm);
-    for (;;) {
-      int64_t total;
-      assignLx(slots(tile), arch.stickBytes, total);
-      if (total <= lxBytes)
-        return tile;
-      if (!epilogue || tile[3] == 1)
-        return {};
-      tile[3] /= 2;
-    }
-  };
-  SmallVector<int64_t> best;
-  double bestTime = 0;
+  SmallVector<std::pair<double, SmallVector<int64_t>>> ranked;
   for (int64_t tm : sizes(m, 16 * stick))
     for (int64_t tn : sizes(n, 16 * stick))
       for (int64_t tk : sizes(k, 16 * stick)) {
-        SmallVector<int64_t> tile = fitting(tm, tn, tk);
+        SmallVector<int64_t> tile = fitting(tm, tn, tk, lxBytes);
         if (tile.empty())
           continue;
         double time;
         chooseGrid(cores, tile, time);
-        if (best.empty() || time < bestTime) {
-          best = tile;
-          bestTime = time;
-        }
+        ranked.push_back({time, std::move(tile)});
       }
-  if (!best.empty())
-    return best;
+  // Stable: among equal estimates, the first enumerated (smaller) tile.
+  llvm::stable_sort(ranked, [](const auto &a, const auto &b) { return a.first < b.first; });
+  return ranked;
+}
+
+SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+  auto ranked = rankTiles(cores, lxBytes, /*threeSticks=*/false);
+  if (!ranked.empty())
+    return ranked.front().second;
   // Nothing stick sized fits (huge element types or a tiny LX): shrink.
   for (int64_t t = std::min({m, n, k}); t >= 1; t /= 2)
-    if (SmallVector<int64_t> tile = fitting(t, t, t); !tile.empty())
+    if (SmallVector<int64_t> tile = fitting(t, t, t, lxBytes); !tile.empty())
       return tile;
   return {};
+}
+
+SmallVector<int64_t> MatmulPlan::fitting(int64_t tm, int64_t tn, int64_t tk,
+                                         int64_t lxBytes) const {
+  SmallVector<int64_t> tile = {tm, tn, tk};
+  if (epilogue)
+    tile.push_back(tm);
+  for (;;) {
+    int64_t total;
+    assignLx(slots(tile), arch.stickBytes, total);
+    if (total <= lxBytes)
+      return tile;
+    if (!epilogue || tile[3] == 1)
+      return {};
+    tile[3] /= 2;
+  }
+}
+
+SmallVector<SmallVector<int64_t>> MatmulPlan::tileCandidates(int64_t cores, int64_t lxBytes,
+                                                            int64_t count) const {
+  SmallVector<SmallVector<int64_t>> result;
+  if (SmallVector<int64_t> chosen = chooseTile(cores, lxBytes); !chosen.empty())
+    result.push_back(chosen);
+  for (auto &[time, tile] : rankTiles(cores, lxBytes, /*threeSticks=*/true)) {
+    if (int64_t(result.size()) >= count)
+      break;
+    if (!llvm::is_contained(result, tile))
+      result.push_back(tile);
+  }
+  return result;
 }
 
 LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,

@@ -10,6 +10,14 @@ using namespace mlir::spyre;
 
 OpPlan::~OpPlan() = default;
 
+SmallVector<SmallVector<int64_t>> OpPlan::tileCandidates(int64_t cores, int64_t lxBytes,
+                                                        int64_t count) const {
+  SmallVector<int64_t> tile = chooseTile(cores, lxBytes);
+  if (tile.empty() || count < 1)
+    return {};
+  return {tile};
+}
+
 FailureOr<std::unique_ptr<OpPlan>> OpPlan::get(Operation *op, const ::spyre::Arch &arch) {
   if (auto generic = dyn_cast<GenericOp>(op))
     return makeGenericPlan(generic, arch);

@@ -27,6 +27,7 @@ namespace mlir::spyre {
 /// Attribute names of the tiled level.
 inline constexpr llvm::StringLiteral kCoresAttr = "spyre.cores";
 inline constexpr llvm::StringLiteral kTileAttr = "spyre.tile";
+inline constexpr llvm::StringLiteral kTileCandidatesAttr = "spyre.tile_candidates";
 inline constexpr llvm::StringLiteral kLxAttr = "spyre.lx";
 inline constexpr llvm::StringLiteral kDeviceOffsetAttr = "spyre.device_offset";
 inline constexpr llvm::StringLiteral kScratchBytesAttr = "spyre.scratch_bytes";
@@ -47,6 +48,11 @@ public:
   /// The largest tile that fits `lxBytes` and still gives every one of
   /// `cores` cores work where there is enough; empty if none fits.
   virtual SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const = 0;
+  /// Tiles worth trying when tuning by simulated time (spyre-tile's
+  /// `candidates` option): at most `count`, chooseTile's first, then those
+  /// the plan ranks next. Only chooseTile's for plans that rank no others.
+  virtual SmallVector<SmallVector<int64_t>> tileCandidates(int64_t cores, int64_t lxBytes,
+                                                           int64_t count) const;
   /// Checks a tile (from the IR) has the right rank and positive sizes.
   virtual LogicalResult verifyTile(ArrayRef<int64_t> tile) const = 0;
   /// The LX regions a tile needs, in a fixed order (the order of `spyre.lx`).

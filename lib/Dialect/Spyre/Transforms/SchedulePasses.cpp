@@ -79,6 +79,13 @@ struct Tile : mlir::spyre::impl::SpyreTileBase<Tile> {
             return op->emitError() << "no tile of this op fits in the usable LX of " << lxBytes
                                    << " bytes";
           op->setAttr(kTileAttr, b.getDenseI64ArrayAttr(tile));
+          if (candidates > 0) {
+            SmallVector<Attribute> listed;
+            for (ArrayRef<int64_t> candidate :
+                 plan.tileCandidates(schedule->cores, lxBytes, candidates))
+              listed.push_back(b.getDenseI64ArrayAttr(candidate));
+            op->setAttr(kTileCandidatesAttr, b.getArrayAttr(listed));
+          }
           return success();
         })))
       signalPassFailure();

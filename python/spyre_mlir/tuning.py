@@ -1,0 +1,170 @@
+"""Tuning by simulated time: where the cost model ranks tile sizes closely,
+compile the best few and keep the fastest on the simulator.
+
+    SPYRE_TUNE=1 python my_model.py        # or spyre_mlir.tuning.force(True)
+
+The default compile is deterministic and fast: every op gets the tile its
+cost estimate ranks first (spyre-tile). In tuning mode, a kernel whose ops
+have other candidate tiles (matrix products: spyre-tile's `candidates`
+option lists the next ones the estimate ranks, including 3 x 2^i sticks
+wide, which it ranks less reliably) is compiled once per candidate, each
+program run on the simulator on zeros (a product's time does not depend on
+its values), and the fastest kept. The choice is recorded on disk, per
+kernel IR, compiler version and card description (a per-shape cache beside
+the kernel cache, `SPYRE_CACHE_DIR`/../tuning): later compiles of the same
+kernel, in any process, compile the recorded tiles once. Kernels with
+nothing to choose compile as by default.
+
+Ops are tuned one after the other (each with the others at the tiles
+already chosen), so a kernel of n such ops costs the sum, not the product,
+of their candidates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+
+import numpy as np
+
+from . import compiler
+from . import simulator as sim
+
+log = logging.getLogger("spyre_mlir.inductor.tuning")
+
+#: Tiles tried per op: the estimate's choice and the next ones it ranks.
+CANDIDATES = 4
+
+_forced: bool | None = None
+
+
+def enabled() -> bool:
+    """Whether kernels are tuned: `SPYRE_TUNE=1`, unless force() says otherwise."""
+    if _forced is not None:
+        return _forced
+    return os.environ.get("SPYRE_TUNE", "") not in ("", "0")
+
+
+def force(value: bool | None) -> None:
+    """Tunes (True) or does not (False) in this process whatever SPYRE_TUNE
+    says; None gives the environment back control."""
+    global _forced
+    _forced = value
+
+
+def records_dir() -> str:
+    from .inductor.kernel_cache import cache_dir
+    return os.path.join(os.path.dirname(os.path.abspath(cache_dir())), "tuning")
+
+
+def compile_tuned(mlir: str, version: str) -> bytes:
+    """The program binary of the kernel in `mlir` with the tiles that ran
+    fastest, tuned now or read from the record of an earlier tuning.
+    `version` keys the record (the compiler and card description)."""
+    from .dialects import spyre
+    from .ir import Context
+    key = hashlib.sha256((version + "\0tuning\0" + mlir).encode()).hexdigest()
+    path = os.path.join(records_dir(), key[:2], key + ".json")
+    record = _read(path)
+    with Context():
+        module = compiler.parse_module(mlir)
+        compiler.compile_module(module, stop_after="divide-work")
+        tiled = compiler.parse_module(str(module))
+        _list_candidates(tiled)
+        candidates = [_tiles(op) for op in _tuned_ops(tiled)]
+        if record is not None and len(record["tiles"]) == len(candidates):
+            chosen = record["tiles"]
+        elif any(len(c) > 1 for c in candidates):
+            chosen = _tune(str(module), candidates, path)
+        else:
+            chosen = [c[0] for c in candidates]
+        return spyre.program_binary(_compiled_with(str(module), chosen), None)
+
+
+def _tune(divided: str, candidates: list[list[list[int]]], path: str) -> list[list[int]]:
+    chosen = [c[0] for c in candidates]
+    default = best = _cycles(divided, chosen)
+    tried = [{"tiles": [list(t) for t in chosen], "cycles": default}]
+    for i, options in enumerate(candidates):
+        for tile in options[1:]:
+            trial = chosen[:i] + [tile] + chosen[i + 1:]
+            cycles = _cycles(divided, trial)
+            tried.append({"tiles": trial, "cycles": cycles})
+            if cycles < best:
+                best, chosen = cycles, trial
+    log.info("tuned a kernel: %.0f cycles with tiles %s, %.0f with the estimate's %s",
+             best, chosen, default, [c[0] for c in candidates])
+    _write(path, {"tiles": chosen, "cycles": best, "default_cycles": default, "tried": tried})
+    return chosen
+
+
+def _list_candidates(module) -> None:
+    from .passmanager import PassManager
+    PassManager.parse(f"builtin.module(spyre-tile{{candidates={CANDIDATES}}})",
+                      module.context).run(module.operation)
+
+
+def _tuned_ops(module) -> list:
+    """The tiled ops, in IR order (the same in every copy of the module)."""
+    found = []
+
+    def visit(op):
+        if "spyre.tile_candidates" in op.attributes:
+            found.append(op)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    visit(inner.operation)
+    visit(module.operation)
+    return found
+
+
+def _tiles(op) -> list[list[int]]:
+    from .ir import ArrayAttr, DenseI64ArrayAttr
+    return [list(DenseI64ArrayAttr(a)) for a in ArrayAttr(op.attributes["spyre.tile_candidates"])]
+
+
+def _compiled_with(divided: str, tiles: list[list[int]]):
+    """The module after divide-work, compiled from the tile stage on with
+    `tiles` as the tuned ops' spyre.tile."""
+    from .ir import DenseI64ArrayAttr
+    module = compiler.parse_module(divided)
+    _list_candidates(module)  # marks the same ops as when the candidates were listed
+    for op, tile in zip(_tuned_ops(module), tiles):
+        op.attributes["spyre.tile"] = DenseI64ArrayAttr.get(tile)
+        del op.attributes["spyre.tile_candidates"]
+    compiler.compile_module(module, start_before="plan-memory")
+    return module
+
+
+def _cycles(divided: str, tiles: list[list[int]]) -> float:
+    from .dialects import spyre
+    program = sim.Program.parse(spyre.program_binary(_compiled_with(divided, tiles), None))
+    inputs = {buf["name"]: np.zeros(tuple(buf["shape"]), np.float32)
+              for _, buf in sim.host_buffers(program) if buf["kind"] != sim.BufferKind.output}
+    return sim.run(program, inputs).cycles
+
+
+def _read(path: str) -> dict | None:
+    try:
+        with open(path) as f:
+            record = json.load(f)
+        if isinstance(record.get("tiles"), list):
+            return record
+    except (OSError, ValueError):
+        pass  # none yet, or unreadable: tuned again
+    return None
+
+
+def _write(path: str, record: dict) -> None:
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        temporary = f"{path}.{os.getpid()}.tmp"
+        with open(temporary, "w") as f:
+            json.dump(record, f)
+        os.replace(temporary, path)
+    except OSError as e:
+        log.warning("tuning record %s not written (%s): the kernel is tuned again next time",
+                    path, e)
