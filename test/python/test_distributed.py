@@ -42,10 +42,10 @@ def run_cards(cards: int, fn, *args, timeout=TIMEOUT) -> None:
             os.environ["OMP_NUM_THREADS"] = threads
 
 
-def _card(rank, cards, port, timeout, fn, args):
+def _card(rank, cards, port, timeout, fn, args, backend="spyre"):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       TORCHINDUCTOR_FX_GRAPH_CACHE="0")
-    dist.init_process_group("spyre", rank=rank, world_size=cards, timeout=timeout)
+    dist.init_process_group(backend, rank=rank, world_size=cards, timeout=timeout)
     try:
         fn(rank, cards, *args)
     finally:
@@ -168,6 +168,35 @@ def _everything_on_two_cards(rank, cards):
 
 def test_collectives_on_two_cards():
     run_cards(2, _everything_on_two_cards)
+
+
+def _untimed(rank, cards):
+    """Over gloo a compiled graph's collective moves the data but nothing
+    times it: counted as a CPU fallback, refused in strict mode."""
+    import torch.distributed._functional_collectives as funcol
+    from spyre_mlir.inductor import counters, state
+
+    def f(x):
+        return funcol.all_reduce(x * 2, "sum", dist.group.WORLD) + 1
+
+    x = torch.full((8, 64), float(rank + 1), dtype=torch.float16)
+    compiled = torch.compile(f, backend="spyre")
+    compiled(x)
+    counters.reset()
+    out = compiled(x)
+    assert torch.equal(out, torch.full_like(x, 1.0 + cards * (cards + 1)))
+    assert counters.fallbacks == {"_c10d_functional.all_reduce_.default": 1}
+    assert counters.collectives == {}
+    state.strict = True
+    try:
+        with pytest.raises(state.SpyreFallbackError, match="would run on the CPU"):
+            compiled(x)
+    finally:
+        state.strict = False
+
+
+def test_collectives_over_gloo_are_counted_as_fallbacks():
+    mp.spawn(_card, args=(2, _free_port(), TIMEOUT, _untimed, (), "gloo"), nprocs=2)
 
 
 def test_the_backend_is_registered_with_torch():
