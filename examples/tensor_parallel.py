@@ -102,6 +102,33 @@ class Steps:
         return out
 
 
+def card_rooflines(model, cards: int, prompt: int, new_tokens: int) -> tuple[float, float]:
+    """Seconds: one card's prefill bound (its share of the FLOPs at the
+    peak, or its weight shard and cache shard at the bandwidth) and its mean
+    decode step bound (its weight shard, the embedding row, its cache shard
+    up to the position): what the card would take if collectives were free
+    and nothing were repeated on every card."""
+    from torch.distributed.tensor import DTensor
+    arch = sim.default_arch()
+
+    def local_bytes(p):
+        local = p.to_local() if isinstance(p, DTensor) else p
+        return local.numel() * local.element_size()
+    params = sum(local_bytes(p) for p in model.parameters())
+    embedding = model.get_input_embeddings().weight
+    weights = params - local_bytes(embedding)
+    c = model.config
+    row = c.hidden_size * 2
+    kv = single_card.kv_bytes_per_position(model) / cards
+    flops = (2 * weights / 2 * prompt + 4 * c.num_hidden_layers * c.hidden_size * prompt *
+             prompt / 2 / cards)
+    prefill = max(flops / arch.peak_flops,
+                  (weights + prompt * (row + kv)) / arch.bandwidth_bytes_per_s)
+    steps = [(weights + row + kv * (prompt + t) + kv) / arch.bandwidth_bytes_per_s
+             for t in range(new_tokens - 1)]
+    return prefill, sum(steps) / len(steps)
+
+
 def _in_collectives() -> float:
     return counters.collective_cycles + counters.collective_wait_cycles
 
@@ -162,10 +189,14 @@ def report(args, model, cards, steps, first, tokens, same) -> None:
     print(f"first generate (compiles): {first:.1f} s; CPU fallbacks: "
           f"{sum(counters.fallbacks.values())}; collectives per run: "
           f"{dict(counters.collectives)}")
+    prefill_bound, step_bound = card_rooflines(
+        model, cards, generation.bucket_length(args.prompt_len), args.new_tokens)
     print(f"prefill: {prefill / clock * 1e6:10.1f} us simulated, of which collectives "
-          f"{prefill_coll / clock * 1e6:.1f} us")
+          f"{prefill_coll / clock * 1e6:.1f} us; a card's roofline {prefill_bound * 1e6:.1f} us "
+          f"({prefill / clock / prefill_bound:.2f}x)")
     print(f"decode:  {step / clock * 1e6:10.1f} us simulated per step, of which collectives "
-          f"{step_coll / clock * 1e6:.1f} us; {clock / step:,.0f} tokens/s simulated; "
+          f"{step_coll / clock * 1e6:.1f} us; a card's roofline {step_bound * 1e6:.1f} us "
+          f"({step / clock / step_bound:.2f}x); {clock / step:,.0f} tokens/s simulated; "
           f"host {wall * 1e3:.0f} ms per step")
     agree = all(torch.equal(t, tokens) for t in same)
     print(f"tokens on every card {'identical' if agree else 'DIFFER'}: {tokens[0].tolist()}")
