@@ -275,18 +275,22 @@ def _tensor_parallel_plan(model, sequence_parallel=False):
 IDS = torch.arange(12).reshape(1, 12) * 5 % 128
 
 
-def _tensor_parallel(rank, cards, kv_heads, sequence_parallel, expected):
+def _tensor_parallel(rank, cards, kv_heads, sequence_parallel, device, expected):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import parallelize_module
     from spyre_mlir.inductor import counters
-    model = _llama(kv_heads)
-    parallelize_module(model, init_device_mesh("cpu", (cards,)),
+    model, ids = _llama(kv_heads), IDS
+    if device == "spyre":  # the model in the card's memory: torch.compile's default backend
+        import spyre_mlir.device
+        spyre_mlir.device.register()
+        model, ids = model.to("spyre"), IDS.to("spyre")
+    parallelize_module(model, init_device_mesh(device, (cards,)),
                        _tensor_parallel_plan(model, sequence_parallel))
-    compiled = torch.compile(model, backend="spyre")
+    compiled = torch.compile(model, **({"backend": "spyre"} if device == "cpu" else {}))
     with torch.no_grad():
-        compiled(IDS)
+        compiled(ids)
         counters.reset()  # compiling may take collectives of its own
-        logits = compiled(IDS).logits
+        logits = compiled(ids).logits.cpu()
     torch.testing.assert_close(logits.float(), expected, atol=2e-2, rtol=2e-2)
     assert counters.fallbacks == {}, counters.fallbacks
     if sequence_parallel:
@@ -296,12 +300,13 @@ def _tensor_parallel(rank, cards, kv_heads, sequence_parallel, expected):
         assert counters.collectives == {"all_reduce": 2}  # after attention and after the MLP
 
 
-@pytest.mark.parametrize("cards,kv_heads,sequence_parallel",
-                         [(2, 4, False), (4, 4, False), (8, 8, False), (2, 4, True)])
-def test_tensor_parallel_llama_matches_one_card(cards, kv_heads, sequence_parallel):
+@pytest.mark.parametrize("cards,kv_heads,sequence_parallel,device",
+                         [(2, 4, False, "cpu"), (4, 4, False, "cpu"), (8, 8, False, "cpu"),
+                          (2, 4, True, "cpu"), (2, 4, False, "spyre")])
+def test_tensor_parallel_llama_matches_one_card(cards, kv_heads, sequence_parallel, device):
     with torch.no_grad():
         expected = torch.compile(_llama(kv_heads), backend="spyre")(IDS).logits.float()
-    run_cards(cards, _tensor_parallel, kv_heads, sequence_parallel, expected)
+    run_cards(cards, _tensor_parallel, kv_heads, sequence_parallel, device, expected)
 
 
 def test_the_example_runs_with_torchrun():

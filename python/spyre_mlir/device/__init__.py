@@ -42,6 +42,7 @@ def register() -> None:
 def _device_module() -> types.ModuleType:
     module = types.ModuleType("torch.spyre")
     module.is_available = lambda: True
+    module.is_initialized = lambda: True  # asked by torch.distributed's DeviceMesh
     module.device_count = lambda: 1
     module.current_device = lambda: 0
     module.set_device = lambda device: None

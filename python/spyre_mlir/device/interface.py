@@ -111,7 +111,7 @@ class Wrapper(PythonWrapperCodegen):
         if state.active():
             return
         names = [name for name, value in V.graph.graph_inputs.items()
-                 if getattr(value, "get_dtype", lambda: None)() == torch.int64]
+                 if _dtype(value) == torch.int64]
         if names:
             self.header.writeline("import spyre_mlir.inductor.backend as spyre_backend")
         for name in names:
@@ -124,3 +124,12 @@ class Wrapper(PythonWrapperCodegen):
             return
         super()._generate_kernel_call_helper(kernel_name, call_args, device=device,
                                              triton=triton, **kwargs)
+
+
+def _dtype(graph_input):
+    """A graph input's dtype; None for inputs that are not tensors (a
+    process group's script object in a graph with collectives)."""
+    try:
+        return graph_input.get_dtype()
+    except (AttributeError, NotImplementedError):
+        return None
