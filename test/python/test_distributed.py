@@ -27,14 +27,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def run_cards(cards: int, fn, *args, timeout=TIMEOUT) -> None:
+def run_cards(cards: int, fn, *args, timeout=TIMEOUT, backend="spyre") -> None:
     """Runs fn(rank, cards, *args) in one process per card; a failure in
     any of them fails the test. One thread each, as torchrun does: the cards
     share the machine's few cores."""
     threads = os.environ.get("OMP_NUM_THREADS")
     os.environ["OMP_NUM_THREADS"] = "1"
     try:
-        mp.spawn(_card, args=(cards, _free_port(), timeout, fn, args), nprocs=cards)
+        mp.spawn(_card, args=(cards, _free_port(), timeout, fn, args, backend), nprocs=cards)
     finally:
         if threads is None:
             del os.environ["OMP_NUM_THREADS"]
@@ -42,7 +42,7 @@ def run_cards(cards: int, fn, *args, timeout=TIMEOUT) -> None:
             os.environ["OMP_NUM_THREADS"] = threads
 
 
-def _card(rank, cards, port, timeout, fn, args, backend="spyre"):
+def _card(rank, cards, port, timeout, fn, args, backend):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       TORCHINDUCTOR_FX_GRAPH_CACHE="0")
     dist.init_process_group(backend, rank=rank, world_size=cards, timeout=timeout)
@@ -196,7 +196,7 @@ def _untimed(rank, cards):
 
 
 def test_collectives_over_gloo_are_counted_as_fallbacks():
-    mp.spawn(_card, args=(2, _free_port(), TIMEOUT, _untimed, (), "gloo"), nprocs=2)
+    run_cards(2, _untimed, backend="gloo")
 
 
 def test_the_backend_is_registered_with_torch():
