@@ -13,7 +13,9 @@ its values), and the fastest kept. The choice is recorded on disk, per
 kernel IR, compiler version and card description (a per-shape cache beside
 the kernel cache, `SPYRE_CACHE_DIR`/../tuning): later compiles of the same
 kernel, in any process, compile the recorded tiles once. Kernels with
-nothing to choose compile as by default.
+nothing to choose compile as by default. A record that does not fit the
+kernel's candidates (edited, or from another planner) is tuned again; a
+candidate the later stages refuse is skipped.
 
 Ops are tuned one after the other (each with the others at the tiles
 already chosen), so a kernel of n such ops costs the sum, not the product,
@@ -74,7 +76,8 @@ def compile_tuned(mlir: str, version: str) -> bytes:
         tiled = compiler.parse_module(str(module))
         _list_candidates(tiled)
         candidates = [_tiles(op) for op in _tuned_ops(tiled)]
-        if record is not None and len(record["tiles"]) == len(candidates):
+        if record is not None and len(record["tiles"]) == len(candidates) and all(
+                tile in options for tile, options in zip(record["tiles"], candidates)):
             chosen = record["tiles"]
         elif any(len(c) > 1 for c in candidates):
             chosen = _tune(str(module), candidates, path)
@@ -84,13 +87,20 @@ def compile_tuned(mlir: str, version: str) -> bytes:
 
 
 def _tune(divided: str, candidates: list[list[list[int]]], path: str) -> list[list[int]]:
+    from .ir import MLIRError
     chosen = [c[0] for c in candidates]
     default = best = _cycles(divided, chosen)
     tried = [{"tiles": [list(t) for t in chosen], "cycles": default}]
     for i, options in enumerate(candidates):
         for tile in options[1:]:
             trial = chosen[:i] + [tile] + chosen[i + 1:]
-            cycles = _cycles(divided, trial)
+            try:
+                cycles = _cycles(divided, trial)
+            except (MLIRError, ValueError, RuntimeError) as e:
+                # A candidate the later stages refuse is not a choice; the
+                # estimate's own tile compiled, so there is always one.
+                log.debug("tuning: tiles %s refused: %s", trial, str(e).splitlines()[0])
+                continue
             tried.append({"tiles": trial, "cycles": cycles})
             if cycles < best:
                 best, chosen = cycles, trial

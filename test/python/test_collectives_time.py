@@ -46,6 +46,14 @@ def test_a_small_all_reduce_pays_log2_latencies(arch):
     assert t["algorithm"] == "recursive doubling" and t["messages"] == 3
 
 
+def test_card_counts_that_are_not_powers_of_two_fold_first(arch):
+    # 6 cards: two fold into the other four, which double twice, then hand
+    # the result back: 4 steps, where 8 cards take 3.
+    assert sim.collective_time(arch, K.all_reduce, 4096, 6)["messages"] == 4
+    assert sim.collective_time(arch, K.all_reduce, 4096, 8)["messages"] == 3
+    assert sim.collective_time(arch, K.all_gather, 4096, 6)["messages"] == 3  # Bruck
+
+
 @pytest.mark.parametrize("kind", [K.all_reduce, K.all_gather, K.reduce_scatter, K.broadcast,
                                   K.all_to_all])
 def test_more_bytes_or_cards_never_take_less_time(arch, kind):

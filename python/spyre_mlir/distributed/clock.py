@@ -3,14 +3,18 @@
 A process runs one card: its clock is the cycles of the kernels it ran plus
 the cycles it spent in collectives. Before a collective starts, the cards
 exchange their clocks (over gloo, which costs host time, not simulated
-time): the collective starts on the card when the last card reaches it and
-ends `collective_time` later (C++, from the card description's [link]).
-When the caller waits for it, its card's clock moves to that end if it is
-not there yet. The time a card stood still is split into waiting for a
-slower card (`counters.collective_wait_cycles`) and the transfer itself
+time): the collective starts on the card when the last card reaches it, and
+no earlier than the group's previous collective ends (collectives in flight
+together share the links), and lasts `collective_time` (C++, from the card
+description's [link]). When the caller waits for it, its card's clock moves
+to its end if it is not there yet. The time a card stood still is split into
+waiting for the start (a slower card, or the group's earlier collectives:
+`counters.collective_wait_cycles`) and the transfer itself
 (`counters.collective_cycles`); transfer time the card spent computing
 instead, because the graph waited for the collective later than it issued
-it, is `counters.collective_overlapped_cycles`.
+it, is `counters.collective_overlapped_cycles`. Only `Work.wait()` (what
+compiled graphs and blocking calls use) advances the clock, not a Work's
+future.
 """
 
 from __future__ import annotations
@@ -49,8 +53,12 @@ class CollectiveTimer:
     def __init__(self, data, rank: int, size: int):
         self._data, self._rank, self._size = data, rank, size
         self._tokens = itertools.count()
-        self._pending: dict[int, tuple[float, float, float]] = {}
+        self._pending: dict[int, tuple[int, float, float, float]] = {}
         self._lock = threading.Lock()
+        # When the group's links finish the collectives issued so far (the
+        # same on every card: all issue the same sequence), per counters
+        # generation: collectives in flight together share the links.
+        self._links_free = (counters.generation, 0.0)
 
     def issued(self, kind: str, nbytes: float) -> int:
         """Agrees with the other cards on when `kind` starts; returns the
@@ -60,22 +68,27 @@ class CollectiveTimer:
         self._data.allgather([everyone], [mine]).wait()
         if kind != "all_to_all":  # its cards may send different amounts
             self._check_same(everyone)
-        start = max(float(e[0]) for e in everyone)
         moved = max(float(e[2]) for e in everyone)
         cost = sim.collective_time(sim.default_arch(), getattr(sim.Collective, kind), moved,
                                    self._size)["cycles"]
         with self._lock:
+            generation, free = self._links_free
+            start = max(max(float(e[0]) for e in everyone),
+                        free if generation == counters.generation else 0.0)
+            self._links_free = (counters.generation, start + cost)
             token = next(self._tokens)
-            self._pending[token] = (start, start + cost, cost)
+            self._pending[token] = (counters.generation, start, start + cost, cost)
             counters.collectives[kind] += 1
         return token
 
     def waited(self, token: int) -> None:
         with self._lock:
             entry = self._pending.pop(token, None)
-            if entry is None:  # waited for before
+            # Waited for before, or issued before counters.reset(): the new
+            # counts start after it.
+            if entry is None or entry[0] != counters.generation:
                 return
-            start, end, cost = entry
+            _, start, end, cost = entry
             now = clock_cycles()
             stalled = max(0.0, end - now)
             waiting = min(stalled, max(0.0, start - now))

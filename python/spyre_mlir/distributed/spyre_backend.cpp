@@ -15,10 +15,14 @@ namespace {
 using c10d::Work;
 
 /// A CPU tensor over a spyre tensor's memory (the same tensor otherwise).
+/// It holds the spyre tensor: gloo's asynchronous work keeps only the
+/// alias, and the caller's tensor may be a temporary.
 at::Tensor onHost(const at::Tensor &t) {
   if (t.device().type() != c10::DeviceType::PrivateUse1)
     return t;
-  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(at::kCPU));
+  return at::from_blob(
+      t.data_ptr(), t.sizes(), t.strides(), [keep = t](void *) {},
+      t.options().device(at::kCPU));
 }
 
 std::vector<at::Tensor> onHost(const std::vector<at::Tensor> &ts) {

@@ -21,7 +21,9 @@ class _CompilerVersion(CustomGraphPass):
     def uuid(self):
         from .kernel_cache import compiler_version
         # Check mode generates other code (the CPU twin of every kernel).
-        return "spyre-" + compiler_version() + ("-check" if state.check else "")
+        from .. import tuning
+        return ("spyre-" + compiler_version() + ("-check" if state.check else "") +
+                ("-tune" if tuning.enabled() else ""))
 
 
 def _overlap_collectives(nodes):
@@ -32,6 +34,29 @@ def _overlap_collectives(nodes):
     if not any(utils.contains_collective(node) for node in nodes):
         return nodes
     return comms.sink_waits(comms.raise_comms(nodes))
+
+
+#: Added for graphs with collectives between cards only: a collective starts
+#: as early and is waited for as late as its dependencies allow, so the card
+#: computes while the link works. Not in CONFIG, which the spyre device sets
+#: globally: Inductor keeps no-op slices and pads in every graph once it is on.
+COLLECTIVES_CONFIG = {
+    "reorder_for_compute_comm_overlap": True,
+    "reorder_for_compute_comm_overlap_passes": [_overlap_collectives],
+}
+
+
+def _has_collectives(gm, example_inputs) -> bool:
+    """Functional collectives in the graph, or DTensor inputs (whose
+    collectives appear when AOTAutograd unwraps them)."""
+    import torch.distributed as dist
+    if dist.is_available():
+        from torch.distributed.tensor import DTensor
+        if any(isinstance(x, DTensor) for x in example_inputs):
+            return True
+    return any(
+        node.op == "call_function" and str(node.target).startswith("_c10d_functional.")
+        for node in gm.graph.nodes)
 
 
 CONFIG = {
@@ -47,10 +72,6 @@ CONFIG = {
     "max_complex_pointwise_cat_inputs": 0,
     "max_pointwise_cat_inputs": 0,
     "post_grad_custom_post_pass": _CompilerVersion(),
-    # A collective between cards starts as early and is waited for as late
-    # as its dependencies allow, so the card computes while the link works.
-    "reorder_for_compute_comm_overlap": True,
-    "reorder_for_compute_comm_overlap_passes": [_overlap_collectives],
     # Attention over repeated key/value heads as grouped-query attention.
     "pre_grad_custom_pass": UngroupRepeatedHeads(),
 }
@@ -68,6 +89,8 @@ def _compile(gm, example_inputs):
     # _inner_compile for a backward graph compiled lazily.
     from .dumps import dump_dir
     config = dict(CONFIG)
+    if _has_collectives(gm, example_inputs):
+        config.update(COLLECTIVES_CONFIG)
     if dump_dir():  # a cached graph would generate (and dump) nothing
         config["fx_graph_cache"] = False
     with state.activated():

@@ -42,8 +42,14 @@ class Counters:
     #: Per launcher run (the report's rows): ProgramLauncher -> [calls, cycles].
     per_kernel: dict = field(default_factory=dict)
 
+    #: How many times reset() ran: work in flight across a reset (a
+    #: collective issued before it) is not charged to the new counts.
+    generation: int = 0
+
     def reset(self) -> None:
+        generation = self.generation + 1
         self.__init__()
+        self.generation = generation
 
 
 counters = Counters()

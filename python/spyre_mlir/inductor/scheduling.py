@@ -80,11 +80,24 @@ def _collective(kernel) -> None:
     (gloo), counted as one each time it runs. Waiting for one is neither."""
     if isinstance(kernel, ir._WaitKernel):
         return
-    group = next((a for a in reversed(kernel.constant_args) if isinstance(a, str)), None)
+    group = next((a for a in reversed(kernel.constant_args) if _is_group_name(a)), None)
     wrapper = V.graph.wrapper_code
     _prepare_wrapper(wrapper)
     wrapper.writeline(f"spyre_distributed.count_if_untimed({str(kernel.op_overload)!r}, "
                       f"{group!r})")
+
+
+def _is_group_name(arg) -> bool:
+    """Whether a constant argument names a process group (the reduce op,
+    "sum", is a string too)."""
+    if not isinstance(arg, str):
+        return False
+    from torch.distributed.distributed_c10d import _resolve_process_group
+    try:
+        _resolve_process_group(arg)
+        return True
+    except (ValueError, RuntimeError, KeyError):
+        return False
 
 
 _graphs = itertools.count()
