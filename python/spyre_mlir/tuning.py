@@ -65,7 +65,6 @@ def compile_tuned(mlir: str, version: str) -> bytes:
     """The program binary of the kernel in `mlir` with the tiles that ran
     fastest, tuned now or read from the record of an earlier tuning.
     `version` keys the record (the compiler and card description)."""
-    from .dialects import spyre
     from .ir import Context
     key = hashlib.sha256((version + "\0tuning\0" + mlir).encode()).hexdigest()
     path = os.path.join(records_dir(), key[:2], key + ".json")
@@ -73,29 +72,30 @@ def compile_tuned(mlir: str, version: str) -> bytes:
     with Context():
         module = compiler.parse_module(mlir)
         compiler.compile_module(module, stop_after="divide-work")
-        tiled = compiler.parse_module(str(module))
-        _list_candidates(tiled)
-        candidates = [_tiles(op) for op in _tuned_ops(tiled)]
+        divided = str(module)
+        _list_candidates(module)
+        candidates = [_tiles(op) for op in _tuned_ops(module)]
         if record is not None and len(record["tiles"]) == len(candidates) and all(
                 tile in options for tile, options in zip(record["tiles"], candidates)):
-            chosen = record["tiles"]
-        elif any(len(c) > 1 for c in candidates):
-            chosen = _tune(str(module), candidates, path)
-        else:
-            chosen = [c[0] for c in candidates]
-        return spyre.program_binary(_compiled_with(str(module), chosen), None)
+            return _binary(divided, record["tiles"])
+        if any(len(c) > 1 for c in candidates):
+            return _tune(divided, candidates, path)
+        return _binary(divided, [c[0] for c in candidates])
 
 
-def _tune(divided: str, candidates: list[list[list[int]]], path: str) -> list[list[int]]:
+def _tune(divided: str, candidates: list[list[list[int]]], path: str) -> bytes:
+    """The binary of the fastest candidates (recorded at `path`)."""
     from .ir import MLIRError
     chosen = [c[0] for c in candidates]
-    default = best = _cycles(divided, chosen)
+    binary = _binary(divided, chosen)
+    default = best = _cycles(binary)
     tried = [{"tiles": [list(t) for t in chosen], "cycles": default}]
     for i, options in enumerate(candidates):
         for tile in options[1:]:
             trial = chosen[:i] + [tile] + chosen[i + 1:]
             try:
-                cycles = _cycles(divided, trial)
+                trial_binary = _binary(divided, trial)
+                cycles = _cycles(trial_binary)
             except (MLIRError, ValueError, RuntimeError) as e:
                 # A candidate the later stages refuse is not a choice; the
                 # estimate's own tile compiled, so there is always one.
@@ -103,11 +103,11 @@ def _tune(divided: str, candidates: list[list[list[int]]], path: str) -> list[li
                 continue
             tried.append({"tiles": trial, "cycles": cycles})
             if cycles < best:
-                best, chosen = cycles, trial
+                best, chosen, binary = cycles, trial, trial_binary
     log.info("tuned a kernel: %.0f cycles with tiles %s, %.0f with the estimate's %s",
              best, chosen, default, [c[0] for c in candidates])
     _write(path, {"tiles": chosen, "cycles": best, "default_cycles": default, "tried": tried})
-    return chosen
+    return binary
 
 
 def _list_candidates(module) -> None:
@@ -149,9 +149,14 @@ def _compiled_with(divided: str, tiles: list[list[int]]):
     return module
 
 
-def _cycles(divided: str, tiles: list[list[int]]) -> float:
+def _binary(divided: str, tiles: list[list[int]]) -> bytes:
     from .dialects import spyre
-    program = sim.Program.parse(spyre.program_binary(_compiled_with(divided, tiles), None))
+    return spyre.program_binary(_compiled_with(divided, tiles), None)
+
+
+def _cycles(binary: bytes) -> float:
+    """Simulated cycles of a program run on zeros."""
+    program = sim.Program.parse(binary)
     inputs = {buf["name"]: np.zeros(tuple(buf["shape"]), np.float32)
               for _, buf in sim.host_buffers(program) if buf["kind"] != sim.BufferKind.output}
     return sim.run(program, inputs).cycles

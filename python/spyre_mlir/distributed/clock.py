@@ -37,12 +37,6 @@ def clock_cycles() -> float:
             counters.collective_wait_cycles)
 
 
-def reset() -> None:
-    """counters.reset(): call it on every card at the same point of the
-    program (e.g. after a barrier), or the clocks start apart."""
-    counters.reset()
-
-
 class CollectiveMismatch(RuntimeError):
     """The cards called different collectives, or the same one on different sizes."""
 
@@ -50,8 +44,8 @@ class CollectiveMismatch(RuntimeError):
 class CollectiveTimer:
     """The clock side of one process group (called by spyre_backend.cpp)."""
 
-    def __init__(self, data, rank: int, size: int):
-        self._data, self._rank, self._size = data, rank, size
+    def __init__(self, data, size: int):
+        self._data, self._size = data, size
         self._tokens = itertools.count()
         self._pending: dict[int, tuple[int, float, float, float]] = {}
         self._lock = threading.Lock()

@@ -16,7 +16,7 @@ def create(store, rank: int, size: int, timeout):
     device.register()
     from .clock import CollectiveTimer
     data = ProcessGroupGloo(store, rank, size, timeout)
-    return _module().SpyreBackend(data, CollectiveTimer(data, rank, size), rank, size)
+    return _module().SpyreBackend(data, CollectiveTimer(data, size), rank, size)
 
 
 def _module():
