@@ -462,6 +462,41 @@ def Spyre_GatherOp : Spyre_Op<"gather"> {
   let hasVerifier = 1;
 }
 
+def Spyre_AttentionOp : Spyre_Op<"attention"> {
+  let summary = "Scaled dot-product attention, scores kept on the card's cores";
+  let description = [{
+    For every head `h` and query row `i`:
+    `out[h, i] = softmax_j(scale * q[h, i] . k[g, j] + mask[h', i', j]) v[g, j]`,
+    with `g = h / (heads / kv_heads)` (grouped-query attention: consecutive
+    query heads share a key/value head) and `h' = h / (heads / mask_batch)`;
+    a mask of one row (`i' = 0`) applies to every query row, else `i' = i`.
+    With `causal`, key `j` is masked for query `i` when `j > i` (aligned at
+    the top left, as PyTorch's `is_causal`). A row whose every score is
+    masked gives zeros. Scores and probabilities never reach device memory:
+    the softmax is computed online over blocks of keys.
+
+    Shapes: `q` heads x Lq x D, `k` kv_heads x Lk x D, `v` kv_heads x Lk x
+    Dv, `out` heads x Lq x Dv, `mask` mask_batch x (1 or Lq) x Lk (added to
+    the scaled scores; -inf masks).
+
+    Example:
+    ```mlir
+    spyre.attention ins(%q, %k, %v : !spyre.buffer<12x512x64xf16>,
+                        !spyre.buffer<12x512x64xf16>, !spyre.buffer<12x512x64xf16>)
+                    outs(%o : !spyre.buffer<12x512x64xf16>) scale = 0.125 causal
+    ```
+  }];
+  let arguments = (ins Spyre_In:$query, Spyre_In:$key, Spyre_In:$value,
+                       Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$mask,
+                       Spyre_Out:$target, F64Attr:$scale, UnitAttr:$causal);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value (`,` $mask^)? `:` type($query) `,` type($key) `,`
+    type($value) (`,` type($mask)^)? `)`
+    `outs` `(` $target `:` type($target) `)` `scale` `=` $scale (`causal` $causal^)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def Spyre_FillOp : Spyre_Op<"fill"> {
   let summary = "Fills a buffer with one value";
   let description = [{

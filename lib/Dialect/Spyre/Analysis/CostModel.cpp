@@ -25,6 +25,10 @@ bool isTranscendental(Operation &op) {
              math::ErfcOp, arith::DivFOp>(op);
 }
 
+/// SFU passes over each score of spyre.attention: the maximum, the
+/// subtraction, the exponential and the sum (AttentionPlan.cpp).
+constexpr double kAttentionPassesPerScore = 4;
+
 } // namespace
 
 std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const {
@@ -49,6 +53,23 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                                                                      : lhs.getRank() - 1);
                      cost.flops = 2.0 * double(out.getNumElements()) * double(k);
                      cost.computeCycles = cost.flops / 2 / (arch.macsPerCycle() * cores);
+                     return true;
+                   })
+                   .Case([&](AttentionOp attention) {
+                     // Both products over every (query, key) pair (all of
+                     // them: a causal block is charged as a full one), and
+                     // the online softmax's SFU passes over each score.
+                     auto q = cast<BufferType>(attention.getQuery().getType());
+                     auto v = cast<BufferType>(attention.getValue().getType());
+                     auto k = cast<BufferType>(attention.getKey().getType());
+                     double pairs = double(q.getDimSize(0)) * double(q.getDimSize(1)) *
+                                    double(k.getDimSize(1));
+                     cost.flops = 2.0 * pairs * double(q.getDimSize(2) + v.getDimSize(2));
+                     cost.vectorOps = pairs * kAttentionPassesPerScore;
+                     cost.computeCycles =
+                         std::max(cost.flops / 2 / arch.macsPerCycle(),
+                                  cost.vectorOps / arch.sfuRate(4, false, false)) /
+                         cores;
                      return true;
                    })
                    .Case([&](GenericOp generic) {

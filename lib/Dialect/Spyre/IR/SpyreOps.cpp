@@ -9,6 +9,8 @@
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::spyre;
 
@@ -409,6 +411,68 @@ LogicalResult GatherOp::verify() {
                             "table[axis+1:]";
   return verifySameElementType(*this, getTable(), getTarget(),
                                "table and target");
+}
+
+LogicalResult AttentionOp::verify() {
+  BufferType q = bufferType(getQuery()), k = bufferType(getKey()), v = bufferType(getValue()),
+             out = bufferType(getTarget());
+  for (auto [name, type] : {std::pair{"query", q}, {"key", k}, {"value", v}, {"target", out}})
+    if (type.getRank() != 3)
+      return emitOpError() << name << " must have rank 3 (heads x length x head size), not "
+                           << type.getRank();
+  if (!isa<FloatType>(q.getElementType()))
+    return emitOpError() << "query must hold floats, not " << q.getElementType();
+  for (Value other : {getKey(), getValue(), getTarget()})
+    if (failed(verifySameElementType(*this, getQuery(), other, "query and operand")))
+      return failure();
+  auto dims = [](BufferType t) {
+    return std::to_string(t.getDimSize(0)) + "x" + std::to_string(t.getDimSize(1)) + "x" +
+           std::to_string(t.getDimSize(2));
+  };
+  if (!compatible(k.getDimSize(0), v.getDimSize(0)) ||
+      !compatible(k.getDimSize(1), v.getDimSize(1)))
+    return emitOpError() << "key (" << dims(k) << ") and value (" << dims(v)
+                         << ") must have the same heads and length";
+  if (!compatible(q.getDimSize(2), k.getDimSize(2)))
+    return emitOpError() << "query and key head sizes differ: " << dimString(q.getDimSize(2))
+                         << " vs " << dimString(k.getDimSize(2));
+  if (!compatible(out.getDimSize(0), q.getDimSize(0)) ||
+      !compatible(out.getDimSize(1), q.getDimSize(1)) ||
+      !compatible(out.getDimSize(2), v.getDimSize(2)))
+    return emitOpError() << "target (" << dims(out) << ") must be heads x query length x "
+                         << "value head size (" << dimString(q.getDimSize(0)) << "x"
+                         << dimString(q.getDimSize(1)) << "x" << dimString(v.getDimSize(2))
+                         << ")";
+  auto divides = [](int64_t part, int64_t whole) {
+    return ShapedType::isDynamic(part) || ShapedType::isDynamic(whole) ||
+           (part > 0 && whole % part == 0);
+  };
+  if (!divides(k.getDimSize(0), q.getDimSize(0)))
+    return emitOpError() << "key/value heads (" << dimString(k.getDimSize(0))
+                         << ") must divide query heads (" << dimString(q.getDimSize(0)) << ")";
+  if (Value maskValue = getMask()) {
+    BufferType mask = bufferType(maskValue);
+    if (mask.getRank() != 3 || !isa<FloatType>(mask.getElementType()))
+      return emitOpError() << "mask must be a rank-3 float buffer (batch x 1 or query length "
+                              "x key length), not "
+                           << mask;
+    if (!divides(mask.getDimSize(0), q.getDimSize(0)))
+      return emitOpError() << "mask batch (" << dimString(mask.getDimSize(0))
+                           << ") must divide query heads (" << dimString(q.getDimSize(0))
+                           << ")";
+    if (mask.getDimSize(1) != 1 && !compatible(mask.getDimSize(1), q.getDimSize(1)))
+      return emitOpError() << "mask rows (" << dimString(mask.getDimSize(1))
+                           << ") must be 1 or the query length ("
+                           << dimString(q.getDimSize(1)) << ")";
+    if (!compatible(mask.getDimSize(2), k.getDimSize(1)))
+      return emitOpError() << "mask columns (" << dimString(mask.getDimSize(2))
+                           << ") must be the key length (" << dimString(k.getDimSize(1))
+                           << ")";
+  }
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError() << "scale must be finite, not "
+                         << getScale().convertToDouble();
+  return success();
 }
 
 LogicalResult FillOp::verify() {

@@ -38,9 +38,9 @@ class HwEmitter;
 class OpPlan {
 public:
   virtual ~OpPlan();
-  /// The plan of a compute op (generic, matmul, batch_matmul, gather), or an
-  /// error on `op` saying why it cannot run on the card. Ops that are not
-  /// compute ops give nullptr without an error.
+  /// The plan of a compute op (generic, matmul, batch_matmul, gather,
+  /// attention), or an error on `op` saying why it cannot run on the card.
+  /// Ops that are not compute ops give nullptr without an error.
   static FailureOr<std::unique_ptr<OpPlan>> get(Operation *op, const ::spyre::Arch &arch);
 
   /// Independent units of work (output rows, tiles) cores can share.

@@ -1,0 +1,341 @@
+//===- AttentionPlan.cpp - running spyre.attention on the card ------------===//
+//
+// A unit of work is one head's block of query rows; units are shared among
+// cores by their number of key blocks, so that causal attention (later
+// query blocks see more keys) stays balanced. A core keeps its unit's query
+// tile, running row maxima and sums and the f32 output accumulator in LX,
+// and streams blocks of keys and values through double-buffered slots: each
+// step multiplies the query tile with a key block on the PT, updates the
+// softmax online on the SFU (the running maximum rescales what was summed
+// before it), and accumulates probabilities times values on the PT. Scores
+// and probabilities never leave LX; blocks above the diagonal of causal
+// attention are never loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanKinds.h"
+#include "HwEmitter.h"
+#include "spyre-mlir/Isa/Isa.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::spyre;
+namespace ISA = ::spyre::isa;
+
+namespace {
+
+/// The LX slots, in the order of `spyre.lx`.
+enum Slot : unsigned { kQ, kK, kV, kMask, kScores, kProbs, kCausal, kAcc, kOut, kRows };
+
+/// Per-row f32 vectors inside the `rows` slot, each tq elements, then three
+/// constant cells (-inf, 0, 1) that selects read with zero strides.
+/// What a step costs beyond its keys, in keys (the SFU's and PT's start-up
+/// and the per-row updates), for sharing units among cores.
+constexpr int64_t kStepOverheadKeys = 16;
+
+enum RowVec : int64_t { kMax, kOldMax, kSafeMax, kScale, kSum, kIsZero, kSafeSum, kNumRowVecs };
+
+class AttentionPlan : public OpPlan {
+public:
+  AttentionPlan(AttentionOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), attn(op) {}
+  LogicalResult analyze();
+
+  SPYRE_OPPLAN_OVERRIDES
+
+private:
+  int64_t keyBlocks(int64_t q0, int64_t rows, int64_t tk) const;
+  bool fits(int64_t tq, int64_t tk, int64_t lxBytes) const;
+
+  mutable AttentionOp attn;
+  int64_t heads = 0, lq = 0, d = 0, kvHeads = 0, lk = 0, dv = 0;
+  int64_t maskBatch = 0, maskRows = 0;
+  uint8_t dtype = 0, maskDtype = 0;
+  int64_t es = 0, maskEs = 0;
+  bool causal = false, hasMask = false;
+  double scale = 1;
+};
+
+LogicalResult AttentionPlan::analyze() {
+  SmallVector<BufferType> types;
+  for (Value v : attn->getOperands())
+    types.push_back(cast<BufferType>(v.getType()));
+  for (BufferType type : types) {
+    if (!type.hasStaticShape())
+      return attn.emitError() << "cannot run on the card: " << type
+                              << " has a dynamic shape; specialise the kernel for the size";
+    if (elementStrides(type) != elementStrides(BufferType::get(type.getShape(),
+                                                               type.getElementType())))
+      return attn.emitError() << "cannot run on the card: " << type << " is not row-major";
+  }
+  auto q = cast<BufferType>(attn.getQuery().getType());
+  auto v = cast<BufferType>(attn.getValue().getType());
+  auto k = cast<BufferType>(attn.getKey().getType());
+  Type element = q.getElementType();
+  if (!element.isF16() && !element.isBF16() && !element.isF32())
+    return attn.emitError() << "cannot run on the card: attention on " << element
+                            << " (the card computes f16, bf16 and f32)";
+  heads = q.getDimSize(0), lq = q.getDimSize(1), d = q.getDimSize(2);
+  kvHeads = k.getDimSize(0), lk = k.getDimSize(1), dv = v.getDimSize(2);
+  if (heads == 0 || lq == 0 || dv == 0)
+    return attn.emitError() << "cannot run on the card: an empty attention";
+  if (lk == 0 || d == 0)
+    return attn.emitError() << "cannot run on the card: attention over no keys (or a head "
+                               "size of 0) is a fill, not a product";
+  dtype = deviceDType(element);
+  es = deviceDTypeBytes(dtype);
+  if (Value mask = attn.getMask()) {
+    auto m = cast<BufferType>(mask.getType());
+    hasMask = true;
+    maskBatch = m.getDimSize(0), maskRows = m.getDimSize(1);
+    maskDtype = deviceDType(m.getElementType());
+    maskEs = deviceDTypeBytes(maskDtype);
+  }
+  causal = attn.getCausal();
+  scale = attn.getScale().convertToDouble();
+  return success();
+}
+
+int64_t AttentionPlan::parallelUnits() const { return heads * lq; }
+
+int64_t AttentionPlan::keyBlocks(int64_t q0, int64_t rows, int64_t tk) const {
+  int64_t all = llvm::divideCeil(lk, tk);
+  if (!causal)
+    return all;
+  return std::min(all, (q0 + rows - 1) / tk + 1);
+}
+
+LogicalResult AttentionPlan::verifyTile(ArrayRef<int64_t> tile) const {
+  if (tile.size() != 2 || tile[0] < 1 || tile[0] > lq || tile[1] < 1 || tile[1] > lk)
+    return attn.emitError() << "spyre.tile of this attention is [query rows in [1, " << lq
+                            << "], keys in [1, " << lk << "]]";
+  return success();
+}
+
+SmallVector<LxSlot> AttentionPlan::slots(ArrayRef<int64_t> tile) const {
+  int64_t tq = tile[0], tk = tile[1];
+  int64_t probEs = deviceDTypeBytes(uint8_t(ISA::DType::dl16));
+  return {{"query", tq * d * es, 2},
+          {"key", tk * d * es, 2},
+          {"value", tk * dv * es, 2},
+          {"mask", hasMask ? (maskRows == 1 ? 1 : tq) * tk * maskEs : 0, 2},
+          {"scores", tq * tk * 4, 2},
+          {"probabilities", tq * tk * probEs, 2},
+          {"causal", causal ? tq * tk * 4 : 0, 1},
+          {"accumulator", tq * dv * 4, 1},
+          {"output", tq * dv * es, 2},
+          {"rows", (kNumRowVecs * tq + 3) * 4, 1}};
+}
+
+bool AttentionPlan::fits(int64_t tq, int64_t tk, int64_t lxBytes) const {
+  int64_t total;
+  assignLx(slots({tq, tk}), arch.stickBytes, total);
+  return total <= lxBytes;
+}
+
+SmallVector<int64_t> AttentionPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+  // Query blocks of up to 128 rows (the PT's output rows are cheap, its
+  // operand feed is not), halved while the card would have fewer than two
+  // units per core; key blocks as long as LX allows, up to 512 (longer
+  // blocks save little per-step overhead and leave no room to double-buffer).
+  constexpr int64_t kMaxQueryRows = 128, kMaxKeys = 512, kMinQueryRows = 16;
+  int64_t tq = std::min(lq, kMaxQueryRows);
+  while (tq > kMinQueryRows && heads * llvm::divideCeil(lq, tq) < 2 * cores)
+    tq = llvm::divideCeil(tq, 2);
+  int64_t granule = std::max<int64_t>(1, arch.stickBytes / es);
+  for (; tq >= 1; tq = tq == 1 ? 0 : llvm::divideCeil(tq, 2)) {
+    int64_t tk = largestFitting(std::min(lk, kMaxKeys), granule,
+                                [&](int64_t k) { return fits(tq, k, lxBytes); });
+    if (tk)
+      return {tq, tk};
+  }
+  return {};
+}
+
+LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
+                                   ArrayRef<int64_t> lx) const {
+  const int64_t tq = tile[0], tk = tile[1];
+  SmallVector<LxSlot> slotList = slots(tile);
+  auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
+  const int64_t queryBlocks = llvm::divideCeil(lq, tq);
+  const int64_t group = heads / kvHeads, maskGroup = hasMask ? heads / maskBatch : 1;
+  const uint8_t f32 = uint8_t(ISA::DType::f32), dl16 = uint8_t(ISA::DType::dl16);
+  const int64_t probEs = deviceDTypeBytes(dl16);
+  const double inf = std::numeric_limits<double>::infinity();
+  Location loc = attn.getLoc();
+
+  // Units (a head's block of query rows), each with its number of steps
+  // (key blocks) and its work: the keys it multiplies plus a per-step
+  // overhead. Causal units differ (later query blocks see more keys), so
+  // units go to cores longest first, each to the least loaded core; a core
+  // then runs its units in order.
+  struct Unit {
+    int64_t head, q0, rows, blocks, work;
+  };
+  SmallVector<Unit> units;
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t b = 0; b < queryBlocks; ++b) {
+      int64_t q0 = b * tq, rows = std::min(tq, lq - q0), blocks = keyBlocks(q0, rows, tk);
+      int64_t keys = causal ? std::min(lk, q0 + rows) : lk;
+      units.push_back({h, q0, rows, blocks, keys + blocks * kStepOverheadKeys});
+    }
+  SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, units.size()));
+  llvm::stable_sort(order, [&](int64_t a, int64_t b) { return units[a].work > units[b].work; });
+  SmallVector<int64_t> load(cores, 0);
+  SmallVector<SmallVector<int64_t>> unitsOf(cores);
+  for (int64_t u : order) {
+    int64_t core = std::min_element(load.begin(), load.end()) - load.begin();
+    load[core] += units[u].work;
+    unitsOf[core].push_back(u);
+  }
+
+  for (int64_t core = 0; core < cores; ++core) {
+    llvm::sort(unitsOf[core]);
+    // The steps of this core: (its unit number, key block).
+    SmallVector<std::pair<int64_t, int64_t>> steps;
+    for (auto [local, u] : llvm::enumerate(unitsOf[core]))
+      for (int64_t blk = 0; blk < units[u].blocks; ++blk)
+        steps.push_back({int64_t(local), blk});
+    auto stepAt = [&](int64_t i) {
+      auto [local, blk] = steps[i];
+      const Unit &unit = units[unitsOf[core][local]];
+      bool first = blk == 0, last = blk + 1 == unit.blocks;
+      int64_t k0 = blk * tk, keys = std::min(tk, lk - k0);
+      if (causal) // no key after the block's last query
+        keys = std::min(keys, unit.q0 + unit.rows - k0);
+      int64_t rows = unit.rows, kv = unit.head / group;
+      int64_t qAt = slotAt(kQ, local % 2), outAt = slotAt(kOut, local % 2);
+      int64_t kAt = slotAt(kK, i % 2), vAt = slotAt(kV, i % 2);
+      int64_t maskAt = slotAt(kMask, i % 2), sAt = slotAt(kScores, i % 2);
+      int64_t pAt = slotAt(kProbs, i % 2), accAt = slotAt(kAcc, 0);
+      int64_t rowsAt = slotAt(kRows, 0);
+      auto rowVec = [=](RowVec r) { return rowsAt + r * tq * 4; };
+      int64_t cellsAt = rowsAt + kNumRowVecs * tq * 4;
+
+      TileStep step;
+      if (first)
+        step.loads.push_back({em.lx(dtype, qAt),
+                              em.device(attn.getQuery(), dtype, (unit.head * lq + unit.q0) * d * es),
+                              rows * d * es});
+      step.loads.push_back({em.lx(dtype, kAt), em.device(attn.getKey(), dtype, (kv * lk + k0) * d * es),
+                            keys * d * es});
+      step.loads.push_back({em.lx(dtype, vAt),
+                            em.device(attn.getValue(), dtype, (kv * lk + k0) * dv * es),
+                            keys * dv * es});
+      int64_t maskRowsLoaded = maskRows == 1 ? 1 : rows;
+      if (hasMask) {
+        int64_t mb = unit.head / maskGroup, r0 = maskRows == 1 ? 0 : unit.q0;
+        step.loads.push_back(
+            {em.lx(maskDtype, maskAt, {tk * maskEs, 0, 0}),
+             em.device(attn.getMask(), maskDtype, ((mb * maskRows + r0) * lk + k0) * maskEs,
+                       {lk * maskEs, 0, 0}),
+             keys * maskEs,
+             {maskRowsLoaded, 1, 1}});
+      }
+      if (last)
+        step.stores.push_back({em.device(attn.getTarget(), dtype,
+                                         (unit.head * lq + unit.q0) * dv * es),
+                               em.lx(dtype, outAt), rows * dv * es});
+      bool diagonal = causal && k0 + keys - 1 > unit.q0;
+      step.compute = [=, this, &em](StepCompute &sc) {
+        OpBuilder &b = sc.b();
+        auto view = [&](uint8_t type, int64_t at, int64_t rowStride, int64_t colStride) {
+          return em.lx(type, at, {rowStride, colStride, 0});
+        };
+        // A per-row value: a column, or broadcast along a tile's row.
+        auto row = [&](RowVec r) { return view(f32, rowVec(r), 4, 0); };
+        auto cell = [&](int64_t c) { return view(f32, cellsAt + c * 4, 0, 0); };
+        auto fill = [&](RefAttr dst, double value, int64_t r, int64_t c) {
+          sc.add(HwFillOp::create(b, loc, dst, APFloat(value), APFloat(0.0), APFloat(0.0), r, c,
+                                  nullptr, 0, nullptr, nullptr));
+        };
+        auto binary = [&](StringRef func, RefAttr dst, RefAttr lhs, RefAttr rhs, int64_t r,
+                          int64_t c) {
+          sc.add(HwBinaryOp::create(b, loc, func, dst, lhs, rhs, FloatAttr(), r, c, nullptr, 0,
+                                    nullptr, nullptr));
+        };
+        auto binaryImm = [&](StringRef func, RefAttr dst, RefAttr lhs, double imm, int64_t r,
+                             int64_t c) {
+          sc.add(HwBinaryOp::create(b, loc, func, dst, lhs, Attribute(), b.getF64FloatAttr(imm),
+                                    r, c, nullptr, 0, nullptr, nullptr));
+        };
+        auto select = [&](RefAttr dst, RefAttr cond, RefAttr lhs, RefAttr rhs, int64_t r,
+                          int64_t c) {
+          sc.add(HwSelectOp::create(b, loc, dst, cond, lhs, rhs, r, c, nullptr, 0, nullptr,
+                                    nullptr));
+        };
+        auto reduce = [&](StringRef func, RefAttr dst, RefAttr src, int64_t r, int64_t c) {
+          sc.add(HwReduceOp::create(b, loc, func, dst, src, nullptr, nullptr, true, APFloat(0.0),
+                                    r, c, nullptr, 0, nullptr, nullptr));
+        };
+        RefAttr query = view(dtype, qAt, d * es, es);
+        RefAttr scores = view(f32, sAt, tk * 4, 4);
+        RefAttr probs = view(dl16, pAt, tk * probEs, probEs);
+        RefAttr acc = view(f32, accAt, dv * 4, 4);
+        if (first) {
+          // The scale goes into the query tile once, not into every block of
+          // scores; the PT rounds its operands to 16 bits either way.
+          if (scale != 1)
+            binaryImm("mul", query, query, scale, rows, d);
+          fill(cell(0), -inf, 1, 1);
+          fill(cell(1), 0, 1, 1);
+          fill(cell(2), 1, 1, 1);
+          fill(row(kMax), -inf, rows, 1);
+          fill(row(kSum), 0, rows, 1);
+          fill(acc, 0, rows, dv);
+        }
+        sc.add(HwMatmulOp::create(b, loc, view(f32, sAt, tk * 4, 0), view(dtype, qAt, d * es, 0),
+                                  view(dtype, kAt, d * es, 0), rows, d, keys, false, true, false,
+                                  nullptr, 0, nullptr, nullptr));
+        if (hasMask)
+          binary("add", scores, scores,
+                 view(maskDtype, maskAt, maskRows == 1 ? 0 : tk * maskEs, maskEs), rows, keys);
+        if (diagonal) {
+          // Key k0 + c is masked for query q0 + r when (k0 - q0) + c - r > 0.
+          RefAttr after = view(f32, slotAt(kCausal, 0), tk * 4, 4);
+          sc.add(HwFillOp::create(b, loc, after, APFloat(double(k0 - unit.q0)), APFloat(-1.0),
+                                  APFloat(1.0), rows, keys, nullptr, 0, nullptr, nullptr));
+          binaryImm("gt", after, after, 0, rows, keys);
+          select(scores, after, cell(0), scores, rows, keys);
+        }
+        // Online softmax: the new running maximum (0 while a row has seen
+        // only masked keys, so that exp(-inf - 0) = 0 rather than NaN), the
+        // factor exp(old - new) for what was summed before, then this block.
+        sc.add(HwUnaryOp::create(b, loc, "copy", row(kOldMax), row(kMax), rows, 1, nullptr, 0,
+                                 nullptr, nullptr));
+        reduce("max", row(kMax), scores, rows, keys);
+        binaryImm("eq", row(kIsZero), row(kMax), -inf, rows, 1);
+        select(row(kSafeMax), row(kIsZero), cell(1), row(kMax), rows, 1);
+        binary("sub", row(kScale), row(kOldMax), row(kSafeMax), rows, 1);
+        sc.add(HwUnaryOp::create(b, loc, "exp", row(kScale), row(kScale), rows, 1, nullptr, 0,
+                                 nullptr, nullptr));
+        binary("sub", scores, scores, row(kSafeMax), rows, keys);
+        sc.add(HwUnaryOp::create(b, loc, "exp", probs, scores, rows, keys, nullptr, 0, nullptr,
+                                 nullptr));
+        binary("mul", row(kSum), row(kSum), row(kScale), rows, 1);
+        reduce("sum", row(kSum), probs, rows, keys);
+        binary("mul", acc, acc, row(kScale), rows, dv);
+        sc.add(HwMatmulOp::create(b, loc, view(f32, accAt, dv * 4, 0),
+                                  view(dl16, pAt, tk * probEs, 0), view(dtype, vAt, dv * es, 0),
+                                  rows, keys, dv, false, false, true, nullptr, 0, nullptr,
+                                  nullptr));
+        if (last) {
+          // A row that saw only masked keys has sum 0 and gives zeros.
+          binaryImm("eq", row(kIsZero), row(kSum), 0, rows, 1);
+          select(row(kSafeSum), row(kIsZero), cell(2), row(kSum), rows, 1);
+          binary("div", view(dtype, outAt, dv * es, es), acc, row(kSafeSum), rows, dv);
+        }
+      };
+      return step;
+    };
+    em.pipeline(core, loc, int64_t(steps.size()), stepAt);
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeAttentionPlan(AttentionOp op,
+                                                                 const ::spyre::Arch &arch) {
+  return analyzedPlan<AttentionPlan>(op, arch);
+}
