@@ -10,7 +10,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import linalg, losses, scans, scatters, searches, state
+from . import attention, linalg, losses, scans, scatters, searches, state
 from . import pooling
 from .picks import pick_last
 
@@ -122,6 +122,15 @@ def _scale(query, scale):
 def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, *, attn_mask=None,
                     scale=None):
     scale = _scale(query, scale)
+    if not any(t.requires_grad for t in (query, key, value)) or not torch.is_grad_enabled():
+        out = attention.fused(query, key, value, attn_mask, is_causal, scale)
+        if out is not None:
+            # The fused kernel does not keep the log-sum-exp, which only the
+            # backward reads (and graphs with a backward take the decomposed
+            # path): NaN, so that any other use shows.
+            logsumexp = torch.full(query.shape[:-1], math.nan, dtype=torch.float32,
+                                   device=query.device)
+            return _laid_out_as(out, query), logsumexp
     probs, logsumexp = _softmax(_scores(query, key, attn_mask, is_causal, scale))
     # The matrix unit rounds f32 operands to DLFloat16, as the card stores
     # 16-bit floats: probabilities in the value's type are the same operand,

@@ -17,7 +17,7 @@ from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
-from . import host_checks, state
+from . import attention, host_checks, state
 from .export import export, export_epilogue, export_many
 from .ranges import check_integer_ranges
 from .dumps import dump
@@ -113,6 +113,9 @@ def _prepare_wrapper(wrapper) -> None:
 
 #: Extern calls that only check results on the host, as eager does.
 HOST_CHECKS = (torch.ops.aten._linalg_check_errors.default, host_checks.check)
+#: Extern calls that run a kernel on the card themselves (counted as kernel
+#: runs by their launcher), as a GPU backend calls flash attention.
+CARD_EXTERNS = (attention.op,)
 
 
 class SpyreScheduling(BaseScheduling):
@@ -165,7 +168,7 @@ class SpyreScheduling(BaseScheduling):
             if isinstance(node, ExternKernelSchedulerNode) and \
                     not isinstance(node.node, ir.MultiOutput) and \
                     not getattr(node.node, "host_rng_draw", False) and \
-                    getattr(node.node, "op_overload", None) not in HOST_CHECKS:
+                    getattr(node.node, "op_overload", None) not in HOST_CHECKS + CARD_EXTERNS:
                 kernel = node.node
                 name = str(getattr(kernel, "op_overload", None) or
                            getattr(kernel, "python_kernel_name", None) or type(kernel).__name__)

@@ -71,10 +71,6 @@ LogicalResult AttentionPlan::analyze() {
   auto q = cast<BufferType>(attn.getQuery().getType());
   auto v = cast<BufferType>(attn.getValue().getType());
   auto k = cast<BufferType>(attn.getKey().getType());
-  Type element = q.getElementType();
-  if (!element.isF16() && !element.isBF16() && !element.isF32())
-    return attn.emitError() << "cannot run on the card: attention on " << element
-                            << " (the card computes f16, bf16 and f32)";
   heads = q.getDimSize(0), lq = q.getDimSize(1), d = q.getDimSize(2);
   kvHeads = k.getDimSize(0), lk = k.getDimSize(1), dv = v.getDimSize(2);
   if (heads == 0 || lq == 0 || dv == 0)
@@ -82,7 +78,7 @@ LogicalResult AttentionPlan::analyze() {
   if (lk == 0 || d == 0)
     return attn.emitError() << "cannot run on the card: attention over no keys (or a head "
                                "size of 0) is a fill, not a product";
-  dtype = deviceDType(element);
+  dtype = deviceDType(q.getElementType());
   es = deviceDTypeBytes(dtype);
   if (Value mask = attn.getMask()) {
     auto m = cast<BufferType>(mask.getType());

@@ -532,3 +532,59 @@ spyre.kernel @huge_domain(%x: !spyre.buffer<64xf32>, %y: !spyre.buffer<64xf32>) 
 // expected-error @+1 {{body must end with 'spyre.return'}}
 spyre.kernel @empty(%a: !spyre.buffer<4xf32>) {
 }
+
+// -----
+
+spyre.kernel @attention_rank(%q: !spyre.buffer<16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{query must have rank 3 (heads x length x head size), not 2}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_heads(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<3x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{key/value heads (3) must divide query heads (8)}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<3x32x64xf16>, !spyre.buffer<3x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_head_size(%q: !spyre.buffer<8x16x32xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{query and key head sizes differ: 32 vs 64}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x32xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_types(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf32>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{query and operand element types differ: 'f16' vs 'f32'}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf32>, !spyre.buffer<2x32x64xf32>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_mask_rows(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %m: !spyre.buffer<1x4x32xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{mask rows (4) must be 1 or the query length (16)}}
+  spyre.attention ins(%q, %k, %k, %m : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<1x4x32xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_mask_batch(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %m: !spyre.buffer<3x16x32xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{mask batch (3) must divide query heads (8)}}
+  spyre.attention ins(%q, %k, %k, %m : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<3x16x32xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_target(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x8x64xf16>) {
+  // expected-error @+1 {{target (8x8x64) must be heads x query length x value head size (8x16x64)}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x8x64xf16>) scale = 1.0
+  spyre.return
+}

@@ -123,3 +123,14 @@ spyre.kernel @movement(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<8x4xf16>,
   spyre.return
 }
 
+
+// CHECK-LABEL: spyre.kernel @attention
+spyre.kernel @attention(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf16>,
+                        %v: !spyre.buffer<2x32x48xf16>, %m: !spyre.buffer<1x1x32xf32>,
+                        %o: !spyre.buffer<8x16x48xf16>) {
+  // CHECK: spyre.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x48xf16>) outs(%{{.*}} : !spyre.buffer<8x16x48xf16>) scale = 1.250000e-01 causal
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x48xf16>) outs(%o : !spyre.buffer<8x16x48xf16>) scale = 0.125 causal
+  // CHECK: spyre.attention ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : {{.*}}, !spyre.buffer<1x1x32xf32>) outs(%{{.*}} : !spyre.buffer<8x16x48xf16>) scale = 1.000000e+00{{$}}
+  spyre.attention ins(%q, %k, %v, %m : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x48xf16>, !spyre.buffer<1x1x32xf32>) outs(%o : !spyre.buffer<8x16x48xf16>) scale = 1.0
+  spyre.return
+}

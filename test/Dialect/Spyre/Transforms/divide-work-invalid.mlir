@@ -95,3 +95,20 @@ spyre.kernel @temporary_too_big(%x: !spyre.buffer<4x4xf32>) {
   %t = spyre.alloc() : !spyre.buffer<1099511627776x64xf32>
   spyre.return
 }
+
+// -----
+
+spyre.kernel @attention_dynamic(%q: !spyre.buffer<2x?x16xf16>, %o: !spyre.buffer<2x?x16xf16>) {
+  // expected-error @+1 {{cannot run on the card: '!spyre.buffer<2x?x16xf16>' has a dynamic shape; specialise the kernel for the size}}
+  spyre.attention ins(%q, %q, %q : !spyre.buffer<2x?x16xf16>, !spyre.buffer<2x?x16xf16>, !spyre.buffer<2x?x16xf16>) outs(%o : !spyre.buffer<2x?x16xf16>) scale = 0.25
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_no_keys(%q: !spyre.buffer<2x8x16xf16>, %k: !spyre.buffer<2x0x16xf16>, %o: !spyre.buffer<2x8x16xf16>) {
+  // expected-error @+1 {{cannot run on the card: attention over no keys (or a head size of 0) is a fill, not a product}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<2x8x16xf16>, !spyre.buffer<2x0x16xf16>, !spyre.buffer<2x0x16xf16>) outs(%o : !spyre.buffer<2x8x16xf16>) scale = 0.25
+  spyre.return
+}
+

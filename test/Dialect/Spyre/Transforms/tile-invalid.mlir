@@ -47,3 +47,11 @@ spyre.kernel @matmul_bounds(%a: !spyre.buffer<8x8xf16>, %c: !spyre.buffer<8x8xf3
   spyre.matmul ins(%a, %a : !spyre.buffer<8x8xf16>, !spyre.buffer<8x8xf16>) outs(%c : !spyre.buffer<8x8xf32>) {spyre.tile = array<i64: 9, 8, 8>}
   spyre.return
 }
+
+// -----
+
+spyre.kernel @attention_head_too_big(%q: !spyre.buffer<1x8x409600xf16>, %o: !spyre.buffer<1x8x409600xf16>) {
+  // expected-error @+1 {{no tile of this op fits in the usable LX of 1600000 bytes}}
+  spyre.attention ins(%q, %q, %q : !spyre.buffer<1x8x409600xf16>, !spyre.buffer<1x8x409600xf16>, !spyre.buffer<1x8x409600xf16>) outs(%o : !spyre.buffer<1x8x409600xf16>) scale = 0.25
+  spyre.return
+}

@@ -1,0 +1,147 @@
+"""Fused attention: scaled_dot_product_attention as one `spyre.attention`
+kernel, whose scores and probabilities never reach device memory
+(lib/Dialect/Spyre/Transforms/AttentionPlan.cpp).
+
+Inductor's scheduler sees attention as one extern call, as it sees a GPU's
+flash-attention library call: `torch.ops.spyre.attention`, whose
+implementation runs the kernel on the card through a ProgramLauncher (so
+each run is counted with its simulated cycles, not as a CPU fallback). The
+attention decomposition (decompositions.flash_attention) calls it when
+`applies` says the card takes the shapes; otherwise attention is decomposed
+into products and a softmax, as before.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import torch
+
+from .kernel_cache import CompileError, compile_cached
+
+_ELEMENT = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+
+
+def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
+                mask_dtype: torch.dtype | None, scale: float, causal: bool) -> str:
+    """The kernel-level IR of one attention: q (heads, Lq, D), k (kv_heads,
+    Lk, D), v (kv_heads, Lk, Dv), an optional additive mask (batch, 1 or Lq,
+    Lk), out (heads, Lq, Dv)."""
+    def buffer(shape, element):
+        return f"!spyre.buffer<{'x'.join(str(int(s)) for s in shape)}x{element}>"
+    element = _ELEMENT[dtype]
+    out_shape = (q_shape[0], q_shape[1], v_shape[2])
+    types = [buffer(q_shape, element), buffer(k_shape, element), buffer(v_shape, element)]
+    if mask_shape is not None:
+        types.append(buffer(mask_shape, _ELEMENT[mask_dtype]))
+    out_type = buffer(out_shape, element)
+    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate([*types, out_type]))
+    ins = ", ".join(f"%a{i}" for i in range(len(types)))
+    return (f"spyre.kernel @attention({args}) {{\n"
+            f"  spyre.attention ins({ins} : {', '.join(types)}) outs(%a{len(types)} : {out_type})"
+            f" scale = {float(scale)!r}{' causal' if causal else ''}\n"
+            f"  spyre.return\n}}\n")
+
+
+def _signature(q, k, v, mask, scale, causal):
+    mask_part = None if mask is None else (tuple(mask.shape), mask.dtype)
+    return (tuple(q.shape), tuple(k.shape), tuple(v.shape), mask_part, q.dtype, float(scale),
+            bool(causal))
+
+
+@functools.lru_cache(maxsize=256)
+def _launcher(signature):
+    from .launcher import ProgramLauncher
+    q_shape, k_shape, v_shape, mask_part, dtype, scale, causal = signature
+    mask_shape, mask_dtype = mask_part if mask_part is not None else (None, None)
+    mlir = kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype, mask_dtype, scale, causal)
+    names = [f"arg{i}" for i in range(4 + (mask_part is not None))]
+    return ProgramLauncher("attention", mlir, names, ops=["aten.scaled_dot_product_attention"])
+
+
+def compiles(q, k, v, mask, scale, causal) -> str | None:
+    """None if the card runs this attention (compiling it now, so the run
+    finds it in the kernel cache), else why not."""
+    if q.dtype not in _ELEMENT or k.dtype != q.dtype or v.dtype != q.dtype:
+        return f"attention on {q.dtype}, {k.dtype}, {v.dtype}"
+    if mask is not None and mask.dtype not in _ELEMENT:
+        return f"a mask of {mask.dtype}"
+    shapes = [*q.shape, *k.shape, *v.shape, *(mask.shape if mask is not None else ())]
+    if not all(isinstance(s, int) for s in shapes):
+        return "dynamic sizes"
+    if not math.isfinite(scale):
+        return f"scale {scale}"
+    try:
+        compile_cached(_launcher(_signature(q, k, v, mask, scale, causal)).mlir)
+    except CompileError as e:
+        return str(e).splitlines()[0] if str(e) else "the compiler refused it"
+    return None
+
+
+@torch.library.custom_op("spyre::attention", mutates_args=())
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+              scale: float, causal: bool) -> torch.Tensor:
+    """softmax(scale * q @ k^T + mask) @ v per head on the card: q (heads,
+    Lq, D), k and v (kv_heads, Lk, D / Dv), query head h attending with
+    key/value head h // (heads // kv_heads), mask (batch, 1 or Lq, Lk) added
+    for head h from batch h // (heads // batch); `causal` masks key j for
+    query i when j > i. Rows with every key masked give zeros."""
+    launcher = _launcher(_signature(q, k, v, mask, scale, causal))
+    out = torch.empty((q.shape[0], q.shape[1], v.shape[2]), dtype=q.dtype, device=q.device)
+    inputs = [t.contiguous() for t in (q, k, v)]
+    if mask is not None:
+        inputs.append(mask.contiguous())
+    launcher(*inputs, out)
+    return out
+
+
+@attention.register_fake
+def _(q, k, v, mask, scale, causal):
+    return q.new_empty((q.shape[0], q.shape[1], v.shape[2]))
+
+
+op = torch.ops.spyre.attention.default
+
+
+def fused(query, key, value, attn_mask, is_causal: bool, scale: float):
+    """scaled_dot_product_attention of (batch, heads, L, D) tensors as one
+    spyre.attention kernel, or None when the card does not take it (the
+    caller decomposes it). A boolean mask becomes an additive one (0 or
+    -inf); heads are flattened into the batch."""
+    if query.dim() != 4 or key.dim() != 4 or value.dim() != 4:
+        return None
+    b, h, length, _ = query.shape
+    kv_heads, keys = key.shape[1], key.shape[2]
+    if key.shape[0] != b or value.shape[:3] != key.shape[:3] or h % kv_heads:
+        return None
+    mask = None
+    if attn_mask is not None:
+        if attn_mask.dim() > 4:
+            return None
+        m = attn_mask.reshape((1,) * (4 - attn_mask.dim()) + tuple(attn_mask.shape))
+        if m.dtype == torch.bool:
+            m = torch.where(m, 0.0, -math.inf).to(query.dtype)
+        mb, mh, mrows, _ = m.shape
+        if mb not in (1, b) or mh not in (1, h) or mrows not in (1, length):
+            return None
+        if mh == h and mb == 1 and b > 1:
+            mb = b
+        m = m.expand(mb, mh, mrows, keys)
+        mask = m.reshape(mb * mh, mrows, keys)
+    group = h // kv_heads
+    # One query row per head (decoding) with a mask that does not depend on
+    # the head: the query heads sharing a key/value head are the rows of one
+    # block, which reads that head's keys and values once, not once each.
+    stacked = length == 1 and group > 1 and not is_causal and \
+        (mask is None or mask.shape[0] in (1, b))
+    if stacked:
+        q3 = query.reshape(b * kv_heads, group, query.shape[-1])
+    else:
+        q3 = query.reshape(b * h, length, query.shape[-1])
+    k3 = key.reshape(b * kv_heads, keys, key.shape[-1])
+    v3 = value.reshape(b * kv_heads, keys, value.shape[-1])
+    if compiles(q3, k3, v3, mask, scale, is_causal) is not None:
+        return None
+    out = attention(q3, k3, v3, mask, scale, is_causal)
+    return out.reshape(b, h, length, value.shape[-1])
