@@ -352,3 +352,101 @@ def test_decode_with_repeated_heads_reads_each_head_once(monkeypatch):
     grouped = simulated(dict(backend.CONFIG))
     repeated = simulated({k: v for k, v in backend.CONFIG.items() if k != "pre_grad_custom_pass"})
     assert grouped < repeated
+
+
+# --------------------------------------------------------------------------
+# Fused attention (inductor/attention.py, AttentionPlan.cpp): one kernel whose
+# scores never reach device memory.
+
+def _ran_fused():
+    return "attention" in counters.cycles_per_kernel
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("name", ["plain", "causal", "bool_mask", "float_mask_scale",
+                                  "gqa_causal", "gqa_bool_mask_scale"])
+def test_sdpa_runs_as_one_fused_kernel(name, dtype):
+    q, k, v, kwargs = sdpa_inputs(SDPA[name], dtype)
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+    actual = compiled(fn, q, k, v)
+    assert dict(counters.fallbacks) == {}
+    assert _ran_fused()
+    mask = kwargs.get("attn_mask")
+    if mask is not None and mask.is_floating_point():
+        kwargs["attn_mask"] = mask.float()
+    close(actual.float(), fn(q.float(), k.float(), v.float()), max(E, S))
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_attention_over_several_key_blocks(causal):
+    """More keys than one block holds (512): the online softmax rescales
+    what earlier blocks summed when a later block raises a row's maximum
+    (the last keys are made larger to force it)."""
+    torch.manual_seed(0)
+    q = torch.randn(1, 2, 600, 32, dtype=torch.float16)
+    k, v = (torch.randn(1, 2, 600, 32, dtype=torch.float16) for _ in range(2))
+    k[:, :, 520:] *= 3
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    actual = compiled(fn, q, k, v)
+    assert _ran_fused() and dict(counters.fallbacks) == {}
+    close(actual.float(), fn(q.float(), k.float(), v.float()), 600)
+
+
+def test_fused_attention_keeps_scores_out_of_device_memory():
+    """The kernel writes only its output: the 8 heads x 256 x 256 f32
+    scores (2 MiB) are never stored, nor read back."""
+    from spyre_mlir import simulator as sim
+    from spyre_mlir.inductor import attention
+    from spyre_mlir.inductor.kernel_cache import compile_cached
+    heads, length, size = 8, 256, 64
+    mlir = attention.kernel_mlir((heads, length, size), (heads, length, size),
+                                 (heads, length, size), None, torch.float16, None, 0.125, True)
+    q, k, v = (torch.randn(heads, length, size, dtype=torch.float16) for _ in range(3))
+    result = sim.run(compile_cached(mlir), {"arg0": q, "arg1": k, "arg2": v})
+    (kernel,) = result.stats["kernels"].values()
+    one_tensor = heads * length * size * 2
+    assert kernel["device_write_bytes"] == one_tensor
+    scores = heads * length * length * 4
+    # q once, k and v once per query block (up to its diagonal): less than
+    # storing the scores and reading them back would take.
+    assert kernel["device_read_bytes"] < 2 * scores
+    expected = F.scaled_dot_product_attention(q.float().unsqueeze(0), k.float().unsqueeze(0),
+                                              v.float().unsqueeze(0), is_causal=True, scale=0.125)
+    close(torch.as_tensor(result.outputs["arg3"]).float(), expected[0], length)
+
+
+def test_attention_the_card_refuses_is_decomposed(monkeypatch):
+    """When the compiler refuses the fused kernel, attention still runs on
+    the card as products and a softmax (no CPU fallback)."""
+    from spyre_mlir.inductor import attention
+    monkeypatch.setattr(attention, "compiles", lambda *args: "refused for the test")
+    q, k, v, kwargs = sdpa_inputs(SDPA["causal"])
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, **kwargs)
+
+    actual = compiled(fn, q, k, v)
+    assert not _ran_fused() and dict(counters.fallbacks) == {}
+    close(actual, fn(q, k, v), max(E, S))
+
+
+def test_the_attention_op_runs_on_the_card_in_eager():
+    """torch.ops.spyre.attention called directly (heads flattened, mask
+    per batch) runs the same kernel."""
+    torch.manual_seed(0)
+    q = torch.randn(4, 5, 16)
+    k, v = (torch.randn(2, 7, 16) for _ in range(2))
+    mask = torch.randn(2, 1, 7)
+    counters.reset()
+    out = torch.ops.spyre.attention(q, k, v, mask, 0.25, False)
+    assert counters.kernels_run == 1
+    heads_k, heads_v = k.repeat_interleave(2, 0), v.repeat_interleave(2, 0)
+    expected = F.scaled_dot_product_attention(q, heads_k, heads_v,
+                                              attn_mask=mask.repeat_interleave(2, 0), scale=0.25)
+    close(out, expected, 16)
