@@ -45,7 +45,7 @@ public:
 
 private:
   int64_t keyBlocks(int64_t q0, int64_t rows, int64_t tk) const;
-  bool fits(int64_t tq, int64_t tk, int64_t lxBytes) const;
+  bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
 
   mutable AttentionOp attn;
   int64_t heads = 0, lq = 0, d = 0, kvHeads = 0, lk = 0, dv = 0;
@@ -102,78 +102,98 @@ int64_t AttentionPlan::keyBlocks(int64_t q0, int64_t rows, int64_t tk) const {
 }
 
 LogicalResult AttentionPlan::verifyTile(ArrayRef<int64_t> tile) const {
-  if (tile.size() != 2 || tile[0] < 1 || tile[0] > lq || tile[1] < 1 || tile[1] > lk)
-    return attn.emitError() << "spyre.tile of this attention is [query rows in [1, " << lq
-                            << "], keys in [1, " << lk << "]]";
+  if (tile.size() != 3 || tile[0] < 1 || tile[0] > lq || tile[1] < 1 || tile[1] > lk ||
+      tile[2] < 1 || tile[2] > tile[0])
+    return attn.emitError() << "spyre.tile of this attention is [query rows of a panel in [1, "
+                            << lq << "], keys in [1, " << lk
+                            << "], query rows of a block in [1, the panel's]]";
   return success();
 }
 
 SmallVector<LxSlot> AttentionPlan::slots(ArrayRef<int64_t> tile) const {
-  int64_t tq = tile[0], tk = tile[1];
+  int64_t panel = tile[0], tk = tile[1], block = tile[2];
   int64_t probEs = deviceDTypeBytes(uint8_t(ISA::DType::dl16));
-  return {{"query", tq * d * es, 2},
+  return {{"query", panel * d * es, 2},
           {"key", tk * d * es, 2},
           {"value", tk * dv * es, 2},
-          {"mask", hasMask ? (maskRows == 1 ? 1 : tq) * tk * maskEs : 0, 2},
-          {"scores", tq * tk * 4, 2},
-          {"probabilities", tq * tk * probEs, 2},
-          {"causal", causal ? tq * tk * 4 : 0, 1},
-          {"accumulator", tq * dv * 4, 1},
-          {"output", tq * dv * es, 2},
-          {"rows", (kNumRowVecs * tq + 3) * 4, 1}};
+          {"mask", hasMask ? (maskRows == 1 ? 1 : panel) * tk * maskEs : 0, 2},
+          {"scores", block * tk * 4, 2},
+          {"probabilities", block * tk * probEs, 2},
+          {"causal", causal ? block * tk * 4 : 0, 1},
+          {"accumulator", panel * dv * 4, 1},
+          {"output", panel * dv * es, 2},
+          {"rows", (kNumRowVecs * panel + 3) * 4, 1}};
 }
 
-bool AttentionPlan::fits(int64_t tq, int64_t tk, int64_t lxBytes) const {
+bool AttentionPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
   int64_t total;
-  assignLx(slots({tq, tk}), arch.stickBytes, total);
+  assignLx(slots(tile), arch.stickBytes, total);
   return total <= lxBytes;
 }
 
 SmallVector<int64_t> AttentionPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  // Query blocks of up to 128 rows (the PT's output rows are cheap, its
+  // Blocks of up to 128 query rows (the PT's output rows are cheap, its
   // operand feed is not), halved while the card would have fewer than two
-  // units per core; key blocks as long as LX allows, up to 512 (longer
-  // blocks save little per-step overhead and leave no room to double-buffer).
-  constexpr int64_t kMaxQueryRows = 128, kMaxKeys = 512, kMinQueryRows = 16;
-  int64_t tq = std::min(lq, kMaxQueryRows);
-  while (tq > kMinQueryRows && heads * llvm::divideCeil(lq, tq) < 2 * cores)
-    tq = llvm::divideCeil(tq, 2);
+  // blocks per core. A panel of blocks shares each key/value block loaded
+  // from device memory: the largest panel, up to 512 rows, that still gives
+  // every core a panel and leaves room for key blocks of 128 or more. Key
+  // blocks are as long as LX allows, up to 512 (longer ones save little
+  // per-step overhead).
+  constexpr int64_t kMaxBlockRows = 128, kMinBlockRows = 16, kMaxPanelRows = 512;
+  constexpr int64_t kMaxKeys = 512, kMinKeys = 128;
+  int64_t block = std::min(lq, kMaxBlockRows);
+  while (block > kMinBlockRows && heads * llvm::divideCeil(lq, block) < 2 * cores)
+    block = llvm::divideCeil(block, 2);
   int64_t granule = std::max<int64_t>(1, arch.stickBytes / es);
-  for (; tq >= 1; tq = tq == 1 ? 0 : llvm::divideCeil(tq, 2)) {
-    int64_t tk = largestFitting(std::min(lk, kMaxKeys), granule,
-                                [&](int64_t k) { return fits(tq, k, lxBytes); });
-    if (tk)
-      return {tq, tk};
+  for (; block >= 1; block = block == 1 ? 0 : llvm::divideCeil(block, 2)) {
+    auto longestKeys = [&](int64_t panel) {
+      return largestFitting(std::min(lk, kMaxKeys), granule,
+                            [&](int64_t k) { return fits({panel, k, block}, lxBytes); });
+    };
+    // Panels of equal size (whole blocks), as few per head as the cores allow.
+    int64_t maxPanel = std::max(block, kMaxPanelRows / block * block);
+    for (int64_t count = llvm::divideCeil(lq, maxPanel);; ++count) {
+      int64_t panel = std::min<int64_t>(lq, llvm::alignTo(llvm::divideCeil(lq, count), block));
+      if (panel <= block)
+        break;
+      if (heads * llvm::divideCeil(lq, panel) < cores)
+        continue;
+      int64_t tk = longestKeys(panel);
+      if (tk >= std::min(lk, kMinKeys))
+        return {panel, tk, block};
+    }
+    if (int64_t tk = longestKeys(block))
+      return {block, tk, block};
   }
   return {};
 }
 
 LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
                                    ArrayRef<int64_t> lx) const {
-  const int64_t tq = tile[0], tk = tile[1];
+  const int64_t panel = tile[0], tk = tile[1], block = tile[2];
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
-  const int64_t queryBlocks = llvm::divideCeil(lq, tq);
+  const int64_t panels = llvm::divideCeil(lq, panel);
   const int64_t group = heads / kvHeads, maskGroup = hasMask ? heads / maskBatch : 1;
   const uint8_t f32 = uint8_t(ISA::DType::f32), dl16 = uint8_t(ISA::DType::dl16);
   const int64_t probEs = deviceDTypeBytes(dl16);
   const double inf = std::numeric_limits<double>::infinity();
   Location loc = attn.getLoc();
 
-  // Units (a head's block of query rows), each with its number of steps
+  // Units (a head's panel of query rows), each with its number of steps
   // (key blocks) and its work: the keys it multiplies plus a per-step
-  // overhead. Causal units differ (later query blocks see more keys), so
-  // units go to cores longest first, each to the least loaded core; a core
-  // then runs its units in order.
+  // overhead. Causal units differ (later panels see more keys), so units go
+  // to cores longest first, each to the least loaded core; a core then runs
+  // its units in order.
   struct Unit {
     int64_t head, q0, rows, blocks, work;
   };
   SmallVector<Unit> units;
   for (int64_t h = 0; h < heads; ++h)
-    for (int64_t b = 0; b < queryBlocks; ++b) {
-      int64_t q0 = b * tq, rows = std::min(tq, lq - q0), blocks = keyBlocks(q0, rows, tk);
+    for (int64_t p = 0; p < panels; ++p) {
+      int64_t q0 = p * panel, rows = std::min(panel, lq - q0), blocks = keyBlocks(q0, rows, tk);
       int64_t keys = causal ? std::min(lk, q0 + rows) : lk;
-      units.push_back({h, q0, rows, blocks, keys + blocks * kStepOverheadKeys});
+      units.push_back({h, q0, rows, blocks, (keys + blocks * kStepOverheadKeys) * rows});
     }
   SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, units.size()));
   llvm::stable_sort(order, [&](int64_t a, int64_t b) { return units[a].work > units[b].work; });
@@ -197,16 +217,13 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       const Unit &unit = units[unitsOf[core][local]];
       bool first = blk == 0, last = blk + 1 == unit.blocks;
       int64_t k0 = blk * tk, keys = std::min(tk, lk - k0);
-      if (causal) // no key after the block's last query
+      if (causal) // no key after the panel's last query
         keys = std::min(keys, unit.q0 + unit.rows - k0);
       int64_t rows = unit.rows, kv = unit.head / group;
       int64_t qAt = slotAt(kQ, local % 2), outAt = slotAt(kOut, local % 2);
-      int64_t kAt = slotAt(kK, i % 2), vAt = slotAt(kV, i % 2);
-      int64_t maskAt = slotAt(kMask, i % 2), sAt = slotAt(kScores, i % 2);
-      int64_t pAt = slotAt(kProbs, i % 2), accAt = slotAt(kAcc, 0);
-      int64_t rowsAt = slotAt(kRows, 0);
-      auto rowVec = [=](RowVec r) { return rowsAt + r * tq * 4; };
-      int64_t cellsAt = rowsAt + kNumRowVecs * tq * 4;
+      int64_t kAt = slotAt(kK, i % 2), vAt = slotAt(kV, i % 2), maskAt = slotAt(kMask, i % 2);
+      int64_t accAt = slotAt(kAcc, 0), rowsAt = slotAt(kRows, 0);
+      int64_t cellsAt = rowsAt + kNumRowVecs * panel * 4;
 
       TileStep step;
       if (first)
@@ -218,7 +235,6 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       step.loads.push_back({em.lx(dtype, vAt),
                             em.device(attn.getValue(), dtype, (kv * lk + k0) * dv * es),
                             keys * dv * es});
-      int64_t maskRowsLoaded = maskRows == 1 ? 1 : rows;
       if (hasMask) {
         int64_t mb = unit.head / maskGroup, r0 = maskRows == 1 ? 0 : unit.q0;
         step.loads.push_back(
@@ -226,100 +242,164 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
              em.device(attn.getMask(), maskDtype, ((mb * maskRows + r0) * lk + k0) * maskEs,
                        {lk * maskEs, 0, 0}),
              keys * maskEs,
-             {maskRowsLoaded, 1, 1}});
+             {maskRows == 1 ? 1 : rows, 1, 1}});
       }
       if (last)
         step.stores.push_back({em.device(attn.getTarget(), dtype,
                                          (unit.head * lq + unit.q0) * dv * es),
                                em.lx(dtype, outAt), rows * dv * es});
-      bool diagonal = causal && k0 + keys - 1 > unit.q0;
+
+      // The panel's blocks of query rows that see keys of this block: (first
+      // row in the panel, rows, keys).
+      struct Item {
+        int64_t r0, rows, keys;
+      };
+      SmallVector<Item> items;
+      for (int64_t r0 = 0; r0 < rows; r0 += block) {
+        int64_t n = std::min(block, rows - r0);
+        int64_t seen = causal ? std::min(keys, unit.q0 + r0 + n - k0) : keys;
+        if (seen > 0)
+          items.push_back({r0, n, seen});
+      }
+      int64_t q0 = unit.q0;
       step.compute = [=, this, &em](StepCompute &sc) {
         OpBuilder &b = sc.b();
         auto view = [&](uint8_t type, int64_t at, int64_t rowStride, int64_t colStride) {
           return em.lx(type, at, {rowStride, colStride, 0});
         };
-        // A per-row value: a column, or broadcast along a tile's row.
-        auto row = [&](RowVec r) { return view(f32, rowVec(r), 4, 0); };
+        // A per-row value of the rows from r0: a column, or broadcast along
+        // a tile's row.
+        auto row = [&](RowVec r, int64_t r0) {
+          return view(f32, rowsAt + (r * panel + r0) * 4, 4, 0);
+        };
         auto cell = [&](int64_t c) { return view(f32, cellsAt + c * 4, 0, 0); };
+        // The step's dependencies are explicit (StepCompute::add with
+        // `after`): nullptr waits only for the engine's earlier work.
+        auto add = [&](Operation *op, Operation *after = nullptr) { return sc.add(op, after); };
         auto fill = [&](RefAttr dst, double value, int64_t r, int64_t c) {
-          sc.add(HwFillOp::create(b, loc, dst, APFloat(value), APFloat(0.0), APFloat(0.0), r, c,
-                                  nullptr, 0, nullptr, nullptr));
+          return add(HwFillOp::create(b, loc, dst, APFloat(value), APFloat(0.0), APFloat(0.0), r,
+                                      c, nullptr, 0, nullptr, nullptr));
         };
         auto binary = [&](StringRef func, RefAttr dst, RefAttr lhs, RefAttr rhs, int64_t r,
-                          int64_t c) {
-          sc.add(HwBinaryOp::create(b, loc, func, dst, lhs, rhs, FloatAttr(), r, c, nullptr, 0,
-                                    nullptr, nullptr));
+                          int64_t c, Operation *after = nullptr) {
+          return add(HwBinaryOp::create(b, loc, func, dst, lhs, rhs, FloatAttr(), r, c, nullptr,
+                                        0, nullptr, nullptr),
+                     after);
         };
         auto binaryImm = [&](StringRef func, RefAttr dst, RefAttr lhs, double imm, int64_t r,
-                             int64_t c) {
-          sc.add(HwBinaryOp::create(b, loc, func, dst, lhs, Attribute(), b.getF64FloatAttr(imm),
-                                    r, c, nullptr, 0, nullptr, nullptr));
+                             int64_t c, Operation *after = nullptr) {
+          return add(HwBinaryOp::create(b, loc, func, dst, lhs, Attribute(),
+                                        b.getF64FloatAttr(imm), r, c, nullptr, 0, nullptr,
+                                        nullptr),
+                     after);
+        };
+        auto unary = [&](StringRef func, RefAttr dst, RefAttr src, int64_t r, int64_t c,
+                         Operation *after = nullptr) {
+          return add(HwUnaryOp::create(b, loc, func, dst, src, r, c, nullptr, 0, nullptr, nullptr),
+                     after);
         };
         auto select = [&](RefAttr dst, RefAttr cond, RefAttr lhs, RefAttr rhs, int64_t r,
                           int64_t c) {
-          sc.add(HwSelectOp::create(b, loc, dst, cond, lhs, rhs, r, c, nullptr, 0, nullptr,
-                                    nullptr));
+          return add(HwSelectOp::create(b, loc, dst, cond, lhs, rhs, r, c, nullptr, 0, nullptr,
+                                        nullptr));
         };
         auto reduce = [&](StringRef func, RefAttr dst, RefAttr src, int64_t r, int64_t c) {
-          sc.add(HwReduceOp::create(b, loc, func, dst, src, nullptr, nullptr, true, APFloat(0.0),
-                                    r, c, nullptr, 0, nullptr, nullptr));
+          return add(HwReduceOp::create(b, loc, func, dst, src, nullptr, nullptr, true,
+                                        APFloat(0.0), r, c, nullptr, 0, nullptr, nullptr));
         };
-        RefAttr query = view(dtype, qAt, d * es, es);
-        RefAttr scores = view(f32, sAt, tk * 4, 4);
-        RefAttr probs = view(dl16, pAt, tk * probEs, probEs);
-        RefAttr acc = view(f32, accAt, dv * 4, 4);
+        auto acc = [&](int64_t r0) { return view(f32, accAt + r0 * dv * 4, dv * 4, 4); };
+        Operation *setup = nullptr;
         if (first) {
-          // The scale goes into the query tile once, not into every block of
+          // The scale goes into the query panel once, not into every block of
           // scores; the PT rounds its operands to 16 bits either way.
           if (scale != 1)
-            binaryImm("mul", query, query, scale, rows, d);
+            binaryImm("mul", view(dtype, qAt, d * es, es), view(dtype, qAt, d * es, es), scale,
+                      rows, d);
           fill(cell(0), -inf, 1, 1);
           fill(cell(1), 0, 1, 1);
           fill(cell(2), 1, 1, 1);
-          fill(row(kMax), -inf, rows, 1);
-          fill(row(kSum), 0, rows, 1);
-          fill(acc, 0, rows, dv);
+          fill(row(kMax, 0), -inf, rows, 1);
+          fill(row(kSum, 0), 0, rows, 1);
+          setup = fill(acc(0), 0, rows, dv);
         }
-        sc.add(HwMatmulOp::create(b, loc, view(f32, sAt, tk * 4, 0), view(dtype, qAt, d * es, 0),
-                                  view(dtype, kAt, d * es, 0), rows, d, keys, false, true, false,
-                                  nullptr, 0, nullptr, nullptr));
-        if (hasMask)
-          binary("add", scores, scores,
-                 view(maskDtype, maskAt, maskRows == 1 ? 0 : tk * maskEs, maskEs), rows, keys);
-        if (diagonal) {
-          // Key k0 + c is masked for query q0 + r when (k0 - q0) + c - r > 0.
-          RefAttr after = view(f32, slotAt(kCausal, 0), tk * 4, 4);
-          sc.add(HwFillOp::create(b, loc, after, APFloat(double(k0 - unit.q0)), APFloat(-1.0),
-                                  APFloat(1.0), rows, keys, nullptr, 0, nullptr, nullptr));
-          binaryImm("gt", after, after, 0, rows, keys);
-          select(scores, after, cell(0), scores, rows, keys);
+        // Item n's scores and probabilities use copy n % 2 of their slots,
+        // so the PT computes the next item's scores while the SFU turns this
+        // item's into probabilities:
+        //   PT:  S0 S1 . PV0 S2 . PV1 S3 ...
+        //   SFU:       P0      P1      P2 ...
+        auto scoresOf = [&](int64_t n, int64_t rowStride, int64_t colStride) {
+          return view(f32, slotAt(kScores, n % 2), rowStride, colStride);
+        };
+        auto product = [&](int64_t n, Operation *after) {
+          const Item &it = items[n];
+          return add(HwMatmulOp::create(b, loc, scoresOf(n, tk * 4, 0),
+                                        view(dtype, qAt + it.r0 * d * es, d * es, 0),
+                                        view(dtype, kAt, d * es, 0), it.rows, d, it.keys, false,
+                                        true, false, nullptr, 0, nullptr, nullptr),
+                     after);
+        };
+        SmallVector<Operation *> products;
+        products.push_back(product(0, setup));
+        if (items.size() > 1)
+          products.push_back(product(1, nullptr));
+        Operation *lastProduct = nullptr;
+        for (auto [n, it] : llvm::enumerate(items)) {
+          int64_t r = it.rows, c = it.keys;
+          RefAttr scores = scoresOf(n, tk * 4, 4);
+          RefAttr probs = view(dl16, slotAt(kProbs, n % 2), tk * probEs, probEs);
+          // The first SFU instruction of the item waits for its scores.
+          Operation *scoresReady = products[n];
+          if (hasMask) {
+            RefAttr mask = view(maskDtype,
+                                maskAt + (maskRows == 1 ? 0 : it.r0 * tk * maskEs),
+                                maskRows == 1 ? 0 : tk * maskEs, maskEs);
+            binary("add", scores, scores, mask, r, c, scoresReady);
+            scoresReady = nullptr;
+          }
+          // Key k0 + j is masked for query q0 + r0 + i when
+          // (k0 - q0 - r0) + j - i > 0: only columns from q0 + r0 - k0 + 1
+          // on can be, at most the block's last `r` columns.
+          int64_t from = std::max<int64_t>(0, q0 + it.r0 - k0 + 1);
+          if (causal && from < c) {
+            int64_t cols = c - from;
+            RefAttr after = view(f32, slotAt(kCausal, 0), tk * 4, 4);
+            add(HwFillOp::create(b, loc, after, APFloat(double(k0 + from - q0 - it.r0)),
+                                 APFloat(-1.0), APFloat(1.0), r, cols, nullptr, 0, nullptr,
+                                 nullptr),
+                scoresReady);
+            scoresReady = nullptr;
+            binaryImm("gt", after, after, 0, r, cols);
+            RefAttr tail = view(f32, slotAt(kScores, n % 2) + from * 4, tk * 4, 4);
+            select(tail, after, cell(0), tail, r, cols);
+          }
+          // Online softmax: the new running maximum (0 while a row has seen
+          // only masked keys, so that exp(-inf - 0) = 0 rather than NaN),
+          // the factor exp(old - new) for what was summed before, then this
+          // block.
+          unary("copy", row(kOldMax, it.r0), row(kMax, it.r0), r, 1, scoresReady);
+          reduce("max", row(kMax, it.r0), scores, r, c);
+          binaryImm("eq", row(kIsZero, it.r0), row(kMax, it.r0), -inf, r, 1);
+          select(row(kSafeMax, it.r0), row(kIsZero, it.r0), cell(1), row(kMax, it.r0), r, 1);
+          binary("sub", row(kScale, it.r0), row(kOldMax, it.r0), row(kSafeMax, it.r0), r, 1);
+          unary("exp", row(kScale, it.r0), row(kScale, it.r0), r, 1);
+          binary("sub", scores, scores, row(kSafeMax, it.r0), r, c);
+          unary("exp", probs, scores, r, c);
+          binary("mul", row(kSum, it.r0), row(kSum, it.r0), row(kScale, it.r0), r, 1);
+          reduce("sum", row(kSum, it.r0), probs, r, c);
+          Operation *scaled = binary("mul", acc(it.r0), acc(it.r0), row(kScale, it.r0), r, dv);
+          lastProduct = add(HwMatmulOp::create(b, loc, view(f32, accAt + it.r0 * dv * 4, dv * 4, 0),
+                                               view(dl16, slotAt(kProbs, n % 2), tk * probEs, 0),
+                                               view(dtype, vAt, dv * es, 0), r, c, dv, false,
+                                               false, true, nullptr, 0, nullptr, nullptr),
+                            scaled);
+          if (n + 2 < items.size())
+            products.push_back(product(n + 2, nullptr));
         }
-        // Online softmax: the new running maximum (0 while a row has seen
-        // only masked keys, so that exp(-inf - 0) = 0 rather than NaN), the
-        // factor exp(old - new) for what was summed before, then this block.
-        sc.add(HwUnaryOp::create(b, loc, "copy", row(kOldMax), row(kMax), rows, 1, nullptr, 0,
-                                 nullptr, nullptr));
-        reduce("max", row(kMax), scores, rows, keys);
-        binaryImm("eq", row(kIsZero), row(kMax), -inf, rows, 1);
-        select(row(kSafeMax), row(kIsZero), cell(1), row(kMax), rows, 1);
-        binary("sub", row(kScale), row(kOldMax), row(kSafeMax), rows, 1);
-        sc.add(HwUnaryOp::create(b, loc, "exp", row(kScale), row(kScale), rows, 1, nullptr, 0,
-                                 nullptr, nullptr));
-        binary("sub", scores, scores, row(kSafeMax), rows, keys);
-        sc.add(HwUnaryOp::create(b, loc, "exp", probs, scores, rows, keys, nullptr, 0, nullptr,
-                                 nullptr));
-        binary("mul", row(kSum), row(kSum), row(kScale), rows, 1);
-        reduce("sum", row(kSum), probs, rows, keys);
-        binary("mul", acc, acc, row(kScale), rows, dv);
-        sc.add(HwMatmulOp::create(b, loc, view(f32, accAt, dv * 4, 0),
-                                  view(dl16, pAt, tk * probEs, 0), view(dtype, vAt, dv * es, 0),
-                                  rows, keys, dv, false, false, true, nullptr, 0, nullptr,
-                                  nullptr));
         if (last) {
           // A row that saw only masked keys has sum 0 and gives zeros.
-          binaryImm("eq", row(kIsZero), row(kSum), 0, rows, 1);
-          select(row(kSafeSum), row(kIsZero), cell(2), row(kSum), rows, 1);
-          binary("div", view(dtype, outAt, dv * es, es), acc, row(kSafeSum), rows, dv);
+          binaryImm("eq", row(kIsZero, 0), row(kSum, 0), 0, rows, 1, lastProduct);
+          select(row(kSafeSum, 0), row(kIsZero, 0), cell(2), row(kSum, 0), rows, 1);
+          binary("div", view(dtype, outAt, dv * es, es), acc(0), row(kSafeSum, 0), rows, dv);
         }
       };
       return step;

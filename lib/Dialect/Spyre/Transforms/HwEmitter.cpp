@@ -18,7 +18,15 @@ Engine engineOf(Operation *op) {
 } // namespace
 
 Operation *StepCompute::add(Operation *op) {
+  assert(after.empty() && "a step mixes chained and explicit dependencies");
   emitted.push_back(op);
+  return op;
+}
+
+Operation *StepCompute::add(Operation *op, Operation *dependency) {
+  assert(after.size() == emitted.size() && "a step mixes chained and explicit dependencies");
+  emitted.push_back(op);
+  after.push_back(dependency);
   return op;
 }
 
@@ -114,11 +122,15 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       sync(ops.front(), kLoad, loadBase + loadsThrough[t]);
     else if (t >= 2 && storesThrough[t - 2] > 0)
       sync(ops.front(), kStore, storeBase + storesThrough[t - 2]);
-    for (size_t i = 1; i < ops.size(); ++i) {
-      if (engineOf(ops[i]) == engineOf(ops[i - 1]))
-        continue;
-      signal(core, ops[i - 1], kChain);
-      sync(ops[i], kChain, core.signalled[kChain]);
+    if (compute.dependencies().empty()) {
+      for (size_t i = 1; i < ops.size(); ++i) {
+        if (engineOf(ops[i]) == engineOf(ops[i - 1]))
+          continue;
+        signal(core, ops[i - 1], kChain);
+        sync(ops[i], kChain, core.signalled[kChain]);
+      }
+    } else {
+      explicitDependencies(core, ops, compute.dependencies());
     }
     signal(core, ops.back(), kCompute);
     for (auto [i, transfer] : llvm::enumerate(step.stores)) {
@@ -136,6 +148,32 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
     if (t >= 1)
       steps[t - 1] = TileStep();
   }
+}
+
+void HwEmitter::explicitDependencies(Core &core, ArrayRef<Operation *> ops,
+                                     ArrayRef<Operation *> after) {
+  // First which instructions another engine waits for, then (in stream
+  // order, which is each engine's order) the count each one brings its
+  // engine's semaphore to.
+  llvm::SmallPtrSet<Operation *, 8> waitedFor;
+  for (auto [op, dependency] : llvm::zip_equal(ops, after))
+    if (dependency && engineOf(dependency) != engineOf(op))
+      waitedFor.insert(dependency);
+  assert(!waitedFor.contains(ops.back()) && "the step's last instruction signals kCompute");
+  DenseMap<Operation *, std::pair<Sem, int64_t>> reached;
+  for (Operation *op : ops) {
+    if (!waitedFor.contains(op))
+      continue;
+    Sem sem = engineOf(op) == Engine::pt ? kPtDone : kSfuDone;
+    assert(engineOf(op) != Engine::dma && "only PT and SFU instructions are waited for");
+    signal(core, op, sem);
+    reached[op] = {sem, core.signalled[sem]};
+  }
+  for (auto [op, dependency] : llvm::zip_equal(ops, after))
+    if (dependency && engineOf(dependency) != engineOf(op)) {
+      auto [sem, count] = reached.lookup(dependency);
+      sync(op, sem, count);
+    }
 }
 
 void HwEmitter::beginOp(int64_t id) {

@@ -16,7 +16,11 @@
 //   - loads of step t + 2 wait for the compute of step t, whose slots they
 //     overwrite.
 // Inside a step, consecutive compute instructions on different engines are
-// chained through a semaphore; on one engine they are ordered already.
+// chained through a semaphore; on one engine they are ordered already. A
+// step may instead name each instruction's dependency (StepCompute::add
+// with `after`): an instruction another engine waits for signals its
+// engine's semaphore, which only that engine's instructions signal, so the
+// count it reaches names one instruction, and independent work overlaps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,13 +49,22 @@ public:
   OpBuilder &b() { return builder; }
   Location getLoc() const { return loc; }
   /// Adds an engine instruction built with `builder` (already inserted).
+  /// By default it waits for the instruction added before it when that one
+  /// runs on another engine (a chain). With `after`, the step's
+  /// dependencies are explicit instead: the instruction waits for `after`
+  /// only (nullptr: for nothing but the engine's earlier instructions), so
+  /// that the PT and the SFU work on different tiles at once. A step uses
+  /// one style or the other.
   Operation *add(Operation *op);
+  Operation *add(Operation *op, Operation *after);
   ArrayRef<Operation *> ops() const { return emitted; }
+  /// The instruction each one waits for (explicit style), else empty.
+  ArrayRef<Operation *> dependencies() const { return after; }
 
 private:
   OpBuilder &builder;
   Location loc;
-  SmallVector<Operation *> emitted;
+  SmallVector<Operation *> emitted, after;
 };
 
 /// What a step does; `compute` must emit at least one instruction.
@@ -99,15 +112,17 @@ public:
   static constexpr int64_t kMaxInstructions = int64_t{1} << 21;
 
 private:
-  enum Sem : int64_t { kLoad = 0, kCompute = 1, kStore = 2, kChain = 3 };
+  enum Sem : int64_t { kLoad = 0, kCompute = 1, kStore = 2, kChain = 3, kPtDone = 4, kSfuDone = 5 };
   struct Core {
     OpBuilder builder;
-    std::array<int64_t, 4> signalled = {0, 0, 0, 0};
+    std::array<int64_t, 6> signalled = {0, 0, 0, 0, 0, 0};
     /// First and last byte touched, per device buffer symbol.
     llvm::StringMap<std::pair<int64_t, int64_t>> touched;
   };
 
   Operation *dma(Core &core, Location loc, const Transfer &t);
+  void explicitDependencies(Core &core, ArrayRef<Operation *> ops,
+                            ArrayRef<Operation *> after);
   void sync(Operation *op, int64_t waitSem, int64_t waitCount);
   void signal(Core &core, Operation *op, Sem sem);
 

@@ -1,31 +1,41 @@
 // RUN: spyre-opt %s -split-input-file --spyre-compile="cores=2 stop-after=tile" | FileCheck %s --check-prefix=TILE
 // RUN: spyre-opt %s -split-input-file --spyre-compile="cores=2" | FileCheck %s
 
-// Causal attention, one head of 256 positions on 2 cores: query blocks of
-// 64 rows (halved from 128 so that each core gets two), keys in one block.
-// A query block multiplies only the keys up to its last row (64, 128, 192,
-// 256: the products past the diagonal are never computed), and the block on
-// the diagonal masks the keys after each row with an iota, a comparison and
-// a select. Scores stay in LX: the only store is the output.
+// Causal attention, one head of 256 positions on 2 cores: blocks of 64
+// query rows (halved from 128 so that each core gets two), in panels of two
+// blocks that share each key/value block loaded; keys in blocks of 256.
+// A block multiplies only the keys up to its last row (the products past
+// the diagonal are never computed), and masks the keys after each row with
+// an iota, a comparison and a select over the block's last 63 columns only
+// (every row sees the keys before them). Scores stay in LX: the only store
+// is the output. Core 1 runs the first panel. The PT computes the second block's scores before the SFU
+// starts on the first block's (each waits for its own product), and the
+// first block's probabilities times values wait for the first block only.
 // TILE-LABEL: spyre.kernel @causal
-// TILE: spyre.attention {{.*}} causal {spyre.cores = 2 : i64, spyre.tile = array<i64: 64, 256>}
+// TILE: spyre.attention {{.*}} causal {spyre.cores = 2 : i64, spyre.tile = array<i64: 128, 256, 64>}
 // CHECK-LABEL: spyre.hw.program @causal
 // CHECK: spyre.hw.core 0 {
-// CHECK: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}m 64 k 64 n 64 {{{.*}}transpose_b
-// CHECK: spyre.hw.fill {{.*}}, 0.000000e+00 [64 x 64] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64
+// CHECK: m 64 k 64 n 192 {{{.*}}transpose_b
+// CHECK: m 64 k 64 n 256 {{{.*}}transpose_b
+// CHECK: spyre.hw.core 1 {
+// CHECK: spyre.hw.fill {{.*}} [128 x 64] {signal_sem = [[SFU:5]] : i64}
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 64 {signal_sem = [[PT:4]] : i64, transpose_b, wait_count = [[SETUP:[0-9]+]] : i64, wait_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 128 {signal_sem = [[PT]] : i64, transpose_b}
+// CHECK-NEXT: spyre.hw.fill {{.*}}, 1.000000e+00 [64 x 63] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, wait_count = [[S0:[0-9]+]] : i64, wait_sem = [[PT]] : i64}
 // CHECK-NEXT: spyre.hw.binary "gt"
 // CHECK-NEXT: spyre.hw.select
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 64] {accumulate
 // CHECK: spyre.hw.unary "exp" #spyre.ref<lx, dl16, {{.*}} [64 x 64]
 // CHECK: spyre.hw.reduce "sum" {{.*}} [64 x 64] {accumulate
-// CHECK: spyre.hw.matmul {{.*}} m 64 k 64 n 64 {accumulate
-// CHECK: spyre.hw.binary "div" #spyre.ref<lx, dl16
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16>, #spyre.ref<lx
-// CHECK: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}m 64 k 64 n 256 {{{.*}}transpose_b
+// CHECK: spyre.hw.binary "mul" {{.*}} [64 x 64] {signal_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.matmul {{.*}} m 64 k 64 n 64 {accumulate, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.fill {{.*}}, 1.000000e+00 [64 x 63] {{.*}}wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
+// CHECK: spyre.hw.reduce "max" {{.*}} [64 x 128] {accumulate
+// CHECK: spyre.hw.matmul {{.*}} m 64 k 128 n 64 {accumulate, signal_sem = [[PT]] : i64
+// CHECK-NEXT: spyre.hw.binary "eq" {{.*}} [128 x 1] {wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
+// CHECK: spyre.hw.binary "div" #spyre.ref<lx, dl16, {{.*}} [128 x 64] {signal_sem = 1 : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16{{.*}}>, #spyre.ref<lx, dl16{{.*}}> row 16384 x [1, 1, 1]
 // CHECK-NOT: spyre.hw.dma #spyre.ref<@arg3, f32
-// CHECK: spyre.hw.core 1 {
-// CHECK-DAG: m 64 k 64 n 128 {{{.*}}transpose_b
-// CHECK-DAG: m 64 k 64 n 192 {{{.*}}transpose_b
 spyre.kernel @causal(%q: !spyre.buffer<1x256x64xf16>, %k: !spyre.buffer<1x256x64xf16>,
                      %v: !spyre.buffer<1x256x64xf16>, %o: !spyre.buffer<1x256x64xf16>) {
   spyre.attention ins(%q, %k, %v : !spyre.buffer<1x256x64xf16>, !spyre.buffer<1x256x64xf16>, !spyre.buffer<1x256x64xf16>) outs(%o : !spyre.buffer<1x256x64xf16>) scale = 0.125 causal
@@ -40,7 +50,7 @@ spyre.kernel @causal(%q: !spyre.buffer<1x256x64xf16>, %k: !spyre.buffer<1x256x64
 // block and read with a row stride of 0. 700 keys stream in blocks of 512
 // and 188.
 // TILE-LABEL: spyre.kernel @decode
-// TILE: spyre.tile = array<i64: 1, 512>
+// TILE: spyre.tile = array<i64: 1, 512, 1>
 // CHECK-LABEL: spyre.hw.program @decode
 // CHECK: spyre.hw.core 0 {
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg1, dl16> row 32768 x [1, 1, 1]
