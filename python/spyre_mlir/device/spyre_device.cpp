@@ -10,6 +10,7 @@
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
+#include <ATen/native/transformers/attention.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_cpu_dispatch.h>
 #include <ATen/ops/unfold_native.h>
@@ -140,7 +141,39 @@ struct SpyreHooks final : at::PrivateUse1HooksInterface {
   at::Device getDeviceFromPtr(void *) const override { return {kSpyre, 0}; }
 };
 
+// scaled_dot_product_attention picks its implementation per device. The
+// CPU's flash kernel, where it applies, decomposes in a spyre compile into
+// the card's fused attention; the math fallback that devices without a
+// choice get compiles into separate products and a softmax over f32 copies
+// of the inputs. Eagerly the flash kernel runs as any op does: on the CPU,
+// through the fallback, so it is chosen only for inputs that kernel takes
+// (as the CPU's own choice would; that function is not exported).
+int64_t sdpChoice(const at::Tensor &query, const at::Tensor &key, const at::Tensor &value,
+                  const std::optional<at::Tensor> &mask, double dropout, bool,
+                  std::optional<double>, bool gqa) {
+  constexpr int64_t kMath = 0, kFlash = 1; // sdp::SDPBackend
+  auto floating = [&](const at::Tensor &t) {
+    return t.scalar_type() == at::kFloat || t.scalar_type() == at::kHalf ||
+           t.scalar_type() == at::kBFloat16;
+  };
+  bool plain = query.dim() == 4 && key.dim() == 4 && value.dim() == 4 &&
+               key.size(1) == value.size(1) && key.size(1) > 0 &&
+               (query.size(1) == key.size(1) || (gqa && query.size(1) % key.size(1) == 0)) &&
+               query.size(0) == key.size(0) && floating(query) &&
+               key.scalar_type() == query.scalar_type() &&
+               value.scalar_type() == query.scalar_type() && query.stride(-1) == 1 &&
+               key.stride(-1) == 1 && value.stride(-1) == 1 && query.size(-1) == key.size(-1) &&
+               query.size(-1) == value.size(-1) && dropout == 0;
+  if (mask && mask->defined())
+    plain = plain && (mask->scalar_type() == at::kBool || mask->scalar_type() == query.scalar_type());
+  return plain ? kFlash : kMath;
+}
+
 } // namespace
+
+namespace at::native {
+REGISTER_PRIVATEUSE1_DISPATCH(_fused_sdp_choice_stub, &sdpChoice)
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty);

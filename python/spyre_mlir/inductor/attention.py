@@ -57,7 +57,8 @@ def _launcher(signature):
     mask_shape, mask_dtype = mask_part if mask_part is not None else (None, None)
     mlir = kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype, mask_dtype, scale, causal)
     names = [f"arg{i}" for i in range(4 + (mask_part is not None))]
-    return ProgramLauncher("attention", mlir, names, ops=["aten.scaled_dot_product_attention"])
+    return ProgramLauncher("attention", mlir, names, graph="extern",
+                           ops=["aten.scaled_dot_product_attention"])
 
 
 def compiles(q, k, v, mask, scale, causal) -> str | None:
