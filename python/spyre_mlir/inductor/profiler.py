@@ -55,6 +55,12 @@ def launch_name(kernel) -> str:
     return f"{PREFIX}{kernel.graph}.{kernel.name}"
 
 
+def is_launch(name: str) -> bool:
+    """Whether a profiler event is a kernel launch (launch_name), not one of
+    our custom ops, which the profiler also names ``spyre::<op>``."""
+    return name.startswith(PREFIX) and "." in name[len(PREFIX):]
+
+
 def record(kernel, stats: dict) -> None:
     from .. import simulator as sim
     install()
@@ -83,7 +89,7 @@ def _claim(prof, launches: list[str]) -> list[Run]:
 
 
 def _launch_names(prof) -> list[str]:
-    events = sorted((e for e in prof.kineto_results.events() if e.name().startswith(PREFIX)),
+    events = sorted((e for e in prof.kineto_results.events() if is_launch(e.name())),
                     key=lambda e: e.start_ns())
     return [e.name() for e in events]
 
@@ -91,7 +97,7 @@ def _launch_names(prof) -> list[str]:
 def _parse_kineto_results(original):
     def parse(self, result, *args, **kwargs):
         events = original(self, result, *args, **kwargs)
-        launches = [e for e in events if e.name.startswith(PREFIX)]
+        launches = [e for e in events if is_launch(e.name)]
         if not launches:
             return events
         runs = _claim(self, [e.name for e in launches])
@@ -145,7 +151,7 @@ def add_card_tracks(trace: dict, runs: list[Run]) -> None:
     from .. import simulator as sim
     events = trace.setdefault("traceEvents", [])
     launches = sorted((e for e in events if e.get("ph") == "X" and
-                       str(e.get("name", "")).startswith(PREFIX)), key=lambda e: e["ts"])
+                       is_launch(str(e.get("name", "")))), key=lambda e: e["ts"])
     if len(launches) != len(runs):
         log.warning("chrome trace: %d spyre launches, %d calls recorded: card not added",
                     len(launches), len(runs))
