@@ -34,7 +34,7 @@ enum Slot : unsigned { kQ, kK, kV, kMask, kScores, kProbs, kCausal, kAcc, kOut, 
 /// and the per-row updates), for sharing units among cores.
 constexpr int64_t kStepOverheadKeys = 16;
 
-enum RowVec : int64_t { kMax, kOldMax, kSafeMax, kScale, kSum, kIsZero, kSafeSum, kNumRowVecs };
+enum RowVec : int64_t { kMax, kOldMax, kSafeMax, kScale, kIsZero, kSafeSum, kNumRowVecs };
 
 class AttentionPlan : public OpPlan {
 public:
@@ -115,12 +115,12 @@ SmallVector<LxSlot> AttentionPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t probEs = deviceDTypeBytes(uint8_t(ISA::DType::dl16));
   return {{"query", panel * d * es, 2},
           {"key", tk * d * es, 2},
-          {"value", tk * dv * es, 2},
+          {"value", tk * (dv + 1) * es, 2},
           {"mask", hasMask ? (maskRows == 1 ? 1 : panel) * tk * maskEs : 0, 2},
           {"scores", block * tk * 4, 2},
           {"probabilities", block * tk * probEs, 2},
           {"causal", causal ? block * tk * 4 : 0, 1},
-          {"accumulator", panel * dv * 4, 1},
+          {"accumulator", panel * (dv + 1) * 4, 1},
           {"output", panel * dv * es, 2},
           {"rows", (kNumRowVecs * panel + 3) * 4, 1}};
 }
@@ -232,9 +232,15 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
                               rows * d * es});
       step.loads.push_back({em.lx(dtype, kAt), em.device(attn.getKey(), dtype, (kv * lk + k0) * d * es),
                             keys * d * es});
-      step.loads.push_back({em.lx(dtype, vAt),
-                            em.device(attn.getValue(), dtype, (kv * lk + k0) * dv * es),
-                            keys * dv * es});
+      // Values as rows of dv + 1 elements: the last is 1, so that the PT's
+      // probabilities x values also sums the probabilities (the softmax's
+      // denominator) into the accumulator's last column, and the SFU need
+      // not reduce them.
+      step.loads.push_back({em.lx(dtype, vAt, {(dv + 1) * es, 0, 0}),
+                            em.device(attn.getValue(), dtype, (kv * lk + k0) * dv * es,
+                                      {dv * es, 0, 0}),
+                            dv * es,
+                            {keys, 1, 1}});
       if (hasMask) {
         int64_t mb = unit.head / maskGroup, r0 = maskRows == 1 ? 0 : unit.q0;
         step.loads.push_back(
@@ -307,7 +313,10 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           return add(HwReduceOp::create(b, loc, func, dst, src, nullptr, nullptr, true,
                                         APFloat(0.0), r, c, nullptr, 0, nullptr, nullptr));
         };
-        auto acc = [&](int64_t r0) { return view(f32, accAt + r0 * dv * 4, dv * 4, 4); };
+        // The accumulator's rows: dv outputs, then the sum of probabilities.
+        const int64_t accRow = (dv + 1) * 4;
+        auto acc = [&](int64_t r0) { return view(f32, accAt + r0 * accRow, accRow, 4); };
+        auto sums = [&](int64_t r0) { return view(f32, accAt + r0 * accRow + dv * 4, accRow, 0); };
         Operation *setup = nullptr;
         if (first) {
           // The scale goes into the query panel once, not into every block of
@@ -319,8 +328,9 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           fill(cell(1), 0, 1, 1);
           fill(cell(2), 1, 1, 1);
           fill(row(kMax, 0), -inf, rows, 1);
-          fill(row(kSum, 0), 0, rows, 1);
-          setup = fill(acc(0), 0, rows, dv);
+          for (int64_t copy = 0; copy < 2; ++copy)
+            fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
+          setup = fill(acc(0), 0, rows, dv + 1);
         }
         // Item n's scores and probabilities use copy n % 2 of their slots,
         // so the PT computes the next item's scores while the SFU turns this
@@ -384,12 +394,11 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           unary("exp", row(kScale, it.r0), row(kScale, it.r0), r, 1);
           binary("sub", scores, scores, row(kSafeMax, it.r0), r, c);
           unary("exp", probs, scores, r, c);
-          binary("mul", row(kSum, it.r0), row(kSum, it.r0), row(kScale, it.r0), r, 1);
-          reduce("sum", row(kSum, it.r0), probs, r, c);
-          Operation *scaled = binary("mul", acc(it.r0), acc(it.r0), row(kScale, it.r0), r, dv);
-          lastProduct = add(HwMatmulOp::create(b, loc, view(f32, accAt + it.r0 * dv * 4, dv * 4, 0),
+          Operation *scaled = binary("mul", acc(it.r0), acc(it.r0),
+                                     row(kScale, it.r0), r, dv + 1);
+          lastProduct = add(HwMatmulOp::create(b, loc, view(f32, accAt + it.r0 * accRow, accRow, 0),
                                                view(dl16, slotAt(kProbs, n % 2), tk * probEs, 0),
-                                               view(dtype, vAt, dv * es, 0), r, c, dv, false,
+                                               view(dtype, vAt, (dv + 1) * es, 0), r, c, dv + 1, false,
                                                false, true, nullptr, 0, nullptr, nullptr),
                             scaled);
           if (n + 2 < items.size())
@@ -397,8 +406,8 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         }
         if (last) {
           // A row that saw only masked keys has sum 0 and gives zeros.
-          binaryImm("eq", row(kIsZero, 0), row(kSum, 0), 0, rows, 1, lastProduct);
-          select(row(kSafeSum, 0), row(kIsZero, 0), cell(2), row(kSum, 0), rows, 1);
+          binaryImm("eq", row(kIsZero, 0), sums(0), 0, rows, 1, lastProduct);
+          select(row(kSafeSum, 0), row(kIsZero, 0), cell(2), sums(0), rows, 1);
           binary("div", view(dtype, outAt, dv * es, es), acc(0), row(kSafeSum, 0), rows, dv);
         }
       };
