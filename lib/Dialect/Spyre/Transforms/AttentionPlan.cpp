@@ -30,6 +30,12 @@ enum Slot : unsigned { kQ, kK, kV, kMask, kScores, kProbs, kCausal, kAcc, kOut, 
 
 /// Per-row f32 vectors inside the `rows` slot, each tq elements, then three
 /// constant cells (-inf, 0, 1) that selects read with zero strides.
+/// A block of a panel's query rows and the keys of a step's block it sees:
+/// (first row in the panel, rows, keys).
+struct Item {
+  int64_t r0, rows, keys;
+};
+
 /// What a step costs beyond its keys, in keys (the SFU's and PT's start-up
 /// and the per-row updates), for sharing units among cores.
 constexpr int64_t kStepOverheadKeys = 16;
@@ -212,13 +218,45 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
     for (auto [local, u] : llvm::enumerate(unitsOf[core]))
       for (int64_t blk = 0; blk < units[u].blocks; ++blk)
         steps.push_back({int64_t(local), blk});
+    auto unitOf = [&](int64_t i) -> const Unit & { return units[unitsOf[core][steps[i].first]]; };
+    // The keys of step i's block that its panel sees.
+    auto keysOf = [&](int64_t i) {
+      const Unit &unit = unitOf(i);
+      int64_t k0 = steps[i].second * tk, keys = std::min(tk, lk - k0);
+      return causal ? std::min(keys, unit.q0 + unit.rows - k0) : keys; // none after the panel
+    };
+    // The panel's blocks of query rows that see keys of step i's block.
+    auto itemsOf = [&](int64_t i) {
+      const Unit &unit = unitOf(i);
+      int64_t k0 = steps[i].second * tk, keys = keysOf(i);
+      SmallVector<Item> items;
+      for (int64_t r0 = 0; r0 < unit.rows; r0 += block) {
+        int64_t n = std::min(block, unit.rows - r0);
+        int64_t seen = causal ? std::min(keys, unit.q0 + r0 + n - k0) : keys;
+        if (seen > 0)
+          items.push_back({r0, n, seen});
+      }
+      return items;
+    };
+    // Items are numbered over the core's steps: item g's scores and
+    // probabilities use copy g % 2 of their slots.
+    SmallVector<int64_t> itemBase(steps.size() + 1, 0);
+    for (size_t i = 0; i < steps.size(); ++i)
+      itemBase[i + 1] = itemBase[i] + int64_t(itemsOf(int64_t(i)).size());
+    // Whether step i computes the first scores of step i + 1 (of the same
+    // panel, with a second item that can wait for that step's loads), so
+    // that the PT works while the SFU finishes step i.
+    auto startsNext = [&](int64_t i) {
+      return i + 1 < int64_t(steps.size()) && steps[i + 1].first == steps[i].first &&
+             itemsOf(i + 1).size() >= 2;
+    };
+    // The product step i started for step i + 1 (computes run in order).
+    Operation *started = nullptr;
     auto stepAt = [&](int64_t i) {
       auto [local, blk] = steps[i];
-      const Unit &unit = units[unitsOf[core][local]];
+      const Unit &unit = unitOf(i);
       bool first = blk == 0, last = blk + 1 == unit.blocks;
-      int64_t k0 = blk * tk, keys = std::min(tk, lk - k0);
-      if (causal) // no key after the panel's last query
-        keys = std::min(keys, unit.q0 + unit.rows - k0);
+      int64_t k0 = blk * tk, keys = keysOf(i);
       int64_t rows = unit.rows, kv = unit.head / group;
       int64_t qAt = slotAt(kQ, local % 2), outAt = slotAt(kOut, local % 2);
       int64_t kAt = slotAt(kK, i % 2), vAt = slotAt(kV, i % 2), maskAt = slotAt(kMask, i % 2);
@@ -255,20 +293,13 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
                                          (unit.head * lq + unit.q0) * dv * es),
                                em.lx(dtype, outAt), rows * dv * es});
 
-      // The panel's blocks of query rows that see keys of this block: (first
-      // row in the panel, rows, keys).
-      struct Item {
-        int64_t r0, rows, keys;
-      };
-      SmallVector<Item> items;
-      for (int64_t r0 = 0; r0 < rows; r0 += block) {
-        int64_t n = std::min(block, rows - r0);
-        int64_t seen = causal ? std::min(keys, unit.q0 + r0 + n - k0) : keys;
-        if (seen > 0)
-          items.push_back({r0, n, seen});
-      }
-      int64_t q0 = unit.q0;
-      step.compute = [=, this, &em](StepCompute &sc) {
+      SmallVector<Item> items = itemsOf(i), nextItems;
+      int64_t q0 = unit.q0, base = itemBase[i];
+      bool startedHere = i > 0 && startsNext(i - 1), startNext = startsNext(i);
+      int64_t nextK = slotAt(kK, (i + 1) % 2);
+      if (startNext)
+        nextItems = itemsOf(i + 1);
+      step.compute = [=, this, &em, &started](StepCompute &sc) {
         OpBuilder &b = sc.b();
         auto view = [&](uint8_t type, int64_t at, int64_t rowStride, int64_t colStride) {
           return em.lx(type, at, {rowStride, colStride, 0});
@@ -332,31 +363,44 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
             fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
           setup = fill(acc(0), 0, rows, dv + 1);
         }
-        // Item n's scores and probabilities use copy n % 2 of their slots,
-        // so the PT computes the next item's scores while the SFU turns this
-        // item's into probabilities:
-        //   PT:  S0 S1 . PV0 S2 . PV1 S3 ...
-        //   SFU:       P0      P1      P2 ...
+        // Item n's scores and probabilities use copy (base + n) % 2 of their
+        // slots, so the PT computes the next item's scores while the SFU
+        // turns this item's into probabilities, and the first scores of the
+        // next step while the SFU finishes this one:
+        //   PT:  S0 S1 . PV0 S2 . PV1 S'0 PV2 | S'1 . PV'0 ...
+        //   SFU:       P0      P1      P2     |      P'0 ...
+        auto copyOf = [&](int64_t n) { return (base + n) % 2; };
         auto scoresOf = [&](int64_t n, int64_t rowStride, int64_t colStride) {
-          return view(f32, slotAt(kScores, n % 2), rowStride, colStride);
+          return view(f32, slotAt(kScores, copyOf(n)), rowStride, colStride);
         };
-        auto product = [&](int64_t n, Operation *after) {
-          const Item &it = items[n];
+        auto productOf = [&](const Item &it, int64_t n, int64_t keysAt, Operation *after) {
           return add(HwMatmulOp::create(b, loc, scoresOf(n, tk * 4, 0),
                                         view(dtype, qAt + it.r0 * d * es, d * es, 0),
-                                        view(dtype, kAt, d * es, 0), it.rows, d, it.keys, false,
-                                        true, false, nullptr, 0, nullptr, nullptr),
+                                        view(dtype, keysAt, d * es, 0), it.rows, d, it.keys,
+                                        false, true, false, nullptr, 0, nullptr, nullptr),
                      after);
         };
+        auto product = [&](int64_t n, Operation *after) {
+          return productOf(items[n], n, kAt, after);
+        };
+        // Products in PT order: item n + 2's (or, after the last, the next
+        // step's first) right after item n's probabilities x values.
         SmallVector<Operation *> products;
-        products.push_back(product(0, setup));
-        if (items.size() > 1)
-          products.push_back(product(1, nullptr));
+        auto nextProduct = [&](size_t n) {
+          if (n < items.size()) {
+            products.push_back(product(int64_t(n), nullptr));
+          } else if (n == items.size() && startNext) {
+            started = productOf(nextItems[0], int64_t(n), nextK, nullptr);
+            sc.waitsForNextLoads(started);
+          }
+        };
+        products.push_back(startedHere ? started : product(0, setup));
+        nextProduct(1);
         Operation *lastProduct = nullptr;
         for (auto [n, it] : llvm::enumerate(items)) {
           int64_t r = it.rows, c = it.keys;
           RefAttr scores = scoresOf(n, tk * 4, 4);
-          RefAttr probs = view(dl16, slotAt(kProbs, n % 2), tk * probEs, probEs);
+          RefAttr probs = view(dl16, slotAt(kProbs, copyOf(n)), tk * probEs, probEs);
           // The first SFU instruction of the item waits for its scores.
           Operation *scoresReady = products[n];
           if (hasMask) {
@@ -379,7 +423,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
                 scoresReady);
             scoresReady = nullptr;
             binaryImm("gt", after, after, 0, r, cols);
-            RefAttr tail = view(f32, slotAt(kScores, n % 2) + from * 4, tk * 4, 4);
+            RefAttr tail = view(f32, slotAt(kScores, copyOf(n)) + from * 4, tk * 4, 4);
             select(tail, after, cell(0), tail, r, cols);
           }
           // Online softmax: the new running maximum (0 while a row has seen
@@ -397,12 +441,11 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           Operation *scaled = binary("mul", acc(it.r0), acc(it.r0),
                                      row(kScale, it.r0), r, dv + 1);
           lastProduct = add(HwMatmulOp::create(b, loc, view(f32, accAt + it.r0 * accRow, accRow, 0),
-                                               view(dl16, slotAt(kProbs, n % 2), tk * probEs, 0),
+                                               view(dl16, slotAt(kProbs, copyOf(n)), tk * probEs, 0),
                                                view(dtype, vAt, (dv + 1) * es, 0), r, c, dv + 1, false,
                                                false, true, nullptr, 0, nullptr, nullptr),
                             scaled);
-          if (n + 2 < items.size())
-            products.push_back(product(n + 2, nullptr));
+          nextProduct(n + 2);
         }
         if (last) {
           // A row that saw only masked keys has sum 0 and gives zeros.

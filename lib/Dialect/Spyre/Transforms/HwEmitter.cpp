@@ -131,6 +131,10 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       }
     } else {
       explicitDependencies(core, ops, compute.dependencies());
+      if (Operation *early = compute.getNextLoadsWaiter()) {
+        assert(t + 1 < numSteps && "no next step to start");
+        sync(early, kLoad, loadBase + loadsThrough[t + 1]);
+      }
     }
     signal(core, ops.back(), kCompute);
     for (auto [i, transfer] : llvm::enumerate(step.stores)) {
@@ -152,28 +156,24 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
 
 void HwEmitter::explicitDependencies(Core &core, ArrayRef<Operation *> ops,
                                      ArrayRef<Operation *> after) {
-  // First which instructions another engine waits for, then (in stream
-  // order, which is each engine's order) the count each one brings its
-  // engine's semaphore to.
-  llvm::SmallPtrSet<Operation *, 8> waitedFor;
-  for (auto [op, dependency] : llvm::zip_equal(ops, after))
-    if (dependency && engineOf(dependency) != engineOf(op))
-      waitedFor.insert(dependency);
-  assert(!waitedFor.contains(ops.back()) && "the step's last instruction signals kCompute");
-  DenseMap<Operation *, std::pair<Sem, int64_t>> reached;
-  for (Operation *op : ops) {
-    if (!waitedFor.contains(op))
-      continue;
-    Sem sem = engineOf(op) == Engine::pt ? kPtDone : kSfuDone;
-    assert(engineOf(op) != Engine::dma && "only PT and SFU instructions are waited for");
+  assert((!after.front() || engineOf(after.front()) == engineOf(ops.front())) &&
+         "the first instruction waits for the step's loads");
+  // Stream order is each engine's order, so counting each engine's
+  // instructions as they are emitted gives the count each one reaches.
+  for (Operation *op : ops.drop_back()) { // the last one signals kCompute
+    Engine engine = engineOf(op);
+    assert(engine != Engine::dma && "a step's compute holds PT and SFU instructions");
+    Sem sem = engine == Engine::pt ? kPtDone : kSfuDone;
     signal(core, op, sem);
-    reached[op] = {sem, core.signalled[sem]};
+    core.reached[op] = {sem, core.signalled[sem]};
   }
-  for (auto [op, dependency] : llvm::zip_equal(ops, after))
-    if (dependency && engineOf(dependency) != engineOf(op)) {
-      auto [sem, count] = reached.lookup(dependency);
-      sync(op, sem, count);
-    }
+  for (auto [op, dependency] : llvm::zip_equal(ops, after)) {
+    if (!dependency || engineOf(dependency) == engineOf(op))
+      continue;
+    auto it = core.reached.find(dependency);
+    assert(it != core.reached.end() && "a dependency emitted earlier, not a step's last");
+    sync(op, it->second.first, it->second.second);
+  }
 }
 
 void HwEmitter::beginOp(int64_t id) {

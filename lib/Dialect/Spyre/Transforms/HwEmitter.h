@@ -18,9 +18,11 @@
 // Inside a step, consecutive compute instructions on different engines are
 // chained through a semaphore; on one engine they are ordered already. A
 // step may instead name each instruction's dependency (StepCompute::add
-// with `after`): an instruction another engine waits for signals its
-// engine's semaphore, which only that engine's instructions signal, so the
-// count it reaches names one instruction, and independent work overlaps.
+// with `after`, an instruction of this step or an earlier one): every PT
+// and SFU instruction of such a step but its last signals its engine's
+// semaphore, which only that engine's instructions signal, so the count an
+// instruction brings it to names that instruction, and independent work
+// overlaps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,14 +59,20 @@ public:
   /// one style or the other.
   Operation *add(Operation *op);
   Operation *add(Operation *op, Operation *after);
+  /// Explicit style: `op` (added, with no `after`) works on the next step's
+  /// inputs and waits for that step's loads instead: a step may start the
+  /// next one's work, which a later step then names as its `after`.
+  void waitsForNextLoads(Operation *op) { nextLoadsWaiter = op; }
   ArrayRef<Operation *> ops() const { return emitted; }
   /// The instruction each one waits for (explicit style), else empty.
   ArrayRef<Operation *> dependencies() const { return after; }
+  Operation *getNextLoadsWaiter() const { return nextLoadsWaiter; }
 
 private:
   OpBuilder &builder;
   Location loc;
   SmallVector<Operation *> emitted, after;
+  Operation *nextLoadsWaiter = nullptr;
 };
 
 /// What a step does; `compute` must emit at least one instruction.
@@ -118,6 +126,9 @@ private:
     std::array<int64_t, 6> signalled = {0, 0, 0, 0, 0, 0};
     /// First and last byte touched, per device buffer symbol.
     llvm::StringMap<std::pair<int64_t, int64_t>> touched;
+    /// Explicit style: the semaphore count each instruction brought its
+    /// engine's semaphore to.
+    DenseMap<Operation *, std::pair<int64_t, int64_t>> reached;
   };
 
   Operation *dma(Core &core, Location loc, const Transfer &t);

@@ -21,19 +21,20 @@
 // CHECK: m 64 k 64 n 256 {{{.*}}transpose_b
 // CHECK: spyre.hw.core 1 {
 // CHECK: spyre.hw.fill {{.*}} [128 x 65] {signal_sem = [[SFU:5]] : i64}
-// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 64 {signal_sem = [[PT:4]] : i64, transpose_b, wait_count = [[SETUP:[0-9]+]] : i64, wait_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 64 {signal_sem = [[PT:4]] : i64, transpose_b, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 128 {signal_sem = [[PT]] : i64, transpose_b}
-// CHECK-NEXT: spyre.hw.fill {{.*}}, 1.000000e+00 [64 x 63] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, wait_count = [[S0:[0-9]+]] : i64, wait_sem = [[PT]] : i64}
+// CHECK-NEXT: spyre.hw.fill {{.*}}, 1.000000e+00 [64 x 63] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
 // CHECK-NEXT: spyre.hw.binary "gt"
 // CHECK-NEXT: spyre.hw.select
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 64] {accumulate
+// CHECK-NOT: spyre.hw.reduce "sum"
 // CHECK: spyre.hw.unary "exp" #spyre.ref<lx, dl16, {{.*}} [64 x 64]
 // CHECK-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, f32, offset = [[ACC:[0-9]+]], strides = [260, 4, 0]>, {{.*}} [64 x 65] {signal_sem = [[SFU]] : i64}
-// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC]], strides = [260, 0, 0]> = {{.*}}, strides = [130, 0, 0]> m 64 k 64 n 65 {accumulate, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC]], strides = [260, 0, 0]> = {{.*}}, strides = [130, 0, 0]> m 64 k 64 n 65 {accumulate, signal_sem = [[PT]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.fill {{.*}}, 1.000000e+00 [64 x 63] {{.*}}wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 128] {accumulate
 // CHECK: spyre.hw.matmul {{.*}} m 64 k 128 n 65 {accumulate, signal_sem = [[PT]] : i64
-// CHECK-NEXT: spyre.hw.binary "eq" {{.*}} [128 x 1] {wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
+// CHECK-NEXT: spyre.hw.binary "eq" {{.*}} [128 x 1] {signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
 // CHECK: spyre.hw.binary "div" #spyre.ref<lx, dl16, {{.*}} [128 x 64] {signal_sem = 1 : i64}
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16{{.*}}>, #spyre.ref<lx, dl16{{.*}}> row 16384 x [1, 1, 1]
 // CHECK-NOT: spyre.hw.dma #spyre.ref<@arg3, f32
@@ -64,5 +65,27 @@ spyre.kernel @decode(%q: !spyre.buffer<4x1x32xf16>, %k: !spyre.buffer<2x700x32xf
                      %v: !spyre.buffer<2x700x32xf16>, %m: !spyre.buffer<1x1x700xf32>,
                      %o: !spyre.buffer<4x1x32xf16>) {
   spyre.attention ins(%q, %k, %v, %m : !spyre.buffer<4x1x32xf16>, !spyre.buffer<2x700x32xf16>, !spyre.buffer<2x700x32xf16>, !spyre.buffer<1x1x700xf32>) outs(%o : !spyre.buffer<4x1x32xf16>) scale = 0.17677669529663687
+  spyre.return
+}
+
+// -----
+
+// Two key blocks of 512 for one panel of two blocks of 128 rows (a head
+// per core): the first step also computes the second step's first scores (after
+// its first block's probabilities x values, before its second's), waiting
+// for the second step's loads (semaphore 0 at 5: query, keys and values of
+// step 1, keys and values of step 2); the second step's first SFU
+// instruction waits for that product, the 4th PT signal.
+// TILE-LABEL: spyre.kernel @keys
+// TILE: spyre.tile = array<i64: 256, 512, 128>
+// CHECK-LABEL: spyre.hw.program @keys
+// CHECK: spyre.hw.matmul {{.*}} m 128 k 512 n 65 {accumulate, signal_sem = 4 : i64
+// CHECK-NEXT: spyre.hw.matmul {{.*}} m 128 k 64 n 512 {signal_sem = 4 : i64, transpose_b, wait_count = 5 : i64, wait_sem = 0 : i64}
+// CHECK: spyre.hw.matmul {{.*}} m 128 k 512 n 65 {accumulate, signal_sem = 1 : i64
+// CHECK-NEXT: spyre.hw.matmul {{.*}} m 128 k 64 n 512 {signal_sem = 4 : i64, transpose_b, wait_count = 5 : i64, wait_sem = 0 : i64}
+// CHECK-NEXT: spyre.hw.unary "copy" {{.*}} [128 x 1] {signal_sem = 5 : i64, wait_count = 4 : i64, wait_sem = 4 : i64}
+spyre.kernel @keys(%q: !spyre.buffer<2x256x64xf16>, %k: !spyre.buffer<2x1024x64xf16>,
+                   %v: !spyre.buffer<2x1024x64xf16>, %o: !spyre.buffer<2x256x64xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x1024x64xf16>, !spyre.buffer<2x1024x64xf16>) outs(%o : !spyre.buffer<2x256x64xf16>) scale = 0.125
   spyre.return
 }
