@@ -63,17 +63,8 @@ private:
 };
 
 LogicalResult AttentionPlan::analyze() {
-  SmallVector<BufferType> types;
-  for (Value v : attn->getOperands())
-    types.push_back(cast<BufferType>(v.getType()));
-  for (BufferType type : types) {
-    if (!type.hasStaticShape())
-      return attn.emitError() << "cannot run on the card: " << type
-                              << " has a dynamic shape; specialise the kernel for the size";
-    if (elementStrides(type) != elementStrides(BufferType::get(type.getShape(),
-                                                               type.getElementType())))
-      return attn.emitError() << "cannot run on the card: " << type << " is not row-major";
-  }
+  if (failed(checkStaticRowMajor(attn)))
+    return failure();
   auto q = cast<BufferType>(attn.getQuery().getType());
   auto v = cast<BufferType>(attn.getValue().getType());
   auto k = cast<BufferType>(attn.getKey().getType());

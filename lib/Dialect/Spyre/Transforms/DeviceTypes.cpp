@@ -1,6 +1,7 @@
 //===- DeviceTypes.cpp - element types and sizes on the card --------------===//
 
 #include "DeviceTypes.h"
+#include "Linearize.h"
 #include "spyre-mlir/Arch/Arch.h"
 #include "spyre-mlir/Isa/Isa.h"
 
@@ -50,5 +51,20 @@ LogicalResult mlir::spyre::checkBuffersFit(KernelOp kernel, const ::spyre::Arch 
   for (AllocOp alloc : body.getOps<AllocOp>())
     if (failed(check(alloc, alloc, "the temporary")))
       return failure();
+  return success();
+}
+
+LogicalResult mlir::spyre::checkStaticRowMajor(Operation *op) {
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<BufferType>(operand.getType());
+    if (!type)
+      continue;
+    if (!type.hasStaticShape())
+      return op->emitError() << "cannot run on the card: " << type
+                             << " has a dynamic shape; specialise the kernel for the size";
+    if (elementStrides(type) != elementStrides(BufferType::get(type.getShape(),
+                                                               type.getElementType())))
+      return op->emitError() << "cannot run on the card: " << type << " is not row-major";
+  }
   return success();
 }

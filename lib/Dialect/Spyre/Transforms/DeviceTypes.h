@@ -23,6 +23,10 @@ int64_t deviceDTypeBytes(uint8_t dtype);
 /// that sizes no card holds are refused before any tile is searched.
 LogicalResult checkBuffersFit(KernelOp kernel, const ::spyre::Arch &arch);
 
+/// Whether every buffer operand of `op` has a static shape and is stored by
+/// rows, as plans that address whole rows need; else an error on `op`.
+LogicalResult checkStaticRowMajor(Operation *op);
+
 } // namespace mlir::spyre
 
 #endif // SPYRE_TRANSFORMS_DEVICETYPES_H

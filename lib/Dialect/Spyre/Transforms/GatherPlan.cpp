@@ -38,15 +38,8 @@ SmallVector<LxSlot> GatherPlan::slots(ArrayRef<int64_t> tile) const {
 LogicalResult GatherPlan::analyze() {
   auto table = cast<BufferType>(gather.getTable().getType());
   auto indices = cast<BufferType>(gather.getIndices().getType());
-  auto target = cast<BufferType>(gather.getTarget().getType());
-  for (BufferType type : {table, indices, target}) {
-    if (!type.hasStaticShape())
-      return gather.emitError() << "cannot run on the card: " << type
-                                << " has a dynamic shape; specialise the kernel for the size";
-    if (elementStrides(type) != elementStrides(BufferType::get(type.getShape(),
-                                                               type.getElementType())))
-      return gather.emitError() << "cannot run on the card: " << type << " is not row-major";
-  }
+  if (failed(checkStaticRowMajor(gather)))
+    return failure();
   if (gather.getAxis() != 0)
     return gather.emitError() << "cannot run on the card: only gathers along axis 0 "
                                  "(embedding lookups) are supported, not axis "
