@@ -450,3 +450,95 @@ def test_the_attention_op_runs_on_the_card_in_eager():
     expected = F.scaled_dot_product_attention(q, heads_k, heads_v,
                                               attn_mask=mask.repeat_interleave(2, 0), scale=0.25)
     close(out, expected, 16)
+
+
+# --------------------------------------------------------------------------
+# Hand-written attention (manual_attention.py): rewritten into
+# scaled_dot_product_attention before AOTAutograd, so the card runs it fused.
+
+def hf_eager_attention(q, k, v, mask):
+    """As transformers' eager_attention_forward (scaling, additive mask,
+    f32 softmax cast back, inference dropout)."""
+    w = torch.matmul(q, k.transpose(2, 3)) * (q.shape[-1] ** -0.5)
+    w = w + mask
+    w = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+    w = F.dropout(w, p=0.1, training=False)
+    return torch.matmul(w, v)
+
+
+def nano_gpt_attention(q, k, v):
+    """As nanoGPT: a causal buffer through masked_fill(-inf), divided scale."""
+    length = q.shape[-2]
+    causal = torch.tril(torch.ones(length, length, dtype=torch.bool))
+    att = (q @ k.transpose(-2, -1)) / math.sqrt(k.size(-1))
+    att = att.masked_fill(causal == 0, float("-inf"))
+    return F.softmax(att, dim=-1) @ v
+
+
+def unscaled_attention(q, k, v):
+    return torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v
+
+
+MANUAL = {"hf_eager": (hf_eager_attention, True), "nano_gpt": (nano_gpt_attention, False),
+          "unscaled": (unscaled_attention, False)}
+
+
+def manual_inputs(with_mask, dtype=torch.float16):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(B, H, L, E, dtype=dtype) for _ in range(3))
+    return (q, k, v, torch.randn(B, 1, L, L, dtype=dtype)) if with_mask else (q, k, v)
+
+
+@pytest.mark.parametrize("name", list(MANUAL))
+def test_hand_written_attention_runs_fused(name):
+    fn, with_mask = MANUAL[name]
+    args = manual_inputs(with_mask)
+    from spyre_mlir.inductor.manual_attention import fuse_manual_attention
+    assert fuse_manual_attention(dynamo_graph(fn, *args).graph) == 1
+    actual = compiled(fn, *args)
+    assert _ran_fused() and dict(counters.fallbacks) == {}
+    close(actual.float(), fn(*[a.float() for a in args]), L)
+
+
+def test_hand_written_attention_left_alone():
+    """Probabilities read elsewhere (returned), or a softmax over another
+    axis: not attention as scaled_dot_product_attention computes it."""
+    from spyre_mlir.inductor.manual_attention import fuse_manual_attention
+
+    def probabilities_returned(q, k, v):
+        p = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+        return p @ v, p
+
+    def other_axis(q, k, v):
+        return torch.softmax(q @ k.transpose(-2, -1), dim=-2) @ v
+
+    args = manual_inputs(False, torch.float32)
+    for fn in (probabilities_returned, other_axis):
+        assert fuse_manual_attention(dynamo_graph(fn, *args).graph) == 0
+        actual = compiled(fn, *args)
+        assert not _ran_fused() and dict(counters.fallbacks) == {}
+        expected = fn(*args)
+        for a, e in zip(actual if isinstance(actual, tuple) else (actual,),
+                        expected if isinstance(expected, tuple) else (expected,)):
+            close(a, e, L)
+
+
+def test_hugging_face_eager_attention_runs_fused():
+    """transformers' Llama with attn_implementation="eager" (repeat_kv and
+    all): each layer's attention is the fused kernel, over the unrepeated
+    key/value heads."""
+    import transformers
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128,
+                                      num_hidden_layers=2, num_attention_heads=4,
+                                      num_key_value_heads=2)
+    config._attn_implementation = "eager"
+    model = transformers.LlamaForCausalLM(config).eval()
+    ids = torch.randint(0, 256, (1, 24))
+    actual = compiled(model, ids).logits
+    assert counters.per_kernel and _ran_fused() and dict(counters.fallbacks) == {}
+    runs = sum(calls for launcher, (calls, _) in counters.per_kernel.items()
+               if launcher.name == "attention")
+    assert runs == config.num_hidden_layers
+    with torch.no_grad():
+        torch.testing.assert_close(actual, model(ids).logits, rtol=2e-2, atol=2e-3)

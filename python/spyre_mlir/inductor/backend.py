@@ -7,7 +7,7 @@ import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from . import register, state
-from .grouped_attention import UngroupRepeatedHeads
+from .manual_attention import AttentionGraphPasses
 
 
 class _CompilerVersion(CustomGraphPass):
@@ -72,8 +72,10 @@ CONFIG = {
     "max_complex_pointwise_cat_inputs": 0,
     "max_pointwise_cat_inputs": 0,
     "post_grad_custom_post_pass": _CompilerVersion(),
-    # Attention over repeated key/value heads as grouped-query attention.
-    "pre_grad_custom_pass": UngroupRepeatedHeads(),
+    # Hand-written attention as scaled_dot_product_attention (the card's
+    # fused kernel), and attention over repeated key/value heads as
+    # grouped-query attention.
+    "pre_grad_custom_pass": AttentionGraphPasses(),
 }
 
 

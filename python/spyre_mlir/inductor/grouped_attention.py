@@ -20,7 +20,6 @@ from __future__ import annotations
 import operator
 
 import torch
-from torch._inductor.custom_graph_pass import CustomGraphPass
 
 _ATTENTION = (torch._C._nn.scaled_dot_product_attention,
               torch.nn.functional.scaled_dot_product_attention)
@@ -153,13 +152,3 @@ def ungroup_repeated_heads(graph: torch.fx.Graph) -> int:
         rewritten += 1
     return rewritten
 
-
-class UngroupRepeatedHeads(CustomGraphPass):
-    """Inductor's pre-grad custom pass slot; uuid keys Inductor's caches."""
-
-    def __call__(self, graph: torch.fx.Graph) -> None:
-        ungroup_repeated_heads(graph)
-
-    def uuid(self):
-        from .kernel_cache import compiler_version
-        return "spyre-ungroup-repeated-heads-" + compiler_version()

@@ -1,0 +1,220 @@
+"""Attention written out by hand as scaled_dot_product_attention.
+
+Models that spell attention as products and a softmax (Hugging Face's
+"eager" attention, nanoGPT-style code):
+
+    scores = q @ k.transpose(-2, -1) * scale        # or / sqrt(d), or no scale
+    scores = scores + mask                           # or .masked_fill(m, -inf)
+    probs = softmax(scores, dim=-1[, dtype=f32])[.to(q.dtype)]
+    probs = dropout(probs, p, training=False)        # identity
+    out = probs @ v
+
+compute what scaled_dot_product_attention computes. This pass, run on
+Dynamo's graph before AOTAutograd (Inductor's pre-grad slot), rewrites such
+chains into one scaled_dot_product_attention call, which the card runs as a
+fused kernel (attention.py) whose scores never reach device memory. It only
+rewrites chains whose intermediate values nothing else reads, in inference
+(no input requiring a gradient). One difference is kept deliberately: a row
+whose every key is masked gives zeros, as scaled_dot_product_attention and
+the card do, where the hand-written softmax gives NaN.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import torch
+import torch.nn.functional as F
+from torch._inductor.custom_graph_pass import CustomGraphPass
+
+_MATMUL = (torch.matmul, operator.matmul)
+_SOFTMAX = (torch.softmax, F.softmax, torch.Tensor.softmax)
+_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
+
+
+def _value(node):
+    value = node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def _call(node, functions=(), methods=()) -> bool:
+    if not isinstance(node, torch.fx.Node):
+        return False
+    if node.op == "call_function":
+        return node.target in functions
+    return node.op == "call_method" and node.target in methods
+
+
+def _arg(node, index, name, default=None):
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def _only_user(node, user) -> bool:
+    return isinstance(node, torch.fx.Node) and list(node.users) == [user]
+
+
+def _matmul_operands(node):
+    if _call(node, _MATMUL, ("matmul", "__matmul__")):
+        return node.args[0], node.args[1]
+    return None
+
+
+def _last_two_swapped(node, rank) -> torch.fx.Node | None:
+    """x if node is x.transpose(-2, -1) (any spelling of the last two)."""
+    if not _call(node, (torch.transpose,), ("transpose",)):
+        return None
+    dims = {d % rank for d in (_arg(node, 1, "dim0"), _arg(node, 2, "dim1"))
+            if isinstance(d, int)}
+    return node.args[0] if dims == {rank - 2, rank - 1} else None
+
+
+def _through_identities(node):
+    """The producer of node past casts and inference dropout, and the nodes
+    skipped (each must have one user)."""
+    skipped = []
+    while True:
+        if _call(node, (F.dropout,), ("dropout",)) and \
+                (_arg(node, 2, "training", True) is False or _arg(node, 1, "p", 0.5) == 0):
+            pass
+        elif _call(node, (), ("to", "type", "half", "float", "bfloat16")) and \
+                _value(node) is not None and _value(node.args[0]) is not None and \
+                _value(node).device == _value(node.args[0]).device:
+            pass
+        else:
+            return node, skipped
+        skipped.append(node)
+        node = node.args[0]
+
+
+def _softmax_input(node, rank):
+    if not _call(node, _SOFTMAX, ("softmax",)):
+        return None
+    dim = _arg(node, 1, "dim")
+    if not isinstance(dim, int) or dim % rank != rank - 1:
+        return None
+    return node.args[0]
+
+
+def _scores(node):
+    """(q, k, scale, mask) if node computes q @ k^T [* or / a number]
+    [+ mask or masked_fill(cond, -inf)]; mask is an additive tensor node or
+    ("keep", cond node) for masked_fill."""
+    mask, chain = None, []
+    if _call(node, (operator.add, torch.add), ("add", "__add__")) and len(node.args) == 2:
+        a, b = node.args
+        chain.append(node)
+        if _matmul_like(a) is not None and isinstance(b, torch.fx.Node):
+            node, mask = a, b
+        elif _matmul_like(b) is not None and isinstance(a, torch.fx.Node):
+            node, mask = b, a
+        else:
+            return None
+    elif _call(node, (torch.masked_fill,), ("masked_fill",)):
+        fill = _arg(node, 2, "value")
+        if not (isinstance(fill, float) and fill == -math.inf):
+            return None
+        chain.append(node)
+        mask = ("keep", node.args[1])
+        node = node.args[0]
+    found = _matmul_like(node)
+    if found is None:
+        return None
+    q, k, scale, nodes = found
+    return q, k, scale, mask, chain + nodes
+
+
+def _matmul_like(node):
+    """(q, k, scale, nodes) for q @ k^T, (q @ k^T) * c or (q @ k^T) / c."""
+    scale, nodes = 1.0, []
+    if _call(node, (operator.mul, operator.truediv, torch.mul, torch.div),
+             ("mul", "div", "__mul__", "__truediv__")) and len(node.args) == 2:
+        a, c = node.args
+        if isinstance(a, (int, float)) and node.target in (operator.mul, torch.mul, "mul",
+                                                            "__mul__"):
+            a, c = c, a
+        if not isinstance(c, (int, float)) or not math.isfinite(c) or c == 0:
+            return None
+        divide = node.target in (operator.truediv, torch.div, "div", "__truediv__")
+        scale = 1.0 / c if divide else float(c)
+        nodes.append(node)
+        node = a
+    operands = _matmul_operands(node)
+    if operands is None:
+        return None
+    q, kt = operands
+    qv = _value(q)
+    if qv is None or qv.dim() < 3:
+        return None
+    k = _last_two_swapped(kt, qv.dim())
+    if k is None:
+        return None
+    return q, k, scale, nodes + [node, kt]
+
+
+def fuse_manual_attention(graph: torch.fx.Graph) -> int:
+    """Rewrites hand-written attention into scaled_dot_product_attention;
+    returns how many it rewrote."""
+    rewritten = 0
+    for node in list(graph.nodes):
+        operands = _matmul_operands(node)
+        if operands is None:
+            continue
+        probs, value = operands
+        softmax, casts = _through_identities(probs)
+        out, v = _value(node), _value(value)
+        if out is None or v is None:
+            continue
+        rank = out.dim()
+        scores = _softmax_input(softmax, rank)
+        if scores is None:
+            continue
+        found = _scores(scores)
+        if found is None:
+            continue
+        q, k, scale, mask, score_nodes = found
+        qv, kv = _value(q), _value(k)
+        if qv is None or kv is None or not (qv.dim() == kv.dim() == v.dim() == rank) or \
+                qv.shape[:-2] != kv.shape[:-2] or kv.shape[:-2] != v.shape[:-2] or \
+                kv.shape[-2] != v.shape[-2] or qv.dtype not in _FLOATS or \
+                not qv.dtype == kv.dtype == v.dtype == out.dtype or \
+                any(t.requires_grad for t in (qv, kv, v)):
+            continue
+        # Every intermediate is read only by the next one in the chain.
+        chain = [*casts, softmax, *score_nodes]
+        users = [node, *casts, softmax, *score_nodes[:-1]]
+        if not all(_only_user(n, u) for n, u in zip(chain, users)):
+            continue
+        kwargs = {"scale": scale}
+        with graph.inserting_before(node):
+            if isinstance(mask, tuple):  # masked_fill(cond, -inf): keep where not cond
+                kwargs["attn_mask"] = graph.call_function(torch.logical_not, (mask[1],))
+            elif mask is not None:
+                mv = _value(mask)
+                if mv is None or not mv.is_floating_point():
+                    continue
+                kwargs["attn_mask"] = mask
+            fused = graph.call_function(F.scaled_dot_product_attention, (q, k, value), kwargs)
+        node.replace_all_uses_with(fused)
+        for dead in [node, *chain]:
+            if not dead.users:
+                graph.erase_node(dead)
+        rewritten += 1
+    return rewritten
+
+
+class AttentionGraphPasses(CustomGraphPass):
+    """Inductor's pre-grad custom pass: hand-written attention as
+    scaled_dot_product_attention, then attention over repeated key/value
+    heads as grouped-query attention (grouped_attention.py)."""
+
+    def __call__(self, graph: torch.fx.Graph) -> None:
+        from .grouped_attention import ungroup_repeated_heads
+        fuse_manual_attention(graph)
+        ungroup_repeated_heads(graph)
+
+    def uuid(self):
+        from .kernel_cache import compiler_version
+        return "spyre-attention-graph-passes-" + compiler_version()
