@@ -47,3 +47,15 @@ def kernels(monkeypatch):
         return call(self, *tensors)
     monkeypatch.setattr(ProgramLauncher, "__call__", recording)
     return sources
+
+
+@pytest.fixture
+def decomposed_attention(monkeypatch):
+    """Attention as products and a softmax, as when the card refuses the
+    fused kernel; not from Inductor's FX graph cache, where another test may
+    have left the fused graph of the same function."""
+    import torch
+    from spyre_mlir.inductor import attention
+    monkeypatch.setattr(attention, "compiles", lambda *args: "decomposed for the test")
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        yield

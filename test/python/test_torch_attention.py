@@ -421,11 +421,9 @@ def test_fused_attention_keeps_scores_out_of_device_memory():
     close(torch.as_tensor(result.outputs["arg3"]).float(), expected[0], length)
 
 
-def test_attention_the_card_refuses_is_decomposed(monkeypatch):
+def test_attention_the_card_refuses_is_decomposed(decomposed_attention):
     """When the compiler refuses the fused kernel, attention still runs on
     the card as products and a softmax (no CPU fallback)."""
-    from spyre_mlir.inductor import attention
-    monkeypatch.setattr(attention, "compiles", lambda *args: "refused for the test")
     q, k, v, kwargs = sdpa_inputs(SDPA["causal"])
 
     def fn(q, k, v):

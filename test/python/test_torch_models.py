@@ -120,7 +120,7 @@ def test_fp16_parameters_are_converted_once_and_updates_are_seen():
         assert counters.converted_bytes > converted[1]
 
 
-def test_llama_softmax_is_one_kernel(monkeypatch):
+def test_llama_softmax_is_one_kernel(decomposed_attention):
     """Attention decomposed (as when the card refuses the fused kernel):
     Inductor orders the value projection between the attention softmax's
     row sums and its quotients; the product runs first (it needs nothing of
@@ -128,8 +128,6 @@ def test_llama_softmax_is_one_kernel(monkeypatch):
     reach device memory (before: the maxima and sums in one kernel, the
     quotients in the next)."""
     from spyre_mlir import report
-    from spyre_mlir.inductor import attention
-    monkeypatch.setattr(attention, "compiles", lambda *args: "decomposed for the test")
     torch.manual_seed(0)
     block = models.LlamaBlock(128, 4, 2, 256, max_len=64).half().eval()
     x = torch.randn(1, 64, 128).half()
