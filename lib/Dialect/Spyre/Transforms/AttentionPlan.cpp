@@ -1,15 +1,16 @@
 //===- AttentionPlan.cpp - running spyre.attention on the card ------------===//
 //
-// A unit of work is one head's block of query rows; units are shared among
-// cores by their number of key blocks, so that causal attention (later
-// query blocks see more keys) stays balanced. A core keeps its unit's query
-// tile, running row maxima and sums and the f32 output accumulator in LX,
-// and streams blocks of keys and values through double-buffered slots: each
-// step multiplies the query tile with a key block on the PT, updates the
-// softmax online on the SFU (the running maximum rescales what was summed
-// before it), and accumulates probabilities times values on the PT. Scores
-// and probabilities never leave LX; blocks above the diagonal of causal
-// attention are never loaded.
+// A unit of work is one head's panel of query rows; units go to cores
+// longest first (causal panels further down see more keys), each to the
+// least loaded core. A core keeps its panel's queries, running row maxima
+// and f32 output accumulator in LX, and streams blocks of keys and values
+// through double-buffered slots. Per key block, each block of the panel's
+// rows has its scores computed on the PT, turned into probabilities by an
+// online softmax on the SFU (the new running maximum rescales what was
+// accumulated before), and multiplied with the values on the PT, which also
+// sums the probabilities (a column of ones after the values). The PT and the
+// SFU work on different blocks at once. Scores and probabilities never leave
+// LX; keys past a causal block's last row are never loaded.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,8 +29,11 @@ namespace {
 /// The LX slots, in the order of `spyre.lx`.
 enum Slot : unsigned { kQ, kK, kV, kMask, kScores, kProbs, kCausal, kAcc, kOut, kRows };
 
-/// Per-row f32 vectors inside the `rows` slot, each tq elements, then three
-/// constant cells (-inf, 0, 1) that selects read with zero strides.
+/// Per-row f32 vectors inside the `rows` slot, each a panel's rows long,
+/// then three constant cells (-inf, 0, 1) that selects read with zero
+/// strides.
+enum RowVec : int64_t { kMax, kOldMax, kSafeMax, kScale, kIsZero, kSafeSum, kNumRowVecs };
+
 /// A block of a panel's query rows and the keys of a step's block it sees:
 /// (first row in the panel, rows, keys).
 struct Item {
@@ -39,8 +43,6 @@ struct Item {
 /// What a step costs beyond its keys, in keys (the SFU's and PT's start-up
 /// and the per-row updates), for sharing units among cores.
 constexpr int64_t kStepOverheadKeys = 16;
-
-enum RowVec : int64_t { kMax, kOldMax, kSafeMax, kScale, kIsZero, kSafeSum, kNumRowVecs };
 
 class AttentionPlan : public OpPlan {
 public:
