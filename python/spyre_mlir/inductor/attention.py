@@ -6,9 +6,9 @@ Inductor's scheduler sees attention as one extern call, as it sees a GPU's
 flash-attention library call: `torch.ops.spyre.attention`, whose
 implementation runs the kernel on the card through a ProgramLauncher (so
 each run is counted with its simulated cycles, not as a CPU fallback). The
-attention decomposition (decompositions.flash_attention) calls it when
-`applies` says the card takes the shapes; otherwise attention is decomposed
-into products and a softmax, as before.
+attention decomposition (decompositions.flash_attention) calls it through
+`fused` when `compiles` says the card takes the shapes; otherwise attention
+is decomposed into products and a softmax, as before.
 """
 
 from __future__ import annotations

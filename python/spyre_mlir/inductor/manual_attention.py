@@ -73,7 +73,7 @@ def _last_two_swapped(node, rank) -> torch.fx.Node | None:
 
 def _through_identities(node):
     """The producer of node past casts and inference dropout, and the nodes
-    skipped (each must have one user)."""
+    skipped."""
     skipped = []
     while True:
         if _call(node, (F.dropout,), ("dropout",)) and \
@@ -99,17 +99,18 @@ def _softmax_input(node, rank):
 
 
 def _scores(node):
-    """(q, k, scale, mask) if node computes q @ k^T [* or / a number]
-    [+ mask or masked_fill(cond, -inf)]; mask is an additive tensor node or
-    ("keep", cond node) for masked_fill."""
-    mask, chain = None, []
+    """(q, k, scale, mask, nodes) if node computes q @ k^T [* or / a number]
+    [+ mask or masked_fill(cond, -inf)]: mask is an additive tensor node,
+    ("keep", cond node) for masked_fill, or None; nodes are the chain's, from
+    node to the transpose of k."""
+    mask, chain, found = None, [], None
     if _call(node, (operator.add, torch.add), ("add", "__add__")) and len(node.args) == 2:
-        a, b = node.args
         chain.append(node)
-        if _matmul_like(a) is not None and isinstance(b, torch.fx.Node):
-            node, mask = a, b
-        elif _matmul_like(b) is not None and isinstance(a, torch.fx.Node):
-            node, mask = b, a
+        for scores, other in (node.args, reversed(node.args)):
+            found = _matmul_like(scores)
+            if found is not None and isinstance(other, torch.fx.Node):
+                mask = other
+                break
         else:
             return None
     elif _call(node, (torch.masked_fill,), ("masked_fill",)):
@@ -118,8 +119,9 @@ def _scores(node):
             return None
         chain.append(node)
         mask = ("keep", node.args[1])
-        node = node.args[0]
-    found = _matmul_like(node)
+        found = _matmul_like(node.args[0])
+    else:
+        found = _matmul_like(node)
     if found is None:
         return None
     q, k, scale, nodes = found

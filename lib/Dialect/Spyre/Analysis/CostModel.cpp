@@ -26,8 +26,9 @@ bool isTranscendental(Operation &op) {
 }
 
 /// SFU passes over each score of spyre.attention: the maximum, the
-/// subtraction, the exponential and the sum (AttentionPlan.cpp).
-constexpr double kAttentionPassesPerScore = 4;
+/// subtraction and the exponential (the PT sums the probabilities,
+/// AttentionPlan.cpp).
+constexpr double kAttentionPassesPerScore = 3;
 
 } // namespace
 

@@ -218,30 +218,28 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       int64_t k0 = steps[i].second * tk, keys = std::min(tk, lk - k0);
       return causal ? std::min(keys, unit.q0 + unit.rows - k0) : keys; // none after the panel
     };
-    // The panel's blocks of query rows that see keys of step i's block.
-    auto itemsOf = [&](int64_t i) {
-      const Unit &unit = unitOf(i);
-      int64_t k0 = steps[i].second * tk, keys = keysOf(i);
-      SmallVector<Item> items;
+    // Per step, the panel's blocks of query rows that see keys of its
+    // block; items are numbered over the core's steps (item g's scores and
+    // probabilities use copy g % 2 of their slots), step i's from itemBase[i].
+    SmallVector<SmallVector<Item>> itemsAt(steps.size());
+    SmallVector<int64_t> itemBase(steps.size() + 1, 0);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Unit &unit = unitOf(int64_t(i));
+      int64_t k0 = steps[i].second * tk, keys = keysOf(int64_t(i));
       for (int64_t r0 = 0; r0 < unit.rows; r0 += block) {
         int64_t n = std::min(block, unit.rows - r0);
         int64_t seen = causal ? std::min(keys, unit.q0 + r0 + n - k0) : keys;
         if (seen > 0)
-          items.push_back({r0, n, seen});
+          itemsAt[i].push_back({r0, n, seen});
       }
-      return items;
-    };
-    // Items are numbered over the core's steps: item g's scores and
-    // probabilities use copy g % 2 of their slots.
-    SmallVector<int64_t> itemBase(steps.size() + 1, 0);
-    for (size_t i = 0; i < steps.size(); ++i)
-      itemBase[i + 1] = itemBase[i] + int64_t(itemsOf(int64_t(i)).size());
+      itemBase[i + 1] = itemBase[i] + int64_t(itemsAt[i].size());
+    }
     // Whether step i computes the first scores of step i + 1 (of the same
     // panel, with a second item that can wait for that step's loads), so
     // that the PT works while the SFU finishes step i.
     auto startsNext = [&](int64_t i) {
       return i + 1 < int64_t(steps.size()) && steps[i + 1].first == steps[i].first &&
-             itemsOf(i + 1).size() >= 2;
+             itemsAt[i + 1].size() >= 2;
     };
     // The product step i started for step i + 1 (computes run in order).
     Operation *started = nullptr;
@@ -286,12 +284,12 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
                                          (unit.head * lq + unit.q0) * dv * es),
                                em.lx(dtype, outAt), rows * dv * es});
 
-      SmallVector<Item> items = itemsOf(i), nextItems;
+      SmallVector<Item> items = itemsAt[i], nextItems;
       int64_t q0 = unit.q0, base = itemBase[i];
       bool startedHere = i > 0 && startsNext(i - 1), startNext = startsNext(i);
       int64_t nextK = slotAt(kK, (i + 1) % 2);
       if (startNext)
-        nextItems = itemsOf(i + 1);
+        nextItems = itemsAt[i + 1];
       step.compute = [=, this, &em, &started](StepCompute &sc) {
         OpBuilder &b = sc.b();
         auto view = [&](uint8_t type, int64_t at, int64_t rowStride, int64_t colStride) {
