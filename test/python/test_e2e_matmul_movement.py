@@ -41,6 +41,24 @@ def test_f16_output_is_the_f32_sum_rounded(m, k, n):
     assert converted == (0 if k <= 64 else m * n)
 
 
+@pytest.mark.parametrize("m,k,n,cores", [(128, 256, 640, 3), (64, 1024, 1600, 32),
+                                         (96, 512, 1000, 7)])
+def test_cores_split_columns_by_sticks(m, k, n, cores):
+    # Columns go to cores in whole sticks rather than whole tiles, so tiles
+    # differ in width from core to core: every column is computed once, and
+    # the busiest core does at most one stick of rows x K more per tile
+    # than the average core.
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    result, stats = run(matmul_kernel((m, k), (k, n), (m, n), "f16"),
+                        {"arg0": a, "arg1": b}, cores=cores)
+    close(result["arg2"], reference(a, b), "f16", rtol=2.0 ** -8, atol=2.0 ** -8 * np.sqrt(k))
+    macs = [core["macs"] for core in stats.stats["cores"] if core["macs"]]
+    assert sum(macs) == m * k * n
+    assert max(macs) <= m * k * n / len(macs) + m * k * 64 * 2, macs
+
+
 def test_cores_share_operand_panels():
     # The planner puts the cores in a grid whose rows (columns) load the same
     # lhs (rhs) panel in the same cycle, which the card reads once: the

@@ -7,7 +7,9 @@
 // load the same lhs panel, those of a grid column the same rhs panel, at the
 // same step of equally long programs: the card reads such a broadcast
 // operand once for all of them (SPYRE_HW.md), so the grid, not each core,
-// sets the device traffic.
+// sets the device traffic. A grid row's cores divide the columns in whole
+// sticks (ColumnSplit), so that tiles of near-equal width keep the cores
+// as evenly loaded as the sticks allow.
 //
 // A 16-bit output is converted in place: the SFU narrows the f32 tile into
 // the first half of its own slot (element i goes to byte 2i, after element
@@ -69,6 +71,40 @@ struct Copies {
   }
 };
 
+/// How the cores of a grid row share the output's columns: each takes a
+/// run of whole units (sticks, so that every tile starts on a stick of the
+/// output and of a row-major rhs; whole tiles when a tile is not a whole
+/// number of sticks), as even as the units allow, and cuts it into tiles of
+/// at most `tn` columns and near-equal width. Whole tiles per core would
+/// leave 12800 columns on 16 cores with 256-column tiles at four tiles on
+/// the busiest core; sticks give it 13 sticks in three tiles (5 + 4 + 4).
+struct ColumnSplit {
+  int64_t n, unit, units, perTile;
+  ColumnSplit(int64_t n, int64_t tn, int64_t stick)
+      : n(n), unit(tn % stick == 0 ? stick : tn), units(llvm::divideCeil(n, unit)),
+        perTile(tn / unit) {}
+  /// Units [first, second) of core column `cj` of `gn`.
+  std::pair<int64_t, int64_t> block(int64_t gn, int64_t cj) const {
+    return {units * cj / gn, units * (cj + 1) / gn};
+  }
+  int64_t tiles(std::pair<int64_t, int64_t> b) const {
+    return llvm::divideCeil(b.second - b.first, perTile);
+  }
+  /// Column offset and width of tile `i` of block `b`.
+  std::pair<int64_t, int64_t> columns(std::pair<int64_t, int64_t> b, int64_t i) const {
+    int64_t w = b.second - b.first, count = tiles(b);
+    int64_t begin = (b.first + w * i / count) * unit;
+    int64_t end = std::min(n, (b.first + w * (i + 1) / count) * unit);
+    return {begin, end - begin};
+  }
+  /// The busiest core's tiles and their widest, when `gn` cores share the
+  /// columns.
+  std::pair<int64_t, int64_t> busiest(int64_t gn) const {
+    int64_t w = llvm::divideCeil(units, gn), count = llvm::divideCeil(w, perTile);
+    return {count, std::min<int64_t>(n, llvm::divideCeil(w, count) * unit)};
+  }
+};
+
 struct Operand {
   Value value;
   uint8_t dtype;
@@ -115,6 +151,9 @@ private:
   /// overwrite one not yet read): only then a staging slot of its own.
   bool staging() const { return staged() && accumulate; }
   int64_t esOf(const Operand &o) const { return deviceDTypeBytes(o.dtype); }
+  ColumnSplit columnSplit(int64_t tn) const {
+    return ColumnSplit(n, tn, arch.stickBytes / std::min(esOf(out), esOf(rhs)));
+  }
   /// Few output rows (a decode step's GEMV): every core's tiles read the
   /// same lhs rows, so the whole of K of them is loaded once per core into
   /// one slot rather than a K step at a time: each load would pay the DMA
@@ -341,18 +380,20 @@ bool MatmulPlan::walksRows(ArrayRef<int64_t> tile, Grid grid) const {
   if (tile[2] < k)
     return false;
   double mc = double(llvm::divideCeil(llvm::divideCeil(m, tile[0]), grid.m)),
-         nc = double(llvm::divideCeil(llvm::divideCeil(n, tile[1]), grid.n));
+         nc = double(columnSplit(tile[1]).busiest(grid.n).first);
   double lhsStays = double(m) * esOf(lhs) + double(n) * esOf(rhs) * mc,
          rhsStays = double(m) * esOf(lhs) * nc + double(n) * esOf(rhs);
   return rhsStays < lhsStays;
 }
 
 double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
-  int64_t tm = tile[0], tn = tile[1], tk = tile[2];
-  int64_t mt = llvm::divideCeil(m, tm), nt = llvm::divideCeil(n, tn), kt = llvm::divideCeil(k, tk);
-  // The busiest core's share: its tiles along each grid dimension.
+  // The busiest core's share: its tiles along each grid dimension, the
+  // widest of its column tiles standing for all of them.
+  auto [columnTiles, tn] = columnSplit(tile[1]).busiest(grid.n);
+  int64_t tm = tile[0], tk = tile[2];
+  int64_t mt = llvm::divideCeil(m, tm), kt = llvm::divideCeil(k, tk);
   double bc = double(llvm::divideCeil(batch, grid.b)), mc = double(llvm::divideCeil(mt, grid.m)),
-         nc = double(llvm::divideCeil(nt, grid.n));
+         nc = double(columnTiles);
   double tiles = bc * mc * nc, steps = tiles * double(kt);
   double lhsBytes = double(tm * tk * esOf(lhs)), rhsBytes = double(tk * tn * esOf(rhs)),
          outBytes = double(tm * tn * esOf(out));
@@ -398,7 +439,7 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
                                .bytes);
         epiLoads += 1;
       }
-  read += double(batch * mt * nt) * epiBytes;
+  read += double(batch * mt) * double(llvm::divideCeil(n, tn)) * epiBytes;
   double transfers = lhsLoads + rhsLoads + tiles * ((accumulate ? 2 : 1) + epiLoads);
   double bus = arch.deviceCycles(read, written) + transfers * latency;
   // Each core's own transfers also pass its DMA engine.
@@ -467,12 +508,12 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
 
 MatmulPlan::Grid MatmulPlan::chooseGrid(int64_t cores, ArrayRef<int64_t> tile,
                                         double &time) const {
-  int64_t mt = llvm::divideCeil(m, tile[0]), nt = llvm::divideCeil(n, tile[1]);
+  int64_t mt = llvm::divideCeil(m, tile[0]), units = columnSplit(tile[1]).units;
   Grid best;
   time = estimate(tile, best);
   for (int64_t gb = 1; gb <= std::min(batch, cores); ++gb)
     for (int64_t gm = 1; gm <= std::min(mt, cores / gb); ++gm)
-      for (int64_t gn = 1; gn <= std::min(nt, cores / (gb * gm)); ++gn) {
+      for (int64_t gn = 1; gn <= std::min(units, cores / (gb * gm)); ++gn) {
         double t = estimate(tile, {gb, gm, gn});
         if (t < time) {
           best = {gb, gm, gn};
@@ -563,7 +604,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](unsigned slot, int64_t copy) { return lx[slot] + copy * slotList[slot].bytes; };
   int64_t tm = tile[0], tn = tile[1], tk = tile[2];
-  int64_t mt = llvm::divideCeil(m, tm), nt = llvm::divideCeil(n, tn), kt = llvm::divideCeil(k, tk);
+  int64_t mt = llvm::divideCeil(m, tm), kt = llvm::divideCeil(k, tk);
+  ColumnSplit split = columnSplit(tn);
   double time;
   Grid grid = chooseGrid(cores, tile, time);
   bool rows = walksRows(tile, grid);
@@ -615,7 +657,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
     int64_t cb = core / (grid.m * grid.n), ci = core / grid.n % grid.m, cj = core % grid.n;
     int64_t bBegin = batch * cb / grid.b, bc = batch * (cb + 1) / grid.b - bBegin;
     int64_t mBegin = mt * ci / grid.m, mc = mt * (ci + 1) / grid.m - mBegin;
-    int64_t nBegin = nt * cj / grid.n, nc = nt * (cj + 1) / grid.n - nBegin;
+    std::pair<int64_t, int64_t> columnBlock = split.block(grid.n, cj);
+    int64_t nc = split.tiles(columnBlock);
     auto tileAt = [&, bBegin, mc, nc](int64_t local) -> std::array<int64_t, 3> {
       return {bBegin + local / (mc * nc), rows ? local % mc : local / nc % mc,
               rows ? local / mc % nc : local % nc};
@@ -693,12 +736,13 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       }
     }
     int64_t numSteps = int64_t(order.size());
-    auto stepAt = [&, mBegin, nBegin, order = std::move(order)](int64_t i) {
+    auto stepAt = [&, mBegin, columnBlock, order = std::move(order)](int64_t i) {
       const Order &o = order[i];
       int64_t local = o.local, s = o.s;
       auto [b, mi, ni] = tileAt(local);
-      int64_t m0 = (mBegin + mi) * tm, n0 = (nBegin + ni) * tn, k0 = s * tk;
-      int64_t am = std::min(tm, m - m0), an = std::min(tn, n - n0), ak = std::min(tk, k - k0);
+      auto [n0, an] = split.columns(columnBlock, ni);
+      int64_t m0 = (mBegin + mi) * tm, k0 = s * tk;
+      int64_t am = std::min(tm, m - m0), ak = std::min(tk, k - k0);
       int64_t r0 = o.rowBegin, r1 = o.rowEnd < 0 ? am : o.rowEnd;
       auto shift = [&](RefAttr r, int64_t bytes) {
         ArrayRef<int64_t> st = r.getStrides();
@@ -758,8 +802,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       // Rows [r0, r1) of tile `tile`'s store.
       auto storeRows = [&](int64_t tile, int64_t r0, int64_t r1) -> Transfer {
         auto [tb, tmi, tni] = tileAt(tile);
-        int64_t tm0 = (mBegin + tmi) * tm, tn0 = (nBegin + tni) * tn;
-        int64_t cols = std::min(tn, n - tn0);
+        auto [tn0, cols] = split.columns(columnBlock, tni);
+        int64_t tm0 = (mBegin + tmi) * tm;
         int64_t at = slotAt(staging() ? 3 : 2, tile % 2) + r0 * tn * es;
         return {em.device(out.value, out.dtype,
                           (out.base + tb * out.batchStride + (tm0 + r0) * out.outerStride + tn0) *
