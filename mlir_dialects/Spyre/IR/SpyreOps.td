@@ -497,6 +497,40 @@ def Spyre_AttentionOp : Spyre_Op<"attention"> {
   let hasVerifier = 1;
 }
 
+def Spyre_Conv2dOp : Spyre_Op<"conv2d"> {
+  let summary = "2-D convolution of stride 1, as products of the input rows in LX";
+  let description = [{
+    For every image `n`, output channel `o` and output position `(y, x)`:
+    `out[n, o, y, x] = bias[o] + sum_{i, j, c} w[i, j, o, c] *
+    in[n, c, y + i * dh - ph, x + j * dw - pw]`, reading zeros outside the
+    input (`padding = [ph, pw]`, `dilation = [dh, dw]`). The weight is laid
+    out taps first (kh x kw x out channels x in channels: `weight.permute(2,
+    3, 0, 1)` of PyTorch's), so that each tap is a row-major matrix. No
+    patch matrix (im2col) reaches device memory: the card multiplies each
+    tap's weights with a shifted view of the input rows held in LX.
+
+    Shapes: `in` N x C x H x W, `w` KH x KW x Co x C, `bias` Co, `out` N x
+    Co x Ho x Wo with Ho = H + 2 ph - dh (KH - 1), Wo likewise.
+
+    Example:
+    ```mlir
+    spyre.conv2d ins(%x, %w : !spyre.buffer<1x64x56x56xf16>, !spyre.buffer<3x3x64x64xf16>)
+                 outs(%y : !spyre.buffer<1x64x56x56xf16>) padding = [1, 1] dilation = [1, 1]
+    ```
+  }];
+  let arguments = (ins Spyre_In:$input, Spyre_In:$weight,
+                       Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$bias,
+                       Spyre_Out:$target, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation);
+  let assemblyFormat = [{
+    `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
+    (`,` type($bias)^)? `)`
+    `outs` `(` $target `:` type($target) `)` `padding` `=` $padding `dilation` `=` $dilation
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def Spyre_FillOp : Spyre_Op<"fill"> {
   let summary = "Fills a buffer with one value";
   let description = [{

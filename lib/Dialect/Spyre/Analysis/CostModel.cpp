@@ -73,6 +73,15 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                          cores;
                      return true;
                    })
+                   .Case([&](Conv2dOp conv) {
+                     // Every tap's product over every output position.
+                     auto w = cast<BufferType>(conv.getWeight().getType());
+                     auto out = cast<BufferType>(conv.getTarget().getType());
+                     cost.flops = 2.0 * double(out.getNumElements()) *
+                                  double(w.getDimSize(0) * w.getDimSize(1) * w.getDimSize(3));
+                     cost.computeCycles = cost.flops / 2 / (arch.macsPerCycle() * cores);
+                     return true;
+                   })
                    .Case([&](GenericOp generic) {
                      if (llvm::any_of(generic.getStaticDomain(), ShapedType::isDynamic)) {
                        why = "the domain has a dynamic size";

@@ -413,6 +413,58 @@ LogicalResult GatherOp::verify() {
                                "table and target");
 }
 
+LogicalResult Conv2dOp::verify() {
+  BufferType in = bufferType(getInput()), w = bufferType(getWeight()),
+             out = bufferType(getTarget());
+  for (auto [name, type] : {std::pair{"input", in}, {"weight", w}, {"target", out}})
+    if (type.getRank() != 4)
+      return emitOpError() << name << " must have rank 4, not " << type.getRank();
+  if (!isa<FloatType>(in.getElementType()))
+    return emitOpError() << "input must hold floats, not " << in.getElementType();
+  for (Value other : {getWeight(), getTarget()})
+    if (failed(verifySameElementType(*this, getInput(), other, "input and operand")))
+      return failure();
+  ArrayRef<int64_t> padding = getPadding(), dilation = getDilation();
+  if (padding.size() != 2 || dilation.size() != 2)
+    return emitOpError() << "padding and dilation must have two values (rows, columns)";
+  for (int64_t d : {0, 1}) {
+    if (padding[d] < 0)
+      return emitOpError() << "padding must not be negative, not " << padding[d];
+    if (dilation[d] < 1)
+      return emitOpError() << "dilation must be at least 1, not " << dilation[d];
+  }
+  if (!compatible(w.getDimSize(3), in.getDimSize(1)))
+    return emitOpError() << "weight's input channels (" << dimString(w.getDimSize(3))
+                         << ") must be the input's (" << dimString(in.getDimSize(1)) << ")";
+  if (!compatible(out.getDimSize(0), in.getDimSize(0)) ||
+      !compatible(out.getDimSize(1), w.getDimSize(2)))
+    return emitOpError() << "target must be images x the weight's output channels ("
+                         << dimString(in.getDimSize(0)) << "x" << dimString(w.getDimSize(2))
+                         << " first)";
+  for (int64_t d : {0, 1}) {
+    int64_t size = in.getDimSize(2 + d), taps = w.getDimSize(d);
+    if (ShapedType::isDynamic(size) || ShapedType::isDynamic(taps))
+      continue;
+    int64_t expected = size + 2 * padding[d] - dilation[d] * (taps - 1);
+    if (expected < 1)
+      return emitOpError() << "the kernel (" << taps << " taps, dilation " << dilation[d]
+                           << ") is larger than the padded input (" << size + 2 * padding[d]
+                           << ")";
+    if (!compatible(out.getDimSize(2 + d), expected))
+      return emitOpError() << "target " << (d == 0 ? "height" : "width") << " must be "
+                           << expected << ", not " << dimString(out.getDimSize(2 + d));
+  }
+  if (Value biasValue = getBias()) {
+    BufferType bias = bufferType(biasValue);
+    if (bias.getRank() != 1 || !compatible(bias.getDimSize(0), w.getDimSize(2)))
+      return emitOpError() << "bias must have one value per output channel ("
+                           << dimString(w.getDimSize(2)) << "), not " << bias;
+    if (failed(verifySameElementType(*this, getInput(), biasValue, "input and bias")))
+      return failure();
+  }
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   BufferType q = bufferType(getQuery()), k = bufferType(getKey()), v = bufferType(getValue()),
              out = bufferType(getTarget());

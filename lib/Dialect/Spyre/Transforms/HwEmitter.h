@@ -75,6 +75,29 @@ private:
   Operation *nextLoadsWaiter = nullptr;
 };
 
+/// The two LX copies of an input slot: the panel each holds and the step
+/// that last used it. A panel not held goes to the copy used longer ago,
+/// which the step before did not use, so the pipeline's rule (the loads of
+/// step t wait for the compute of step t - 2) keeps it from being
+/// overwritten while in use.
+struct SlotCopies {
+  using Key = std::array<int64_t, 3>;
+  std::array<Key, 2> held = {Key{-1, -1, -1}, Key{-1, -1, -1}};
+  std::array<int64_t, 2> lastUse = {-1, -1};
+  /// The copy holding `panel` for step `t`, and whether it must be loaded.
+  std::pair<int64_t, bool> use(Key panel, int64_t t) {
+    for (int64_t c = 0; c < 2; ++c)
+      if (held[c] == panel) {
+        lastUse[c] = t;
+        return {c, false};
+      }
+    int64_t c = lastUse[0] <= lastUse[1] ? 0 : 1;
+    held[c] = panel;
+    lastUse[c] = t;
+    return {c, true};
+  }
+};
+
 /// What a step does; `compute` must emit at least one instruction.
 struct TileStep {
   SmallVector<Transfer> loads, stores;

@@ -46,31 +46,6 @@ namespace ISA = ::spyre::isa;
 
 namespace {
 
-/// One matmul operand in device memory: element strides of its two matrix
-/// dimensions and of the batch, and whether LX holds its tiles transposed.
-/// The two LX copies of an operand slot: the panel each holds and the step
-/// that last used it. A panel not held goes to the copy used longer ago,
-/// which the step before did not use, so the pipeline's rule (the loads of
-/// step t wait for the compute of step t - 2) keeps it from being
-/// overwritten while in use.
-struct Copies {
-  using Key = std::array<int64_t, 3>;
-  std::array<Key, 2> held = {Key{-1, -1, -1}, Key{-1, -1, -1}};
-  std::array<int64_t, 2> lastUse = {-1, -1};
-  /// The copy holding `panel` for step `t`, and whether it must be loaded.
-  std::pair<int64_t, bool> use(Key panel, int64_t t) {
-    for (int64_t c = 0; c < 2; ++c)
-      if (held[c] == panel) {
-        lastUse[c] = t;
-        return {c, false};
-      }
-    int64_t c = lastUse[0] <= lastUse[1] ? 0 : 1;
-    held[c] = panel;
-    lastUse[c] = t;
-    return {c, true};
-  }
-};
-
 /// How the cores of a grid row share the output's columns: each takes a
 /// run of whole units (sticks, so that every tile starts on a stick of the
 /// output and of a row-major rhs; whole tiles when a tile is not a whole
@@ -105,6 +80,8 @@ struct ColumnSplit {
   }
 };
 
+/// One matmul operand in device memory: element strides of its two matrix
+/// dimensions and of the batch, and whether LX holds its tiles transposed.
 struct Operand {
   Value value;
   uint8_t dtype;
@@ -675,7 +652,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       int64_t rowBegin = 0, rowEnd = -1;
     };
     std::vector<Order> order;
-    Copies lhsCopies, rhsCopies;
+    SlotCopies lhsCopies, rhsCopies;
     auto add = [&](int64_t local, int64_t s) {
       auto [b, mi, ni] = tileAt(local);
       int64_t t = int64_t(order.size());

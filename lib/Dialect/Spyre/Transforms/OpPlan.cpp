@@ -27,6 +27,8 @@ FailureOr<std::unique_ptr<OpPlan>> OpPlan::get(Operation *op, const ::spyre::Arc
     return makeGatherPlan(gather, arch);
   if (auto attention = dyn_cast<AttentionOp>(op))
     return makeAttentionPlan(attention, arch);
+  if (auto conv = dyn_cast<Conv2dOp>(op))
+    return makeConvPlan(conv, arch);
   if (auto fused = dyn_cast<FusedOp>(op)) {
     // A matmul with its epilogue, or generics sharing row tiles.
     if (!fused.getBody().front().getOps<MatmulOp>().empty())

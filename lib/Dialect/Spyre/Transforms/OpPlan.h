@@ -39,7 +39,7 @@ class OpPlan {
 public:
   virtual ~OpPlan();
   /// The plan of a compute op (generic, matmul, batch_matmul, gather,
-  /// attention), or an error on `op` saying why it cannot run on the card.
+  /// attention, conv2d), or an error on `op` saying why it cannot run on the card.
   /// Ops that are not compute ops give nullptr without an error.
   static FailureOr<std::unique_ptr<OpPlan>> get(Operation *op, const ::spyre::Arch &arch);
 

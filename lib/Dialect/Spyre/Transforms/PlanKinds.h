@@ -14,6 +14,7 @@ FailureOr<std::unique_ptr<OpPlan>> makeMatmulPlan(Operation *op, const ::spyre::
 FailureOr<std::unique_ptr<OpPlan>> makeGatherPlan(GatherOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeFusedPlan(FusedOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeAttentionPlan(AttentionOp op, const ::spyre::Arch &arch);
+FailureOr<std::unique_ptr<OpPlan>> makeConvPlan(Conv2dOp op, const ::spyre::Arch &arch);
 
 /// A plan of type `Plan` for `op`, analysed (errors reported on the op).
 template <typename Plan, typename OpT>

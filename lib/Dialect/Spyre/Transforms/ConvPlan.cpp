@@ -1,0 +1,276 @@
+//===- ConvPlan.cpp - running spyre.conv2d on the card ---------------------===//
+//
+// Implicit GEMM. A unit of work is one image's band of R output rows for a
+// chunk of Cb output channels; cores take runs of consecutive units. A core
+// holds the band's input rows (all channels, the rows the kernel's taps
+// reach) in LX at a row pitch of the padded width Wp = W + 2 pw, with zero
+// columns left and right and zero rows above and below the image. Output
+// position (y, x) of the band is then element y * Wp + x of a run of
+// (R - 1) * Wp + Wo elements, and tap (i, j) reads the same run shifted by
+// i * dh * Wp + j * dw: each tap is one product of its weights (Cb x C, row
+// major) with a strided view of the input rows (C x run), summed into one
+// f32 accumulator. The Wp - Wo positions between output rows are computed
+// and dropped: the store writes Wo of every Wp. No patch matrix (im2col)
+// reaches device memory. After the last tap the SFU converts the
+// accumulator in place (adding the bias) and the band is stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanKinds.h"
+#include "HwEmitter.h"
+#include "spyre-mlir/Isa/Isa.h"
+
+using namespace mlir;
+using namespace mlir::spyre;
+namespace ISA = ::spyre::isa;
+
+namespace {
+
+/// The LX slots, in the order of `spyre.lx`.
+enum Slot : unsigned { kInput, kWeight, kBias, kAcc };
+
+class ConvPlan : public OpPlan {
+public:
+  ConvPlan(Conv2dOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), conv(op) {}
+  LogicalResult analyze();
+
+  SPYRE_OPPLAN_OVERRIDES
+
+private:
+  /// Input rows a band of `rows` output rows reads.
+  int64_t inputRows(int64_t rows) const { return rows + dh * (kh - 1); }
+  /// Elements of the run a band of `rows` output rows computes.
+  int64_t run(int64_t rows) const { return (rows - 1) * wp + wo; }
+  int64_t chunks(int64_t cb) const { return llvm::divideCeil(co, cb); }
+  int64_t units(ArrayRef<int64_t> tile) const {
+    return n * llvm::divideCeil(ho, tile[0]) * chunks(tile[1]);
+  }
+  bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
+  /// Estimated cycles of the busiest core (the tile search's measure).
+  double estimate(ArrayRef<int64_t> tile, int64_t cores) const;
+
+  mutable Conv2dOp conv;
+  int64_t n = 0, c = 0, h = 0, w = 0, co = 0, kh = 0, kw = 0, ho = 0, wo = 0;
+  int64_t ph = 0, pw = 0, dh = 1, dw = 1, wp = 0;
+  uint8_t dtype = 0;
+  int64_t es = 0;
+  bool hasBias = false;
+};
+
+LogicalResult ConvPlan::analyze() {
+  if (failed(checkStaticRowMajor(conv)))
+    return failure();
+  auto in = cast<BufferType>(conv.getInput().getType());
+  auto wt = cast<BufferType>(conv.getWeight().getType());
+  auto out = cast<BufferType>(conv.getTarget().getType());
+  n = in.getDimSize(0), c = in.getDimSize(1), h = in.getDimSize(2), w = in.getDimSize(3);
+  kh = wt.getDimSize(0), kw = wt.getDimSize(1), co = wt.getDimSize(2);
+  ho = out.getDimSize(2), wo = out.getDimSize(3);
+  ph = conv.getPadding()[0], pw = conv.getPadding()[1];
+  dh = conv.getDilation()[0], dw = conv.getDilation()[1];
+  wp = w + 2 * pw;
+  if (n == 0 || co == 0 || ho == 0 || wo == 0)
+    return conv.emitError() << "cannot run on the card: an empty convolution";
+  if (c == 0 || kh == 0 || kw == 0)
+    return conv.emitError() << "cannot run on the card: a convolution over no input channels "
+                               "or taps is a fill, not a product";
+  dtype = deviceDType(in.getElementType());
+  es = deviceDTypeBytes(dtype);
+  hasBias = bool(conv.getBias());
+  return success();
+}
+
+int64_t ConvPlan::parallelUnits() const { return n * ho; }
+
+LogicalResult ConvPlan::verifyTile(ArrayRef<int64_t> tile) const {
+  if (tile.size() != 2 || tile[0] < 1 || tile[0] > ho || tile[1] < 1 || tile[1] > co)
+    return conv.emitError() << "spyre.tile of this convolution is [output rows of a band in "
+                               "[1, "
+                            << ho << "], output channels of a chunk in [1, " << co << "]]";
+  return success();
+}
+
+SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
+  int64_t rows = tile[0], cb = tile[1];
+  // One chunk of weights stays loaded; several alternate in two copies.
+  int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
+  return {{"input", c * inputRows(rows) * wp * es, 2},
+          {"weight", kh * kw * cb * c * es, weightCopies},
+          {"bias", hasBias ? cb * es : 0, weightCopies},
+          {"accumulator", cb * run(rows) * 4, 2}};
+}
+
+bool ConvPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
+  int64_t total;
+  assignLx(slots(tile), arch.stickBytes, total);
+  return total <= lxBytes;
+}
+
+double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
+  // Every active core loads its band's rows and stores its outputs at about
+  // the same time, sharing the bus (rows count whole sticks, as the card
+  // moves them); in between, a core's units overlap one's product with the
+  // next one's transfers.
+  int64_t rows = std::min(tile[0], ho), cb = tile[1];
+  double active = double(std::min(cores, units(tile))),
+         perCore = double(llvm::divideCeil(units(tile), cores));
+  auto deviceRow = [&](int64_t elements) {
+    return double(llvm::alignTo(elements * es, arch.stickBytes) + arch.stickBytes);
+  };
+  double bw = arch.deviceBytesPerCycle();
+  double load = active * double(c * inputRows(rows)) * deviceRow(w) / bw;
+  double store = active * double(cb * rows) * deviceRow(wo) *
+                 (1 / bw + arch.turnaroundCyclesPerByte());
+  double weights = double(kh * kw * cb * c * es) / bw;
+  double pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(run(rows)),
+                                              double((cb + run(rows)) * c * es),
+                                              double(cb * run(rows) * 8));
+  return weights + load + perCore * pt + (perCore - 1) * std::max(0.0, load + store - pt) +
+         store;
+}
+
+SmallVector<int64_t> ConvPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+  // All output channels in one chunk when their weights fit beside the
+  // rows (loaded once per core), else the largest chunk that does. Then the
+  // band height whose busiest core finishes first: taller bands feed the PT
+  // longer runs, shorter ones spread over more cores.
+  int64_t cb = co;
+  while (cb > 1 && !fits({1, cb}, lxBytes))
+    cb = llvm::divideCeil(cb, 2);
+  if (!fits({1, cb}, lxBytes))
+    return {};
+  SmallVector<int64_t> best = {1, cb};
+  double bestCycles = estimate(best, cores);
+  for (int64_t rows = 2; rows <= ho && fits({rows, cb}, lxBytes); ++rows) {
+    double cycles = estimate({rows, cb}, cores);
+    if (cycles <= bestCycles) {
+      best = {rows, cb};
+      bestCycles = cycles;
+    }
+  }
+  return best;
+}
+
+LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
+                              ArrayRef<int64_t> lx) const {
+  const int64_t band = tile[0], cb = tile[1];
+  SmallVector<LxSlot> slotList = slots(tile);
+  auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
+  const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
+  const int64_t channelPitch = inputRows(band) * wp; // elements between input channels in LX
+  const int64_t accPitch = run(band);                // elements between output channels
+  const uint8_t f32 = uint8_t(ISA::DType::f32);
+  const int64_t total = n * bands * numChunks;
+  Location loc = conv.getLoc();
+
+  for (int64_t core = 0; core < cores; ++core) {
+    int64_t first = total * core / cores, count = total * (core + 1) / cores - first;
+    if (count == 0)
+      continue;
+    // Units run chunk by chunk within a band, so that a band's rows stay
+    // loaded while its chunks pass.
+    SlotCopies inputs, weights;
+    auto stepAt = [&, first](int64_t t) {
+      int64_t unit = first + t;
+      int64_t image = unit / (bands * numChunks), b = unit / numChunks % bands,
+              chunk = unit % numChunks;
+      int64_t y0 = b * band, rows = std::min(band, ho - y0);
+      int64_t o0 = chunk * cb, channels = std::min(cb, co - o0);
+      int64_t length = run(rows), tileRows = inputRows(rows);
+      auto [inCopy, inNew] = inputs.use({image, b, 0}, t);
+      auto [wCopy, wNew] = numChunks > 1 ? weights.use({chunk, 0, 0}, t)
+                                         : std::pair<int64_t, bool>{0, t == 0};
+      int64_t inAt = slotAt(kInput, inCopy), wAt = slotAt(kWeight, wCopy),
+              biasAt = slotAt(kBias, wCopy), accAt = slotAt(kAcc, t % 2);
+      // The input rows [top, top + tileRows) of the band, those inside the
+      // image from `from` to `to`.
+      int64_t top = y0 - ph, from = std::max<int64_t>(0, top),
+              to = std::min(h, top + tileRows);
+
+      TileStep step;
+      if (inNew && to > from)
+        step.loads.push_back(
+            {em.lx(dtype, inAt + ((from - top) * wp + pw) * es, {wp * es, channelPitch * es, 0}),
+             em.device(conv.getInput(), dtype, ((image * c) * h + from) * w * es,
+                       {w * es, h * w * es, 0}),
+             w * es,
+             {to - from, c, 1}});
+      if (wNew) {
+        // Tap by tap, the chunk's rows of weights (each C long).
+        step.loads.push_back({em.lx(dtype, wAt, {c * es, cb * c * es, 0}),
+                              em.device(conv.getWeight(), dtype, o0 * c * es,
+                                        {c * es, co * c * es, 0}),
+                              c * es,
+                              {channels, kh * kw, 1}});
+        if (hasBias)
+          step.loads.push_back({em.lx(dtype, biasAt), em.device(conv.getBias(), dtype, o0 * es),
+                                channels * es});
+      }
+      // Output row r of the band is the run's elements from r * Wp on.
+      step.stores.push_back(
+          {em.device(conv.getTarget(), dtype, ((image * co + o0) * ho + y0) * wo * es,
+                     {wo * es, ho * wo * es, 0}),
+           em.lx(dtype, accAt, {wp * es, accPitch * es, 0}),
+           wo * es,
+           {rows, channels, 1}});
+
+      bool zeroColumns = t == 0 && pw > 0;
+      int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
+      int64_t zeroBelow = inNew ? top + tileRows - std::max(to, from) : 0;
+      if (inNew && to <= from)
+        zeroAbove = tileRows, zeroBelow = 0;
+      step.compute = [=, this, &em](StepCompute &sc) {
+        OpBuilder &builder = sc.b();
+        auto zero = [&](int64_t at, int64_t rowStride, int64_t r, int64_t cols) {
+          sc.add(HwFillOp::create(builder, loc, em.lx(dtype, at, {rowStride, es, 0}),
+                                  APFloat(0.0), APFloat(0.0), APFloat(0.0), r, cols, nullptr, 0,
+                                  nullptr, nullptr));
+        };
+        // The padding columns of both copies of the input rows, once: loads
+        // write only the W columns between them.
+        if (zeroColumns)
+          for (int64_t copy = 0; copy < 2; ++copy) {
+            int64_t at = slotAt(kInput, copy), lines = c * inputRows(band);
+            zero(at, wp * es, lines, pw);
+            zero(at + (pw + w) * es, wp * es, lines, pw);
+          }
+        // Rows above and below the image read zeros; a previous band may
+        // have left data there.
+        if (zeroAbove > 0)
+          zero(inAt, channelPitch * es, c, zeroAbove * wp);
+        if (zeroBelow > 0)
+          zero(inAt + (tileRows - zeroBelow) * wp * es, channelPitch * es, c, zeroBelow * wp);
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j) {
+            int64_t tap = i * kw + j;
+            sc.add(HwMatmulOp::create(
+                builder, loc, em.lx(f32, accAt, {accPitch * 4, 0, 0}),
+                em.lx(dtype, wAt + tap * cb * c * es, {c * es, 0, 0}),
+                em.lx(dtype, inAt + (i * dh * wp + j * dw) * es, {channelPitch * es, 0, 0}),
+                channels, c, length, false, false, tap > 0, nullptr, 0, nullptr, nullptr));
+          }
+        // In place: element e of the 16-bit result goes to byte 2e, after
+        // f32 element e / 2 <= e has been read.
+        RefAttr result = em.lx(dtype, accAt, {accPitch * es, es, 0});
+        RefAttr acc = em.lx(f32, accAt, {accPitch * 4, 4, 0});
+        if (hasBias)
+          sc.add(HwBinaryOp::create(builder, loc, "add", result, acc,
+                                    em.lx(dtype, biasAt, {es, 0, 0}), FloatAttr(), channels,
+                                    length, nullptr, 0, nullptr, nullptr));
+        else
+          sc.add(HwUnaryOp::create(builder, loc, "copy", result, acc, channels, length, nullptr,
+                                   0, nullptr, nullptr));
+      };
+      return step;
+    };
+    em.pipeline(core, loc, count, stepAt);
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeConvPlan(Conv2dOp op,
+                                                            const ::spyre::Arch &arch) {
+  return analyzedPlan<ConvPlan>(op, arch);
+}

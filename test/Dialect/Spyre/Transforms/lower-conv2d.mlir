@@ -1,0 +1,44 @@
+// RUN: spyre-opt %s --spyre-compile=cores=2 | FileCheck %s
+
+// A 3x3 convolution, padding 1, on 4x4 images of 2 channels: each core takes
+// a band of 2 output rows. Its 4 input rows (2 channels, 48 bytes apart) sit
+// in LX at the padded width of 6 (12 bytes a row), between zero columns
+// filled once; the row above the image (core 0) or below it (core 1) is
+// zeroed. Tap (i, j) multiplies its 3x2 weights (12 bytes apart) with the
+// rows shifted by i * 6 + j elements; the 10-element run covers the band's 2
+// output rows of 4 (the 2 positions between them are dropped on store). The
+// bias is added while the f32 sums are narrowed in place.
+// CHECK-LABEL: spyre.hw.program @conv
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#ROW1:]], strides = [12, 48, 0]>, #spyre.ref<@arg0, dl16, strides = [8, 32, 0]> row 8 x [3, 2, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#W:]], strides = [4, 12, 0]>, #spyre.ref<@arg1, dl16, strides = [4, 12, 0]> row 4 x [3, 9, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#B:]]>, #spyre.ref<@arg2, dl16> row 6 x [1, 1, 1]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROW1-14]], strides = [12, 2, 0]>, 0.000000e+00 [8 x 1]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROW1-4]], strides = [12, 2, 0]>, 0.000000e+00 [8 x 1]
+// CHECK: spyre.hw.fill {{.*}} [8 x 1]
+// CHECK: spyre.hw.fill {{.*}} [8 x 1]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROW1-14]], strides = [48, 2, 0]>, 0.000000e+00 [2 x 6]
+// CHECK: spyre.hw.matmul #spyre.ref<lx, f32, strides = [40, 0, 0]> = #spyre.ref<lx, dl16, offset = [[#W]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#ROW1-14]], strides = [48, 0, 0]> m 3 k 2 n 10 {
+// CHECK-NOT: accumulate
+// CHECK-SAME: }
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#W+12]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#ROW1-12]], strides = [48, 0, 0]> m 3 k 2 n 10 {accumulate}
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1-10]], {{.*}} {accumulate}
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1-2]], {{.*}} {accumulate}
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1]], {{.*}} {accumulate}
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+2]], {{.*}} {accumulate}
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+10]], {{.*}} {accumulate}
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+12]], {{.*}} {accumulate}
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#W+96]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#ROW1+14]], {{.*}} {accumulate
+// CHECK-NOT: spyre.hw.matmul
+// CHECK: spyre.hw.binary "add" #spyre.ref<lx, dl16, strides = [20, 2, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = [[#B]], strides = [2, 0, 0]> [3 x 10]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [8, 32, 0]>, #spyre.ref<lx, dl16, strides = [12, 20, 0]> row 8 x [2, 3, 1]
+// CHECK: spyre.hw.core 1 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#ROW1-12]], strides = [12, 48, 0]>, #spyre.ref<@arg0, dl16, offset = 8, strides = [8, 32, 0]> row 8 x [3, 2, 1]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROW1+22]], strides = [48, 2, 0]>, 0.000000e+00 [2 x 6]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16, strides = [8, 32, 0]>, {{.*}} row 8 x [2, 3, 1]
+spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x3x3x2xf16>,
+                   %b: !spyre.buffer<3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x3x3x2xf16>, !spyre.buffer<3xf16>)
+      outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1]
+  spyre.return
+}
