@@ -501,20 +501,19 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d"> {
   let summary = "2-D convolution of stride 1, as products of the input rows in LX";
   let description = [{
     For every image `n`, output channel `o` and output position `(y, x)`:
-    `out[n, o, y, x] = bias[o] + sum_{i, j, c} w[i, j, o, c] *
+    `out[n, o, y, x] = bias[o] + sum_{c, i, j} w[o, c, i, j] *
     in[n, c, y + i * dh - ph, x + j * dw - pw]`, reading zeros outside the
-    input (`padding = [ph, pw]`, `dilation = [dh, dw]`). The weight is laid
-    out taps first (kh x kw x out channels x in channels: `weight.permute(2,
-    3, 0, 1)` of PyTorch's), so that each tap is a row-major matrix. No
-    patch matrix (im2col) reaches device memory: the card multiplies each
-    tap's weights with a shifted view of the input rows held in LX.
+    input (`padding = [ph, pw]`, `dilation = [dh, dw]`), as PyTorch's
+    `conv2d` with stride 1 and one group. No patch matrix (im2col) reaches
+    device memory: the card multiplies each tap's weights with a shifted
+    view of the input rows held in LX.
 
-    Shapes: `in` N x C x H x W, `w` KH x KW x Co x C, `bias` Co, `out` N x
+    Shapes: `in` N x C x H x W, `w` Co x C x KH x KW, `bias` Co, `out` N x
     Co x Ho x Wo with Ho = H + 2 ph - dh (KH - 1), Wo likewise.
 
     Example:
     ```mlir
-    spyre.conv2d ins(%x, %w : !spyre.buffer<1x64x56x56xf16>, !spyre.buffer<3x3x64x64xf16>)
+    spyre.conv2d ins(%x, %w : !spyre.buffer<1x64x56x56xf16>, !spyre.buffer<64x64x3x3xf16>)
                  outs(%y : !spyre.buffer<1x64x56x56xf16>) padding = [1, 1] dilation = [1, 1]
     ```
   }];

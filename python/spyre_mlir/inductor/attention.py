@@ -18,9 +18,7 @@ import math
 
 import torch
 
-from .kernel_cache import CompileError, compile_cached
-
-_ELEMENT = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
 
 
 def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
@@ -28,20 +26,14 @@ def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
     """The kernel-level IR of one attention: q (heads, Lq, D), k (kv_heads,
     Lk, D), v (kv_heads, Lk, Dv), an optional additive mask (batch, 1 or Lq,
     Lk), out (heads, Lq, Dv)."""
-    def buffer(shape, element):
-        return f"!spyre.buffer<{'x'.join(str(int(s)) for s in shape)}x{element}>"
-    element = _ELEMENT[dtype]
+    element = ELEMENT[dtype]
     out_shape = (q_shape[0], q_shape[1], v_shape[2])
-    types = [buffer(q_shape, element), buffer(k_shape, element), buffer(v_shape, element)]
+    types = [buffer_type(q_shape, element), buffer_type(k_shape, element),
+             buffer_type(v_shape, element)]
     if mask_shape is not None:
-        types.append(buffer(mask_shape, _ELEMENT[mask_dtype]))
-    out_type = buffer(out_shape, element)
-    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate([*types, out_type]))
-    ins = ", ".join(f"%a{i}" for i in range(len(types)))
-    return (f"spyre.kernel @attention({args}) {{\n"
-            f"  spyre.attention ins({ins} : {', '.join(types)}) outs(%a{len(types)} : {out_type})"
-            f" scale = {float(scale)!r}{' causal' if causal else ''}\n"
-            f"  spyre.return\n}}\n")
+        types.append(buffer_type(mask_shape, ELEMENT[mask_dtype]))
+    return kernel("attention", types, buffer_type(out_shape, element),
+                  f" scale = {float(scale)!r}{' causal' if causal else ''}")
 
 
 def _signature(q, k, v, mask, scale, causal):
@@ -64,20 +56,15 @@ def _launcher(signature):
 def compiles(q, k, v, mask, scale, causal) -> str | None:
     """None if the card runs this attention (compiling it now, so the run
     finds it in the kernel cache), else why not."""
-    if q.dtype not in _ELEMENT or k.dtype != q.dtype or v.dtype != q.dtype:
+    if q.dtype not in ELEMENT or k.dtype != q.dtype or v.dtype != q.dtype:
         return f"attention on {q.dtype}, {k.dtype}, {v.dtype}"
-    if mask is not None and mask.dtype not in _ELEMENT:
+    if mask is not None and mask.dtype not in ELEMENT:
         return f"a mask of {mask.dtype}"
-    shapes = [*q.shape, *k.shape, *v.shape, *(mask.shape if mask is not None else ())]
-    if not all(isinstance(s, int) for s in shapes):
+    if not static_sizes(q, k, v, mask):
         return "dynamic sizes"
     if not math.isfinite(scale):
         return f"scale {scale}"
-    try:
-        compile_cached(_launcher(_signature(q, k, v, mask, scale, causal)).mlir)
-    except CompileError as e:
-        return str(e).splitlines()[0] if str(e) else "the compiler refused it"
-    return None
+    return why_not(_launcher(_signature(q, k, v, mask, scale, causal)).mlir)
 
 
 @torch.library.custom_op("spyre::attention", mutates_args=())

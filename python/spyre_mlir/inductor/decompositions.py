@@ -10,7 +10,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from . import attention, linalg, losses, scans, scatters, searches, state
+from . import attention, convolution, linalg, losses, scans, scatters, searches, state
 from . import pooling
 from .picks import pick_last
 
@@ -145,6 +145,19 @@ def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, *, attn_m
         out = _product_f32(_grouped(probs, key.shape[1]), value)
     out = out.reshape(*query.shape[:-1], value.shape[-1]).to(query.dtype)
     return _laid_out_as(out, query), logsumexp
+
+
+def convolution_forward(x, weight, bias, stride, padding, dilation, transposed,
+                        output_padding, groups):
+    """One implicit-GEMM kernel where the card takes the convolution and no
+    gradient is needed (the kernel has no backward); else Inductor lowers
+    it (lowerings.convolution: im2col and a product)."""
+    if not torch.is_grad_enabled() or not any(
+            t is not None and t.requires_grad for t in (x, weight, bias)):
+        out = convolution.fused(x, weight, bias, stride, padding, dilation, transposed, groups)
+        if out is not None:
+            return out
+    return NotImplemented
 
 
 def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
@@ -501,6 +514,7 @@ def install() -> None:
         # before any backend is involved, and turning it off process-wide would
         # change eager runs too.
         aten._native_multi_head_attention.default: wrap(native_multi_head_attention, None),
+        aten.convolution.default: wrap(convolution_forward, None),
         aten._transformer_encoder_layer_fwd.default: wrap(transformer_encoder_layer, None),
         aten.gather.default: wrap(gather, decomposition.decompositions.get(aten.gather.default),
                                   _gather_applies),

@@ -17,7 +17,7 @@ from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
-from . import attention, host_checks, state
+from . import attention, convolution, host_checks, state
 from .export import export, export_epilogue, export_many
 from .ranges import check_integer_ranges
 from .dumps import dump
@@ -115,7 +115,7 @@ def _prepare_wrapper(wrapper) -> None:
 HOST_CHECKS = (torch.ops.aten._linalg_check_errors.default, host_checks.check)
 #: Extern calls that run a kernel on the card themselves (counted as kernel
 #: runs by their launcher), as a GPU backend calls flash attention.
-CARD_EXTERNS = (attention.op,)
+CARD_EXTERNS = (attention.op, convolution.op)
 
 
 class SpyreScheduling(BaseScheduling):

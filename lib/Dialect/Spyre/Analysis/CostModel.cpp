@@ -78,7 +78,7 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      auto w = cast<BufferType>(conv.getWeight().getType());
                      auto out = cast<BufferType>(conv.getTarget().getType());
                      cost.flops = 2.0 * double(out.getNumElements()) *
-                                  double(w.getDimSize(0) * w.getDimSize(1) * w.getDimSize(3));
+                                  double(w.getDimSize(1) * w.getDimSize(2) * w.getDimSize(3));
                      cost.computeCycles = cost.flops / 2 / (arch.macsPerCycle() * cores);
                      return true;
                    })

@@ -433,16 +433,16 @@ LogicalResult Conv2dOp::verify() {
     if (dilation[d] < 1)
       return emitOpError() << "dilation must be at least 1, not " << dilation[d];
   }
-  if (!compatible(w.getDimSize(3), in.getDimSize(1)))
-    return emitOpError() << "weight's input channels (" << dimString(w.getDimSize(3))
+  if (!compatible(w.getDimSize(1), in.getDimSize(1)))
+    return emitOpError() << "weight's input channels (" << dimString(w.getDimSize(1))
                          << ") must be the input's (" << dimString(in.getDimSize(1)) << ")";
   if (!compatible(out.getDimSize(0), in.getDimSize(0)) ||
-      !compatible(out.getDimSize(1), w.getDimSize(2)))
+      !compatible(out.getDimSize(1), w.getDimSize(0)))
     return emitOpError() << "target must be images x the weight's output channels ("
-                         << dimString(in.getDimSize(0)) << "x" << dimString(w.getDimSize(2))
+                         << dimString(in.getDimSize(0)) << "x" << dimString(w.getDimSize(0))
                          << " first)";
   for (int64_t d : {0, 1}) {
-    int64_t size = in.getDimSize(2 + d), taps = w.getDimSize(d);
+    int64_t size = in.getDimSize(2 + d), taps = w.getDimSize(2 + d);
     if (ShapedType::isDynamic(size) || ShapedType::isDynamic(taps))
       continue;
     int64_t expected = size + 2 * padding[d] - dilation[d] * (taps - 1);
@@ -456,9 +456,9 @@ LogicalResult Conv2dOp::verify() {
   }
   if (Value biasValue = getBias()) {
     BufferType bias = bufferType(biasValue);
-    if (bias.getRank() != 1 || !compatible(bias.getDimSize(0), w.getDimSize(2)))
+    if (bias.getRank() != 1 || !compatible(bias.getDimSize(0), w.getDimSize(0)))
       return emitOpError() << "bias must have one value per output channel ("
-                           << dimString(w.getDimSize(2)) << "), not " << bias;
+                           << dimString(w.getDimSize(0)) << "), not " << bias;
     if (failed(verifySameElementType(*this, getInput(), biasValue, "input and bias")))
       return failure();
   }

@@ -12,7 +12,9 @@
 // f32 accumulator. The Wp - Wo positions between output rows are computed
 // and dropped: the store writes Wo of every Wp. No patch matrix (im2col)
 // reaches device memory. After the last tap the SFU converts the
-// accumulator in place (adding the bias) and the band is stored.
+// accumulator in place (adding the bias) and the band is stored. The
+// weights arrive as PyTorch stores them (output channel, input channel,
+// tap); the SFU copies each tap's Cb x C matrix out of them once per chunk.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +29,7 @@ namespace ISA = ::spyre::isa;
 namespace {
 
 /// The LX slots, in the order of `spyre.lx`.
-enum Slot : unsigned { kInput, kWeight, kBias, kAcc };
+enum Slot : unsigned { kInput, kWeight, kTaps, kBias, kAcc };
 
 class ConvPlan : public OpPlan {
 public:
@@ -64,7 +66,7 @@ LogicalResult ConvPlan::analyze() {
   auto wt = cast<BufferType>(conv.getWeight().getType());
   auto out = cast<BufferType>(conv.getTarget().getType());
   n = in.getDimSize(0), c = in.getDimSize(1), h = in.getDimSize(2), w = in.getDimSize(3);
-  kh = wt.getDimSize(0), kw = wt.getDimSize(1), co = wt.getDimSize(2);
+  co = wt.getDimSize(0), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
   ho = out.getDimSize(2), wo = out.getDimSize(3);
   ph = conv.getPadding()[0], pw = conv.getPadding()[1];
   dh = conv.getDilation()[0], dw = conv.getDilation()[1];
@@ -95,7 +97,8 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
   // One chunk of weights stays loaded; several alternate in two copies.
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
   return {{"input", c * inputRows(rows) * wp * es, 2},
-          {"weight", kh * kw * cb * c * es, weightCopies},
+          {"weight", cb * c * kh * kw * es, weightCopies},
+          {"taps", kh * kw * cb * c * es, weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
           {"accumulator", cb * run(rows) * 4, 2}};
 }
@@ -121,7 +124,9 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   double load = active * double(c * inputRows(rows)) * deviceRow(w) / bw;
   double store = active * double(cb * rows) * deviceRow(wo) *
                  (1 / bw + arch.turnaroundCyclesPerByte());
-  double weights = double(kh * kw * cb * c * es) / bw;
+  // The weights' load, and their taps copied out on the SFU.
+  double weights = double(kh * kw * cb * c * es) / bw +
+                   double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
   double pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(run(rows)),
                                               double((cb + run(rows)) * c * es),
                                               double(cb * run(rows) * 8));
@@ -181,7 +186,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       auto [wCopy, wNew] = numChunks > 1 ? weights.use({chunk, 0, 0}, t)
                                          : std::pair<int64_t, bool>{0, t == 0};
       int64_t inAt = slotAt(kInput, inCopy), wAt = slotAt(kWeight, wCopy),
-              biasAt = slotAt(kBias, wCopy), accAt = slotAt(kAcc, t % 2);
+              tapsAt = slotAt(kTaps, wCopy), biasAt = slotAt(kBias, wCopy),
+              accAt = slotAt(kAcc, t % 2);
       // The input rows [top, top + tileRows) of the band, those inside the
       // image from `from` to `to`.
       int64_t top = y0 - ph, from = std::max<int64_t>(0, top),
@@ -196,12 +202,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
              w * es,
              {to - from, c, 1}});
       if (wNew) {
-        // Tap by tap, the chunk's rows of weights (each C long).
-        step.loads.push_back({em.lx(dtype, wAt, {c * es, cb * c * es, 0}),
-                              em.device(conv.getWeight(), dtype, o0 * c * es,
-                                        {c * es, co * c * es, 0}),
-                              c * es,
-                              {channels, kh * kw, 1}});
+        step.loads.push_back({em.lx(dtype, wAt),
+                              em.device(conv.getWeight(), dtype, o0 * c * kh * kw * es),
+                              channels * c * kh * kw * es});
         if (hasBias)
           step.loads.push_back({em.lx(dtype, biasAt), em.device(conv.getBias(), dtype, o0 * es),
                                 channels * es});
@@ -214,7 +217,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
            wo * es,
            {rows, channels, 1}});
 
-      bool zeroColumns = t == 0 && pw > 0;
+      bool zeroColumns = t == 0 && pw > 0, newWeights = wNew;
       int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
       int64_t zeroBelow = inNew ? top + tileRows - std::max(to, from) : 0;
       if (inNew && to <= from)
@@ -226,6 +229,14 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                                   APFloat(0.0), APFloat(0.0), APFloat(0.0), r, cols, nullptr, 0,
                                   nullptr, nullptr));
         };
+        // Tap (i, j) as a row-major Cb x C matrix: every (kh * kw)-th
+        // element of the loaded weights, from its own.
+        if (newWeights)
+          for (int64_t tap = 0; tap < kh * kw; ++tap)
+            sc.add(HwUnaryOp::create(
+                builder, loc, "copy", em.lx(dtype, tapsAt + tap * cb * c * es, {c * es, es, 0}),
+                em.lx(dtype, wAt + tap * es, {c * kh * kw * es, kh * kw * es, 0}), channels, c,
+                nullptr, 0, nullptr, nullptr));
         // The padding columns of both copies of the input rows, once: loads
         // write only the W columns between them.
         if (zeroColumns)
@@ -245,7 +256,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
             int64_t tap = i * kw + j;
             sc.add(HwMatmulOp::create(
                 builder, loc, em.lx(f32, accAt, {accPitch * 4, 0, 0}),
-                em.lx(dtype, wAt + tap * cb * c * es, {c * es, 0, 0}),
+                em.lx(dtype, tapsAt + tap * cb * c * es, {c * es, 0, 0}),
                 em.lx(dtype, inAt + (i * dh * wp + j * dw) * es, {channelPitch * es, 0, 0}),
                 channels, c, length, false, false, tap > 0, nullptr, 0, nullptr, nullptr));
           }

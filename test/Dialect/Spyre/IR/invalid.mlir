@@ -591,72 +591,72 @@ spyre.kernel @attention_target(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer
 
 // -----
 
-spyre.kernel @conv_rank(%x: !spyre.buffer<8x10x10xf16>, %w: !spyre.buffer<3x3x4x8xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+spyre.kernel @conv_rank(%x: !spyre.buffer<8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{input must have rank 4, not 3}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<8x10x10xf16>, !spyre.buffer<3x3x4x8xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_channels(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<3x3x4x6xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+spyre.kernel @conv_channels(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x6x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{weight's input channels (6) must be the input's (8)}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<3x3x4x6xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x6x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_height(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<3x3x4x8xf16>, %y: !spyre.buffer<1x4x10x8xf16>) {
+spyre.kernel @conv_height(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x10x8xf16>) {
   // expected-error @+1 {{target height must be 8, not 10}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<3x3x4x8xf16>) outs(%y : !spyre.buffer<1x4x10x8xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x10x8xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_too_large(%x: !spyre.buffer<1x8x4x4xf16>, %w: !spyre.buffer<3x3x4x8xf16>, %y: !spyre.buffer<1x4x1x1xf16>) {
+spyre.kernel @conv_too_large(%x: !spyre.buffer<1x8x4x4xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x1x1xf16>) {
   // expected-error @+1 {{the kernel (3 taps, dilation 3) is larger than the padded input (4)}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x4x4xf16>, !spyre.buffer<3x3x4x8xf16>) outs(%y : !spyre.buffer<1x4x1x1xf16>) padding = [0, 0] dilation = [3, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x4x4xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x1x1xf16>) padding = [0, 0] dilation = [3, 1]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_padding(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<3x3x4x8xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+spyre.kernel @conv_padding(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{padding must not be negative, not -1}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<3x3x4x8xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [-1, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [-1, 0] dilation = [1, 1]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_dilation(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<3x3x4x8xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+spyre.kernel @conv_dilation(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{dilation must be at least 1, not 0}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<3x3x4x8xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 0]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 0]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_pairs(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<3x3x4x8xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+spyre.kernel @conv_pairs(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{padding and dilation must have two values (rows, columns)}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<3x3x4x8xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0] dilation = [1, 1]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_bias(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<3x3x4x8xf16>, %b: !spyre.buffer<8xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+spyre.kernel @conv_bias(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %b: !spyre.buffer<8xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{bias must have one value per output channel (4), not '!spyre.buffer<8xf16>'}}
-  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<3x3x4x8xf16>, !spyre.buffer<8xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>, !spyre.buffer<8xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_types(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<3x3x4x8xf32>, %y: !spyre.buffer<1x4x8x8xf16>) {
+spyre.kernel @conv_types(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf32>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{input and operand element types differ: 'f16' vs 'f32'}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<3x3x4x8xf32>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf32>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }

@@ -115,16 +115,16 @@ spyre.kernel @attention_no_keys(%q: !spyre.buffer<2x8x16xf16>, %k: !spyre.buffer
 
 // -----
 
-spyre.kernel @conv_dynamic(%x: !spyre.buffer<1x4x?x8xf16>, %w: !spyre.buffer<3x3x4x4xf16>, %y: !spyre.buffer<1x4x?x6xf16>) {
+spyre.kernel @conv_dynamic(%x: !spyre.buffer<1x4x?x8xf16>, %w: !spyre.buffer<4x4x3x3xf16>, %y: !spyre.buffer<1x4x?x6xf16>) {
   // expected-error @+1 {{cannot run on the card: '!spyre.buffer<1x4x?x8xf16>' has a dynamic shape; specialise the kernel for the size}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x?x8xf16>, !spyre.buffer<3x3x4x4xf16>) outs(%y : !spyre.buffer<1x4x?x6xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x?x8xf16>, !spyre.buffer<4x4x3x3xf16>) outs(%y : !spyre.buffer<1x4x?x6xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
 
 // -----
 
-spyre.kernel @conv_no_channels(%x: !spyre.buffer<1x0x8x8xf16>, %w: !spyre.buffer<3x3x4x0xf16>, %y: !spyre.buffer<1x4x6x6xf16>) {
+spyre.kernel @conv_no_channels(%x: !spyre.buffer<1x0x8x8xf16>, %w: !spyre.buffer<4x0x3x3xf16>, %y: !spyre.buffer<1x4x6x6xf16>) {
   // expected-error @+1 {{cannot run on the card: a convolution over no input channels or taps is a fill, not a product}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x0x8x8xf16>, !spyre.buffer<3x3x4x0xf16>) outs(%y : !spyre.buffer<1x4x6x6xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x0x8x8xf16>, !spyre.buffer<4x0x3x3xf16>) outs(%y : !spyre.buffer<1x4x6x6xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }

@@ -4,15 +4,20 @@
 // a band of 2 output rows. Its 4 input rows (2 channels, 48 bytes apart) sit
 // in LX at the padded width of 6 (12 bytes a row), between zero columns
 // filled once; the row above the image (core 0) or below it (core 1) is
-// zeroed. Tap (i, j) multiplies its 3x2 weights (12 bytes apart) with the
+// zeroed. The weights arrive as PyTorch stores them (3 x 2 x 3 x 3) and
+// the SFU copies each tap's 3x2 matrix out of them (every 9th element, 18
+// bytes apart; rows 36 bytes apart). Tap (i, j) multiplies it with the
 // rows shifted by i * 6 + j elements; the 10-element run covers the band's 2
 // output rows of 4 (the 2 positions between them are dropped on store). The
 // bias is added while the f32 sums are narrowed in place.
 // CHECK-LABEL: spyre.hw.program @conv
 // CHECK: spyre.hw.core 0 {
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#ROW1:]], strides = [12, 48, 0]>, #spyre.ref<@arg0, dl16, strides = [8, 32, 0]> row 8 x [3, 2, 1]
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#W:]], strides = [4, 12, 0]>, #spyre.ref<@arg1, dl16, strides = [4, 12, 0]> row 4 x [3, 9, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#WT:]]>, #spyre.ref<@arg1, dl16> row 108 x [1, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#B:]]>, #spyre.ref<@arg2, dl16> row 6 x [1, 1, 1]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#W:]], strides = [4, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#WT]], strides = [36, 18, 0]> [3 x 2]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#W+12]], strides = [4, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#WT+2]], strides = [36, 18, 0]> [3 x 2]
+// CHECK-COUNT-7: spyre.hw.unary "copy"
 // CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROW1-14]], strides = [12, 2, 0]>, 0.000000e+00 [8 x 1]
 // CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROW1-4]], strides = [12, 2, 0]>, 0.000000e+00 [8 x 1]
 // CHECK: spyre.hw.fill {{.*}} [8 x 1]
@@ -36,9 +41,9 @@
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#ROW1-12]], strides = [12, 48, 0]>, #spyre.ref<@arg0, dl16, offset = 8, strides = [8, 32, 0]> row 8 x [3, 2, 1]
 // CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROW1+22]], strides = [48, 2, 0]>, 0.000000e+00 [2 x 6]
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16, strides = [8, 32, 0]>, {{.*}} row 8 x [2, 3, 1]
-spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x3x3x2xf16>,
+spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
                    %b: !spyre.buffer<3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
-  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x3x3x2xf16>, !spyre.buffer<3xf16>)
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1]
   spyre.return
 }

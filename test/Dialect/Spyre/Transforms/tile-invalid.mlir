@@ -60,8 +60,8 @@ spyre.kernel @attention_head_too_big(%q: !spyre.buffer<1x8x409600xf16>, %o: !spy
 
 // The input rows and one output channel's weights of 100000 input channels
 // exceed LX.
-spyre.kernel @conv_channels_too_many(%x: !spyre.buffer<1x100000x3x3xf16>, %w: !spyre.buffer<3x3x2x100000xf16>, %y: !spyre.buffer<1x2x1x1xf16>) {
+spyre.kernel @conv_channels_too_many(%x: !spyre.buffer<1x100000x3x3xf16>, %w: !spyre.buffer<2x100000x3x3xf16>, %y: !spyre.buffer<1x2x1x1xf16>) {
   // expected-error @+1 {{no tile of this op fits in the usable LX of 1600000 bytes}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x100000x3x3xf16>, !spyre.buffer<3x3x2x100000xf16>) outs(%y : !spyre.buffer<1x2x1x1xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x100000x3x3xf16>, !spyre.buffer<2x100000x3x3xf16>) outs(%y : !spyre.buffer<1x2x1x1xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }

@@ -1,0 +1,43 @@
+"""What the kernels Inductor calls as extern ops share (fused attention,
+attention.py; implicit-GEMM convolutions, convolution.py): each is one
+kernel-level op whose IR is written here from the shapes, compiled when
+the graph is traced (a refusal keeps the decomposed or im2col path) and run
+on the card by a ProgramLauncher from the custom op's implementation."""
+
+from __future__ import annotations
+
+import torch
+
+from .kernel_cache import CompileError, compile_cached
+
+#: Element types of the kernel-level IR, by torch dtype.
+ELEMENT = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+
+
+def buffer_type(shape, element: str) -> str:
+    return f"!spyre.buffer<{'x'.join(str(int(s)) for s in shape)}x{element}>"
+
+
+def kernel(name: str, inputs: list[str], output: str, op: str) -> str:
+    """A kernel of one op: `op` is its text after the operands' `ins(...)
+    outs(...)`, which this writes from the argument types."""
+    types = [*inputs, output]
+    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
+    ins = ", ".join(f"%a{i}" for i in range(len(inputs)))
+    return (f"spyre.kernel @{name}({args}) {{\n"
+            f"  spyre.{name} ins({ins} : {', '.join(inputs)}) outs(%a{len(inputs)} : {output})"
+            f"{op}\n  spyre.return\n}}\n")
+
+
+def why_not(mlir: str) -> str | None:
+    """None if the card compiles `mlir` (now, so that the run finds it in
+    the kernel cache), else the compiler's first line of why not."""
+    try:
+        compile_cached(mlir)
+    except CompileError as e:
+        return str(e).splitlines()[0] if str(e) else "the compiler refused it"
+    return None
+
+
+def static_sizes(*tensors) -> bool:
+    return all(isinstance(s, int) for t in tensors if t is not None for s in t.shape)
