@@ -69,6 +69,10 @@ def cases(scale: int):
     side = 56 // scale
     yield ("conv3x3-64", nn.Conv2d(64, 64, 3, padding=1).half().eval(),
            (h((1, 64, side, side)),), None)
+    yield ("resnet-bottleneck", _Bottleneck(256, 64).half().eval(),
+           (h((1, 256, side, side)),), None)
+    yield ("depthwise3x3-64", nn.Conv2d(64, 64, 3, padding=1, groups=64).half().eval(),
+           (h((1, 64, side, side)),), None)
 
 
 class _GatedMLP(nn.Module):
@@ -78,6 +82,22 @@ class _GatedMLP(nn.Module):
 
     def forward(self, x):
         return self.down(F.silu(self.gate(x)) * self.up(x))
+
+
+class _Bottleneck(nn.Module):
+    """ResNet-50's bottleneck without batch norm (folded into the
+    convolutions at inference): 1x1 down, 3x3, 1x1 up, the input added."""
+
+    def __init__(self, channels, width):
+        super().__init__()
+        self.down = nn.Conv2d(channels, width, 1)
+        self.conv = nn.Conv2d(width, width, 3, padding=1)
+        self.up = nn.Conv2d(width, channels, 1)
+
+    def forward(self, x):
+        y = F.relu(self.down(x))
+        y = F.relu(self.conv(y))
+        return F.relu(self.up(y) + x)
 
 
 def flops(fn, inputs, attention) -> float:
