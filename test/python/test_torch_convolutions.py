@@ -80,16 +80,25 @@ def test_conv_transpose2d_and_3d(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("w_shape, kwargs", [
+    ((7, 5, 3, 2), dict(dilation=(2, 1), padding=(2, 1))),
+    ((7, 5, 3, 2), dict(padding=(0, 3))),
+    # No padding columns: each channel's rows load (and, with one column
+    # tap, store) as one run.
+    ((7, 5, 3, 2), dict(dilation=(2, 1), padding=(2, 0))),
+    ((7, 5, 3, 1), dict(padding=(1, 0))),
+    ((7, 5, 1, 1), dict()),
+], ids=["dilated", "wide-padding", "rows-padded", "column-kernel", "pointwise"])
 @pytest.mark.parametrize("bias", [True, False])
-def test_conv2d_of_stride_1_is_one_implicit_gemm_kernel(dtype, bias):
+def test_conv2d_of_stride_1_is_one_implicit_gemm_kernel(dtype, w_shape, kwargs, bias):
     """No im2col kernel: one spyre.conv2d per call, padding, dilation,
-    several images, a non-square kernel, with or without bias."""
-    x, w, b = inputs((2, 5, 9, 11), (7, 5, 3, 2), dtype)
+    several images, non-square kernels, with or without bias."""
+    x, w, b = inputs((2, 5, 9, 11), w_shape, dtype)
+    depth = w_shape[1] * w_shape[2] * w_shape[3]
     if bias:
-        check(lambda x, w, b: F.conv2d(x, w, b, dilation=(2, 1), padding=(2, 1)), x, w, b,
-              depth=30)
+        check(lambda x, w, b: F.conv2d(x, w, b, **kwargs), x, w, b, depth=depth)
     else:
-        check(lambda x, w: F.conv2d(x, w, padding=(0, 3)), x, w, depth=30)
+        check(lambda x, w: F.conv2d(x, w, **kwargs), x, w, depth=depth)
     assert counters.kernels_run == 1
     assert set(counters.cycles_per_kernel) == {"conv2d"}
 

@@ -98,7 +98,7 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
   return {{"input", c * inputRows(rows) * wp * es, 2},
           {"weight", cb * c * kh * kw * es, weightCopies},
-          {"taps", kh * kw * cb * c * es, weightCopies},
+          {"taps", kh * kw > 1 ? kh * kw * cb * c * es : 0, weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
           {"accumulator", cb * run(rows) * 4, 2}};
 }
@@ -121,12 +121,16 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
     return double(llvm::alignTo(elements * es, arch.stickBytes) + arch.stickBytes);
   };
   double bw = arch.deviceBytesPerCycle();
-  double load = active * double(c * inputRows(rows)) * deviceRow(w) / bw;
-  double store = active * double(cb * rows) * deviceRow(wo) *
+  double load = active * double(c) *
+                (pw == 0 ? deviceRow(inputRows(rows) * w) : double(inputRows(rows)) * deviceRow(w)) /
+                bw;
+  double store = active * double(cb) *
+                 (wo == wp ? deviceRow(rows * wo) : double(rows) * deviceRow(wo)) *
                  (1 / bw + arch.turnaroundCyclesPerByte());
   // The weights' load, and their taps copied out on the SFU.
-  double weights = double(kh * kw * cb * c * es) / bw +
-                   double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
+  double weights = double(kh * kw * cb * c * es) / bw;
+  if (kh * kw > 1)
+    weights += double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
   double pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(run(rows)),
                                               double((cb + run(rows)) * c * es),
                                               double(cb * run(rows) * 8));
@@ -169,7 +173,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   Location loc = conv.getLoc();
 
   for (int64_t core = 0; core < cores; ++core) {
-    int64_t first = total * core / cores, count = total * (core + 1) / cores - first;
+    int64_t first = llvm::divideCeil(total * core, cores),
+            count = int64_t(llvm::divideCeil(total * (core + 1), cores)) - first;
     if (count == 0)
       continue;
     // Units run chunk by chunk within a band, so that a band's rows stay
@@ -185,8 +190,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       auto [inCopy, inNew] = inputs.use({image, b, 0}, t);
       auto [wCopy, wNew] = numChunks > 1 ? weights.use({chunk, 0, 0}, t)
                                          : std::pair<int64_t, bool>{0, t == 0};
+      // One tap: the loaded weights are its matrix already.
       int64_t inAt = slotAt(kInput, inCopy), wAt = slotAt(kWeight, wCopy),
-              tapsAt = slotAt(kTaps, wCopy), biasAt = slotAt(kBias, wCopy),
+              tapsAt = kh * kw > 1 ? slotAt(kTaps, wCopy) : wAt, biasAt = slotAt(kBias, wCopy),
               accAt = slotAt(kAcc, t % 2);
       // The input rows [top, top + tileRows) of the band, those inside the
       // image from `from` to `to`.
@@ -194,7 +200,15 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
               to = std::min(h, top + tileRows);
 
       TileStep step;
-      if (inNew && to > from)
+      // Without padding columns a channel's rows are one run in device
+      // memory and in LX: one transfer row each, not one per image row.
+      if (inNew && to > from && pw == 0)
+        step.loads.push_back({em.lx(dtype, inAt + (from - top) * w * es, {channelPitch * es, 0, 0}),
+                              em.device(conv.getInput(), dtype, ((image * c) * h + from) * w * es,
+                                        {h * w * es, 0, 0}),
+                              (to - from) * w * es,
+                              {c, 1, 1}});
+      else if (inNew && to > from)
         step.loads.push_back(
             {em.lx(dtype, inAt + ((from - top) * wp + pw) * es, {wp * es, channelPitch * es, 0}),
              em.device(conv.getInput(), dtype, ((image * c) * h + from) * w * es,
@@ -209,15 +223,22 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           step.loads.push_back({em.lx(dtype, biasAt), em.device(conv.getBias(), dtype, o0 * es),
                                 channels * es});
       }
-      // Output row r of the band is the run's elements from r * Wp on.
-      step.stores.push_back(
-          {em.device(conv.getTarget(), dtype, ((image * co + o0) * ho + y0) * wo * es,
-                     {wo * es, ho * wo * es, 0}),
-           em.lx(dtype, accAt, {wp * es, accPitch * es, 0}),
-           wo * es,
-           {rows, channels, 1}});
+      // Output row r of the band is the run's elements from r * Wp on; with
+      // none dropped (Wo = Wp), a channel's rows are one run.
+      RefAttr outRows = em.device(conv.getTarget(), dtype, ((image * co + o0) * ho + y0) * wo * es,
+                                  {wo * es, ho * wo * es, 0});
+      if (wo == wp)
+        step.stores.push_back({em.device(conv.getTarget(), dtype,
+                                         ((image * co + o0) * ho + y0) * wo * es,
+                                         {ho * wo * es, 0, 0}),
+                               em.lx(dtype, accAt, {accPitch * es, 0, 0}),
+                               rows * wo * es,
+                               {channels, 1, 1}});
+      else
+        step.stores.push_back(
+            {outRows, em.lx(dtype, accAt, {wp * es, accPitch * es, 0}), wo * es, {rows, channels, 1}});
 
-      bool zeroColumns = t == 0 && pw > 0, newWeights = wNew;
+      bool zeroColumns = t == 0 && pw > 0, newWeights = wNew && kh * kw > 1;
       int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
       int64_t zeroBelow = inNew ? top + tileRows - std::max(to, from) : 0;
       if (inNew && to <= from)

@@ -1,4 +1,4 @@
-// RUN: spyre-opt %s --spyre-compile=cores=2 | FileCheck %s
+// RUN: spyre-opt %s -split-input-file --spyre-compile=cores=2 | FileCheck %s
 
 // A 3x3 convolution, padding 1, on 4x4 images of 2 channels: each core takes
 // a band of 2 output rows. Its 4 input rows (2 channels, 48 bytes apart) sit
@@ -45,5 +45,30 @@ spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16
                    %b: !spyre.buffer<3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
   spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1]
+  spyre.return
+}
+
+// -----
+
+// A 1x1 convolution: no padding columns, so each channel's rows are one run
+// in device memory and in LX (one 32-byte row per channel, not one per image
+// row), the weights are the tap's matrix as loaded (no copy), and no
+// position is dropped, so each output channel's rows are stored as one run.
+// The one unit goes to core 0.
+// CHECK-LABEL: spyre.hw.program @pointwise
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#IN:]], strides = [32, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [32, 0, 0]> row 32 x [2, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#W:]]>, #spyre.ref<@arg1, dl16> row 12 x [1, 1, 1]
+// CHECK-NOT: spyre.hw.unary
+// CHECK: spyre.hw.matmul #spyre.ref<lx, f32, strides = [64, 0, 0]> = #spyre.ref<lx, dl16, offset = [[#W]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#IN]], strides = [32, 0, 0]> m 3 k 2 n 16
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [32, 2, 0]>, #spyre.ref<lx, f32, strides = [64, 4, 0]> [3 x 16]
+// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, strides = [32, 0, 0]>, #spyre.ref<lx, dl16, strides = [32, 0, 0]> row 32 x [3, 1, 1]
+// CHECK: spyre.hw.core 1 {
+// CHECK-NEXT: spyre.hw.kernel 1
+// CHECK-NEXT: }
+spyre.kernel @pointwise(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x1x1xf16>,
+                        %y: !spyre.buffer<1x3x4x4xf16>) {
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x1x1xf16>)
+      outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
