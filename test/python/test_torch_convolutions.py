@@ -103,6 +103,46 @@ def test_conv2d_of_stride_1_is_one_implicit_gemm_kernel(dtype, w_shape, kwargs, 
     assert set(counters.cycles_per_kernel) == {"conv2d"}
 
 
+class _Residual(torch.nn.Module):
+    def __init__(self, channels, relu, add, shortcut_shape=None):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(channels, channels, 3, padding=1)
+        self.relu, self.add, self.shortcut_shape = relu, add, shortcut_shape
+
+    def forward(self, x, r):
+        y = self.conv(x)
+        if self.add:
+            y = y + r
+        return torch.relu(y) if self.relu else y
+
+
+@pytest.mark.parametrize("relu, add, r_shape, kernels", [
+    (True, False, None, 1),                 # conv, ReLU: one kernel
+    (False, True, (2, 6, 7, 9), 1),         # conv + residual: one kernel
+    (True, True, (2, 6, 7, 9), 1),          # ReLU(conv + residual): one kernel
+    (True, True, (1, 6, 1, 9), 2),          # a broadcast addend stays an op of its own
+], ids=["relu", "residual", "residual-relu", "broadcast-addend"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_relu_and_residual_fold_into_the_convolution(relu, add, r_shape, kernels, dtype):
+    torch.manual_seed(0)
+    module = _Residual(6, relu, add).to(dtype).eval()
+    x = torch.randn(2, 6, 7, 9).to(dtype)
+    r = torch.randn(*(r_shape or (2, 6, 7, 9))).to(dtype)
+    check(module, x, r, depth=54)
+    assert counters.kernels_run == kernels
+    assert "conv2d" in counters.cycles_per_kernel
+
+
+def test_a_convolution_read_twice_keeps_its_relu_apart():
+    """The ReLU folds in only when nothing else reads the convolution."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(4, 4, 3, padding=1).eval()
+    fn = lambda x: (lambda y: torch.relu(y) * 2 + y)(conv(x))  # noqa: E731
+    x = torch.randn(1, 4, 6, 6)
+    check(fn, x, depth=36)
+    assert counters.kernels_run == 2
+
+
 def test_conv2d_implicit_gemm_is_faster_than_im2col():
     """64 -> 64 3x3 on 1x64x28x28 (fp16): 28.0 us simulated as one
     implicit-GEMM kernel; the same convolution in two groups, which keeps

@@ -497,16 +497,18 @@ def Spyre_AttentionOp : Spyre_Op<"attention"> {
   let hasVerifier = 1;
 }
 
-def Spyre_Conv2dOp : Spyre_Op<"conv2d"> {
+def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
   let summary = "2-D convolution of stride 1, as products of the input rows in LX";
   let description = [{
     For every image `n`, output channel `o` and output position `(y, x)`:
     `out[n, o, y, x] = bias[o] + sum_{c, i, j} w[o, c, i, j] *
     in[n, c, y + i * dh - ph, x + j * dw - pw]`, reading zeros outside the
     input (`padding = [ph, pw]`, `dilation = [dh, dw]`), as PyTorch's
-    `conv2d` with stride 1 and one group. No patch matrix (im2col) reaches
-    device memory: the card multiplies each tap's weights with a shifted
-    view of the input rows held in LX.
+    `conv2d` with stride 1 and one group. An optional `residual` (shaped as
+    the output) is added to the result, and with `relu` negative results
+    become zero: `relu(conv + bias + residual)` leaves the cores once. No
+    patch matrix (im2col) reaches device memory: the card multiplies each
+    tap's weights with a shifted view of the input rows held in LX.
 
     Shapes: `in` N x C x H x W, `w` Co x C x KH x KW, `bias` Co, `out` N x
     Co x Ho x Wo with Ho = H + 2 ph - dh (KH - 1), Wo likewise.
@@ -519,13 +521,15 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d"> {
   }];
   let arguments = (ins Spyre_In:$input, Spyre_In:$weight,
                        Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$bias,
+                       Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$residual,
                        Spyre_Out:$target, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilation);
+                       DenseI64ArrayAttr:$dilation, UnitAttr:$relu);
   let assemblyFormat = [{
     `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)`
+    (`residual` `(` $residual^ `:` type($residual) `)`)?
     `outs` `(` $target `:` type($target) `)` `padding` `=` $padding `dilation` `=` $dilation
-    attr-dict
+    (`relu` $relu^)? attr-dict
   }];
   let hasVerifier = 1;
 }

@@ -10,13 +10,15 @@ from . import register, state
 from .manual_attention import AttentionGraphPasses
 
 
-class _CompilerVersion(CustomGraphPass):
-    """A no-op graph pass whose uuid keys Inductor's FX graph cache on our
-    compiler version, so a cached graph is never one compiled by an older
-    compiler (or by the CPU backend)."""
+class _PostGradPasses(CustomGraphPass):
+    """Our passes over the post-grad graph (a convolution's ReLU and residual
+    add folded into its kernel); the uuid keys Inductor's FX graph cache on
+    our compiler version, so a cached graph is never one compiled by an
+    older compiler (or by the CPU backend)."""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
-        return None
+        from .convolution import fuse_epilogues
+        fuse_epilogues(graph)
 
     def uuid(self):
         from .kernel_cache import compiler_version
@@ -71,7 +73,7 @@ CONFIG = {
     # Concatenations as copies into slices of the result, never masked loads.
     "max_complex_pointwise_cat_inputs": 0,
     "max_pointwise_cat_inputs": 0,
-    "post_grad_custom_post_pass": _CompilerVersion(),
+    "post_grad_custom_post_pass": _PostGradPasses(),
     # Hand-written attention as scaled_dot_product_attention (the card's
     # fused kernel), and attention over repeated key/value heads as
     # grouped-query attention.

@@ -7,7 +7,9 @@ on the card through a ProgramLauncher (each run counted with its simulated
 cycles, not as a CPU fallback). The convolution decomposition
 (decompositions.convolution) calls it through `fused` for 2-D convolutions
 of stride 1 without groups that the card takes, outside autograd; the
-others keep the im2col lowering (lowerings.convolution).
+others keep the im2col lowering (lowerings.convolution). After Inductor's
+own passes, `fuse_epilogues` folds a ReLU and a residual add that follow
+such a convolution into its kernel.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
 
 
 def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
-                dilation) -> str:
+                dilation, has_residual: bool = False, relu: bool = False) -> str:
     """The kernel-level IR of one convolution: x (N, C, H, W), the weight
-    (Co, C, KH, KW), an optional bias (Co), out (N, Co, Ho, Wo)."""
+    (Co, C, KH, KW), an optional bias (Co), an optional residual and out
+    (N, Co, Ho, Wo)."""
     element = ELEMENT[dtype]
     (n, _, h, w), (co, _, kh, kw) = x_shape, w_shape
     out = (n, co, h + 2 * padding[0] - dilation[0] * (kh - 1),
@@ -30,34 +33,41 @@ def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
     types = [buffer_type(x_shape, element), buffer_type(w_shape, element)]
     if has_bias:
         types.append(buffer_type((co,), element))
-    return kernel("conv2d", types, buffer_type(out, element),
+    out_type = buffer_type(out, element)
+    residual = f" residual(%a{len(types)} : {out_type})" if has_residual else ""
+    return kernel("conv2d", types, out_type,
                   f" padding = [{padding[0]}, {padding[1]}]"
-                  f" dilation = [{dilation[0]}, {dilation[1]}]")
+                  f" dilation = [{dilation[0]}, {dilation[1]}]{' relu' if relu else ''}",
+                  extra_inputs=[out_type] if has_residual else [], clauses=residual)
 
 
-def _signature(x, weight, bias, padding, dilation):
+def _signature(x, weight, bias, padding, dilation, residual=None, relu=False):
     return (tuple(x.shape), tuple(weight.shape), bias is not None, x.dtype,
-            tuple(int(p) for p in padding), tuple(int(d) for d in dilation))
+            tuple(int(p) for p in padding), tuple(int(d) for d in dilation),
+            residual is not None, bool(relu))
 
 
 @functools.lru_cache(maxsize=256)
 def _launcher(signature):
     from .launcher import ProgramLauncher
-    x_shape, w_shape, has_bias, dtype, padding, dilation = signature
-    mlir = kernel_mlir(x_shape, w_shape, has_bias, dtype, padding, dilation)
-    names = [f"arg{i}" for i in range(3 + has_bias)]
-    return ProgramLauncher("conv2d", mlir, names, graph="extern", ops=["aten.convolution"])
+    mlir = kernel_mlir(*signature)
+    names = [f"arg{i}" for i in range(3 + signature[2] + signature[6])]
+    ops = ["aten.convolution"] + ["aten.add.Tensor"] * signature[6] + ["aten.relu"] * signature[7]
+    return ProgramLauncher("conv2d", mlir, names, graph="extern", ops=ops)
 
 
 @torch.library.custom_op("spyre::conv2d", mutates_args=())
 def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-           padding: list[int], dilation: list[int]) -> torch.Tensor:
-    """F.conv2d(x, weight, bias, stride 1, padding, dilation) on the card."""
-    launcher = _launcher(_signature(x, weight, bias, padding, dilation))
+           padding: list[int], dilation: list[int], residual: torch.Tensor | None = None,
+           relu: bool = False) -> torch.Tensor:
+    """F.conv2d(x, weight, bias, stride 1, padding, dilation) on the card,
+    plus `residual` if given, then ReLU'd if `relu`."""
+    launcher = _launcher(_signature(x, weight, bias, padding, dilation, residual, relu))
     out = _output(x, weight, padding, dilation)
     inputs = [x.contiguous(), weight.contiguous()]
-    if bias is not None:
-        inputs.append(bias.contiguous())
+    for optional in (bias, residual):
+        if optional is not None:
+            inputs.append(optional.contiguous())
     launcher(*inputs, out)
     return out
 
@@ -69,7 +79,7 @@ def _output(x, weight, padding, dilation):
 
 
 @conv2d.register_fake
-def _(x, weight, bias, padding, dilation):
+def _(x, weight, bias, padding, dilation, residual=None, relu=False):
     return _output(x, weight, padding, dilation)
 
 
@@ -90,3 +100,48 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     if why_not(_launcher(_signature(x, weight, bias, padding, dilation)).mlir) is not None:
         return None
     return conv2d(x, weight, bias, padding, dilation)
+
+
+def fuse_epilogues(graph: torch.fx.Graph) -> None:
+    """Folds into each spyre.conv2d a residual add that alone uses its result
+    (an operand of the output's shape and type) and a ReLU that alone uses
+    that, where the card compiles the kernel so extended: the result then
+    leaves the cores once, not once per op."""
+    aten = torch.ops.aten
+    for node in list(graph.nodes):
+        if node.target is not op or len(node.args) > 5 or node.kwargs:
+            continue
+        value = node.meta.get("val")
+        residual, last, relu = None, node, False
+        users = list(node.users)
+        if len(users) == 1 and users[0].target is aten.add.Tensor and \
+                users[0].kwargs.get("alpha", 1) == 1 and len(users[0].args) == 2:
+            add = users[0]
+            other = add.args[1] if add.args[0] is node else add.args[0]
+            other_value = getattr(other, "meta", {}).get("val")
+            if other is not node and isinstance(other_value, torch.Tensor) and \
+                    value is not None and other_value.shape == value.shape and \
+                    other_value.dtype == value.dtype:
+                residual, last = other, add
+        users = list(last.users)
+        if len(users) == 1 and users[0].target is aten.relu.default:
+            last, relu = users[0], True
+        if last is node:
+            continue
+        x, weight, bias, padding, dilation = node.args
+        meta = [getattr(a, "meta", {}).get("val") for a in (x, weight, bias, residual)]
+        if any(m is None for m, a in zip(meta, (x, weight, bias, residual)) if a is not None):
+            continue
+        signature = _signature(meta[0], meta[1], meta[2], padding, dilation, meta[3], relu)
+        if why_not(_launcher(signature).mlir) is not None:
+            continue
+        with graph.inserting_before(last):
+            fused = graph.call_function(op, (x, weight, bias, padding, dilation, residual, relu))
+        fused.meta = dict(last.meta)
+        last.replace_all_uses_with(fused)
+        chain = [last]
+        if relu and residual is not None:
+            chain.append(last.args[0])
+        chain.append(node)
+        for dead in chain:
+            graph.erase_node(dead)

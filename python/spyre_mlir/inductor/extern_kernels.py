@@ -18,15 +18,18 @@ def buffer_type(shape, element: str) -> str:
     return f"!spyre.buffer<{'x'.join(str(int(s)) for s in shape)}x{element}>"
 
 
-def kernel(name: str, inputs: list[str], output: str, op: str) -> str:
+def kernel(name: str, inputs: list[str], output: str, op: str,
+           extra_inputs: list[str] = (), clauses: str = "") -> str:
     """A kernel of one op: `op` is its text after the operands' `ins(...)
-    outs(...)`, which this writes from the argument types."""
-    types = [*inputs, output]
+    outs(...)`, which this writes from the argument types. `extra_inputs`
+    are arguments after `inputs` that `clauses` (text between `ins` and
+    `outs`) names."""
+    types = [*inputs, *extra_inputs, output]
     args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
     ins = ", ".join(f"%a{i}" for i in range(len(inputs)))
     return (f"spyre.kernel @{name}({args}) {{\n"
-            f"  spyre.{name} ins({ins} : {', '.join(inputs)}) outs(%a{len(inputs)} : {output})"
-            f"{op}\n  spyre.return\n}}\n")
+            f"  spyre.{name} ins({ins} : {', '.join(inputs)}){clauses}"
+            f" outs(%a{len(types) - 1} : {output}){op}\n  spyre.return\n}}\n")
 
 
 def why_not(mlir: str) -> str | None:

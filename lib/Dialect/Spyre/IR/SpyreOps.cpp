@@ -462,6 +462,14 @@ LogicalResult Conv2dOp::verify() {
     if (failed(verifySameElementType(*this, getInput(), biasValue, "input and bias")))
       return failure();
   }
+  if (Value residualValue = getResidual()) {
+    BufferType residual = bufferType(residualValue);
+    if (residual.getShape() != out.getShape())
+      return emitOpError() << "residual must be shaped as the target (" << out << "), not "
+                           << residual;
+    if (failed(verifySameElementType(*this, getInput(), residualValue, "input and residual")))
+      return failure();
+  }
   return success();
 }
 

@@ -12,7 +12,8 @@
 // f32 accumulator. The Wp - Wo positions between output rows are computed
 // and dropped: the store writes Wo of every Wp. No patch matrix (im2col)
 // reaches device memory. After the last tap the SFU converts the
-// accumulator in place (adding the bias) and the band is stored. The
+// accumulator in place (adding the bias and a residual band loaded with
+// the step, then the ReLU) and the band is stored. The
 // weights arrive as PyTorch stores them (output channel, input channel,
 // tap); the SFU copies each tap's Cb x C matrix out of them once per chunk.
 //
@@ -29,7 +30,7 @@ namespace ISA = ::spyre::isa;
 namespace {
 
 /// The LX slots, in the order of `spyre.lx`.
-enum Slot : unsigned { kInput, kWeight, kTaps, kBias, kAcc };
+enum Slot : unsigned { kInput, kWeight, kTaps, kBias, kAcc, kResidual };
 
 class ConvPlan : public OpPlan {
 public:
@@ -56,7 +57,7 @@ private:
   int64_t ph = 0, pw = 0, dh = 1, dw = 1, wp = 0;
   uint8_t dtype = 0;
   int64_t es = 0;
-  bool hasBias = false;
+  bool hasBias = false, hasResidual = false, relu = false;
 };
 
 LogicalResult ConvPlan::analyze() {
@@ -79,6 +80,8 @@ LogicalResult ConvPlan::analyze() {
   dtype = deviceDType(in.getElementType());
   es = deviceDTypeBytes(dtype);
   hasBias = bool(conv.getBias());
+  hasResidual = bool(conv.getResidual());
+  relu = conv.getRelu();
   return success();
 }
 
@@ -100,7 +103,8 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
           {"weight", cb * c * kh * kw * es, weightCopies},
           {"taps", kh * kw > 1 ? kh * kw * cb * c * es : 0, weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
-          {"accumulator", cb * run(rows) * 4, 2}};
+          {"accumulator", cb * run(rows) * 4, 2},
+          {"residual", hasResidual ? cb * run(rows) * es : 0, 2}};
 }
 
 bool ConvPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
@@ -124,9 +128,10 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   double load = active * double(c) *
                 (pw == 0 ? deviceRow(inputRows(rows) * w) : double(inputRows(rows)) * deviceRow(w)) /
                 bw;
-  double store = active * double(cb) *
-                 (wo == wp ? deviceRow(rows * wo) : double(rows) * deviceRow(wo)) *
-                 (1 / bw + arch.turnaroundCyclesPerByte());
+  double outBytes = double(cb) * (wo == wp ? deviceRow(rows * wo) : double(rows) * deviceRow(wo));
+  double store = active * outBytes * (1 / bw + arch.turnaroundCyclesPerByte());
+  if (hasResidual)
+    load += active * outBytes / bw;
   // The weights' load, and their taps copied out on the SFU.
   double weights = double(kh * kw * cb * c * es) / bw;
   if (kh * kw > 1)
@@ -193,7 +198,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       // One tap: the loaded weights are its matrix already.
       int64_t inAt = slotAt(kInput, inCopy), wAt = slotAt(kWeight, wCopy),
               tapsAt = kh * kw > 1 ? slotAt(kTaps, wCopy) : wAt, biasAt = slotAt(kBias, wCopy),
-              accAt = slotAt(kAcc, t % 2);
+              accAt = slotAt(kAcc, t % 2), resAt = slotAt(kResidual, t % 2);
       // The input rows [top, top + tileRows) of the band, those inside the
       // image from `from` to `to`.
       int64_t top = y0 - ph, from = std::max<int64_t>(0, top),
@@ -224,19 +229,25 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                                 channels * es});
       }
       // Output row r of the band is the run's elements from r * Wp on; with
-      // none dropped (Wo = Wp), a channel's rows are one run.
-      RefAttr outRows = em.device(conv.getTarget(), dtype, ((image * co + o0) * ho + y0) * wo * es,
-                                  {wo * es, ho * wo * es, 0});
-      if (wo == wp)
-        step.stores.push_back({em.device(conv.getTarget(), dtype,
-                                         ((image * co + o0) * ho + y0) * wo * es,
-                                         {ho * wo * es, 0, 0}),
-                               em.lx(dtype, accAt, {accPitch * es, 0, 0}),
-                               rows * wo * es,
-                               {channels, 1, 1}});
-      else
-        step.stores.push_back(
-            {outRows, em.lx(dtype, accAt, {wp * es, accPitch * es, 0}), wo * es, {rows, channels, 1}});
+      // none dropped (Wo = Wp), a channel's rows are one run. A residual
+      // band is laid out as the output.
+      int64_t outOffset = ((image * co + o0) * ho + y0) * wo * es;
+      auto bandRefs = [&](Value buffer, int64_t at) -> std::pair<RefAttr, RefAttr> {
+        if (wo == wp)
+          return {em.device(buffer, dtype, outOffset, {ho * wo * es, 0, 0}),
+                  em.lx(dtype, at, {accPitch * es, 0, 0})};
+        return {em.device(buffer, dtype, outOffset, {wo * es, ho * wo * es, 0}),
+                em.lx(dtype, at, {wp * es, accPitch * es, 0})};
+      };
+      int64_t bandRow = wo == wp ? rows * wo * es : wo * es;
+      std::array<int64_t, 3> bandCounts =
+          wo == wp ? std::array<int64_t, 3>{channels, 1, 1} : std::array<int64_t, 3>{rows, channels, 1};
+      if (hasResidual) {
+        auto [device, local] = bandRefs(conv.getResidual(), resAt);
+        step.loads.push_back({local, device, bandRow, bandCounts});
+      }
+      auto [outDevice, outLocal] = bandRefs(conv.getTarget(), accAt);
+      step.stores.push_back({outDevice, outLocal, bandRow, bandCounts});
 
       bool zeroColumns = t == 0 && pw > 0, newWeights = wNew && kh * kw > 1;
       int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
@@ -281,17 +292,25 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                 em.lx(dtype, inAt + (i * dh * wp + j * dw) * es, {channelPitch * es, 0, 0}),
                 channels, c, length, false, false, tap > 0, nullptr, 0, nullptr, nullptr));
           }
-        // In place: element e of the 16-bit result goes to byte 2e, after
-        // f32 element e / 2 <= e has been read.
+        // The epilogue in f32 on the accumulator; its last instruction
+        // writes the 16-bit result in place: element e goes to byte 2e,
+        // after f32 element e / 2 <= e has been read.
         RefAttr result = em.lx(dtype, accAt, {accPitch * es, es, 0});
         RefAttr acc = em.lx(f32, accAt, {accPitch * 4, 4, 0});
+        SmallVector<RefAttr> addends;
         if (hasBias)
-          sc.add(HwBinaryOp::create(builder, loc, "add", result, acc,
-                                    em.lx(dtype, biasAt, {es, 0, 0}), FloatAttr(), channels,
-                                    length, nullptr, 0, nullptr, nullptr));
-        else
-          sc.add(HwUnaryOp::create(builder, loc, "copy", result, acc, channels, length, nullptr,
-                                   0, nullptr, nullptr));
+          addends.push_back(em.lx(dtype, biasAt, {es, 0, 0}));
+        if (hasResidual)
+          addends.push_back(em.lx(dtype, resAt, {accPitch * es, es, 0}));
+        for (auto [k, addend] : llvm::enumerate(addends)) {
+          bool lastOp = k + 1 == addends.size() && !relu;
+          sc.add(HwBinaryOp::create(builder, loc, "add", lastOp ? result : acc, acc, addend,
+                                    FloatAttr(), channels, length, nullptr, 0, nullptr,
+                                    nullptr));
+        }
+        if (relu || addends.empty())
+          sc.add(HwUnaryOp::create(builder, loc, relu ? "relu" : "copy", result, acc, channels,
+                                   length, nullptr, 0, nullptr, nullptr));
       };
       return step;
     };

@@ -660,3 +660,11 @@ spyre.kernel @conv_types(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf32>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
+
+// -----
+
+spyre.kernel @conv_residual(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %r: !spyre.buffer<1x4x8x1xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{residual must be shaped as the target ('!spyre.buffer<1x4x8x8xf16>'), not '!spyre.buffer<1x4x8x1xf16>'}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) residual(%r : !spyre.buffer<1x4x8x1xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
+  spyre.return
+}

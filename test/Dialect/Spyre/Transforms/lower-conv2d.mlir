@@ -72,3 +72,25 @@ spyre.kernel @pointwise(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x1x
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
+
+// -----
+
+// relu(conv + bias + residual): the residual band loads with the step, laid
+// out as the accumulator's rows (6 elements apart, 20 between channels);
+// bias and residual are added in f32 and the ReLU writes the 16-bit result.
+// CHECK-LABEL: spyre.hw.program @residual_relu
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#RES:]], strides = [12, 20, 0]>, #spyre.ref<@arg3, dl16, strides = [8, 32, 0]> row 8 x [2, 3, 1]
+// CHECK-COUNT-9: spyre.hw.matmul
+// CHECK-NEXT: spyre.hw.binary "add" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [2, 0, 0]> [3 x 10]
+// CHECK-NEXT: spyre.hw.binary "add" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = [[#RES]], strides = [20, 2, 0]> [3 x 10]
+// CHECK-NEXT: spyre.hw.unary "relu" #spyre.ref<lx, dl16, strides = [20, 2, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]> [3 x 10]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg4, dl16, strides = [8, 32, 0]>
+spyre.kernel @residual_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
+                            %b: !spyre.buffer<3xf16>, %r: !spyre.buffer<1x3x4x4xf16>,
+                            %y: !spyre.buffer<1x3x4x4xf16>) {
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
+      residual(%r : !spyre.buffer<1x3x4x4xf16>)
+      outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1] relu
+  spyre.return
+}
