@@ -174,15 +174,28 @@ def test_conv2d_with_gradients_keeps_im2col():
         torch.testing.assert_close(actual, expected, **tolerance(torch.float32, 36))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("channels, groups", [(64, 64), (12, 3)], ids=["depthwise", "grouped"])
+def test_grouped_conv2d_of_stride_1_is_one_kernel(dtype, channels, groups):
+    """Few channels: the dense convolution of a block-diagonal weight built
+    in LX, one kernel."""
+    x, w, b = inputs((2, channels, 7, 8), (channels, channels // groups, 3, 3), dtype)
+    check(lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=groups), x, w, b,
+          depth=9 * channels // groups)
+    assert counters.kernels_run == 1
+    assert set(counters.cycles_per_kernel) == {"conv2d"}
+
+
 def test_conv2d_gathers_whole_output_rows():
     """The im2col columns are laid out with the output positions innermost,
     so the card gathers long rows (with unit strides, one run of the padded
     input per tap and channel) rather than rows of one kernel width (3): with
     kernel-width rows a 64 -> 64 3x3 convolution on 1x64x28x28 took 2.37 ms
     simulated (fp16), with rows of the output width 0.14 ms, with runs
-    0.08 ms. In two groups (which keep im2col) it takes 0.06 ms."""
-    conv = torch.nn.Conv2d(64, 64, 3, padding=1, groups=2).half().eval()
-    x = torch.randn(1, 64, 28, 28).half()
-    check(conv, x, depth=288)
-    assert counters.kernels_run == 3
-    assert counters.simulated_cycles < 100_000
+    0.08 ms. Two groups of 128 channels (too many for a block-diagonal
+    weight) keep im2col."""
+    conv = torch.nn.Conv2d(256, 256, 3, padding=1, groups=2).half().eval()
+    x = torch.randn(1, 256, 14, 14).half()
+    check(conv, x, depth=1152)
+    assert "conv2d" not in counters.cycles_per_kernel
+    assert counters.simulated_cycles < 150_000  # 97.1k cycles

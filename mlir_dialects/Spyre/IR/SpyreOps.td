@@ -502,16 +502,18 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
   let description = [{
     For every image `n`, output channel `o` and output position `(y, x)`:
     `out[n, o, y, x] = bias[o] + sum_{c, i, j} w[o, c, i, j] *
-    in[n, c, y + i * dh - ph, x + j * dw - pw]`, reading zeros outside the
-    input (`padding = [ph, pw]`, `dilation = [dh, dw]`), as PyTorch's
-    `conv2d` with stride 1 and one group. An optional `residual` (shaped as
+    in[n, g * C / G + c, y + i * dh - ph, x + j * dw - pw]`, reading zeros
+    outside the input (`padding = [ph, pw]`, `dilation = [dh, dw]`), with
+    `g = o / (Co / G)` for `groups = G`, as PyTorch's `conv2d` with stride 1.
+    A grouped convolution runs as the dense one of a block-diagonal weight,
+    built in LX. An optional `residual` (shaped as
     the output) is added to the result, and with `relu` negative results
     become zero: `relu(conv + bias + residual)` leaves the cores once. No
     patch matrix (im2col) reaches device memory: the card multiplies each
     tap's weights with a shifted view of the input rows held in LX.
 
-    Shapes: `in` N x C x H x W, `w` Co x C x KH x KW, `bias` Co, `out` N x
-    Co x Ho x Wo with Ho = H + 2 ph - dh (KH - 1), Wo likewise.
+    Shapes: `in` N x C x H x W, `w` Co x C / G x KH x KW, `bias` Co, `out` N
+    x Co x Ho x Wo with Ho = H + 2 ph - dh (KH - 1), Wo likewise.
 
     Example:
     ```mlir
@@ -523,13 +525,14 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
                        Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$bias,
                        Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$residual,
                        Spyre_Out:$target, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilation, UnitAttr:$relu);
+                       DenseI64ArrayAttr:$dilation,
+                       DefaultValuedAttr<I64Attr, "1">:$groups, UnitAttr:$relu);
   let assemblyFormat = [{
     `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)`
     (`residual` `(` $residual^ `:` type($residual) `)`)?
     `outs` `(` $target `:` type($target) `)` `padding` `=` $padding `dilation` `=` $dilation
-    (`relu` $relu^)? attr-dict
+    (`groups` `=` $groups^)? (`relu` $relu^)? attr-dict
   }];
   let hasVerifier = 1;
 }

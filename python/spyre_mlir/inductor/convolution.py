@@ -22,10 +22,11 @@ from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
 
 
 def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
-                dilation, has_residual: bool = False, relu: bool = False) -> str:
+                dilation, groups: int = 1, has_residual: bool = False,
+                relu: bool = False) -> str:
     """The kernel-level IR of one convolution: x (N, C, H, W), the weight
-    (Co, C, KH, KW), an optional bias (Co), an optional residual and out
-    (N, Co, Ho, Wo)."""
+    (Co, C / groups, KH, KW), an optional bias (Co), an optional residual
+    and out (N, Co, Ho, Wo)."""
     element = ELEMENT[dtype]
     (n, _, h, w), (co, _, kh, kw) = x_shape, w_shape
     out = (n, co, h + 2 * padding[0] - dilation[0] * (kh - 1),
@@ -37,13 +38,14 @@ def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
     residual = f" residual(%a{len(types)} : {out_type})" if has_residual else ""
     return kernel("conv2d", types, out_type,
                   f" padding = [{padding[0]}, {padding[1]}]"
-                  f" dilation = [{dilation[0]}, {dilation[1]}]{' relu' if relu else ''}",
+                  f" dilation = [{dilation[0]}, {dilation[1]}]"
+                  f"{f' groups = {groups}' if groups != 1 else ''}{' relu' if relu else ''}",
                   extra_inputs=[out_type] if has_residual else [], clauses=residual)
 
 
-def _signature(x, weight, bias, padding, dilation, residual=None, relu=False):
+def _signature(x, weight, bias, padding, dilation, groups=1, residual=None, relu=False):
     return (tuple(x.shape), tuple(weight.shape), bias is not None, x.dtype,
-            tuple(int(p) for p in padding), tuple(int(d) for d in dilation),
+            tuple(int(p) for p in padding), tuple(int(d) for d in dilation), int(groups),
             residual is not None, bool(relu))
 
 
@@ -51,18 +53,18 @@ def _signature(x, weight, bias, padding, dilation, residual=None, relu=False):
 def _launcher(signature):
     from .launcher import ProgramLauncher
     mlir = kernel_mlir(*signature)
-    names = [f"arg{i}" for i in range(3 + signature[2] + signature[6])]
-    ops = ["aten.convolution"] + ["aten.add.Tensor"] * signature[6] + ["aten.relu"] * signature[7]
+    names = [f"arg{i}" for i in range(3 + signature[2] + signature[7])]
+    ops = ["aten.convolution"] + ["aten.add.Tensor"] * signature[7] + ["aten.relu"] * signature[8]
     return ProgramLauncher("conv2d", mlir, names, graph="extern", ops=ops)
 
 
 @torch.library.custom_op("spyre::conv2d", mutates_args=())
 def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-           padding: list[int], dilation: list[int], residual: torch.Tensor | None = None,
-           relu: bool = False) -> torch.Tensor:
-    """F.conv2d(x, weight, bias, stride 1, padding, dilation) on the card,
-    plus `residual` if given, then ReLU'd if `relu`."""
-    launcher = _launcher(_signature(x, weight, bias, padding, dilation, residual, relu))
+           padding: list[int], dilation: list[int], groups: int = 1,
+           residual: torch.Tensor | None = None, relu: bool = False) -> torch.Tensor:
+    """F.conv2d(x, weight, bias, stride 1, padding, dilation, groups) on the
+    card, plus `residual` if given, then ReLU'd if `relu`."""
+    launcher = _launcher(_signature(x, weight, bias, padding, dilation, groups, residual, relu))
     out = _output(x, weight, padding, dilation)
     inputs = [x.contiguous(), weight.contiguous()]
     for optional in (bias, residual):
@@ -79,17 +81,28 @@ def _output(x, weight, padding, dilation):
 
 
 @conv2d.register_fake
-def _(x, weight, bias, padding, dilation, residual=None, relu=False):
+def _(x, weight, bias, padding, dilation, groups=1, residual=None, relu=False):
     return _output(x, weight, padding, dilation)
 
 
 op = torch.ops.spyre.conv2d.default
 
 
+#: Grouped convolutions with at most this many (output x input channel)
+#: pairs run on the card, as the dense convolution of a block-diagonal
+#: weight built in LX: with few channels the PT's time goes to streaming
+#: operands, not to the zeros' products (a depthwise 3x3 over 64 channels
+#: takes a third of its im2col time); with many, the zeros would cost more
+#: than im2col.
+MAX_BLOCK_DIAGONAL_PAIRS = 128 * 128
+
+
 def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     """aten.convolution as one spyre.conv2d kernel, or None when the card's
     implicit GEMM does not take it (the caller keeps the im2col lowering)."""
-    if transposed or groups != 1 or weight.dim() != 4 or x.dim() != 4:
+    if transposed or weight.dim() != 4 or x.dim() != 4:
+        return None
+    if groups != 1 and weight.shape[0] * x.shape[1] > MAX_BLOCK_DIAGONAL_PAIRS:
         return None
     if any(s != 1 for s in stride) or x.dtype not in ELEMENT or weight.dtype != x.dtype or \
             (bias is not None and bias.dtype != x.dtype):
@@ -97,9 +110,9 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     if not static_sizes(x, weight, bias):
         return None
     padding, dilation = [int(p) for p in padding], [int(d) for d in dilation]
-    if why_not(_launcher(_signature(x, weight, bias, padding, dilation)).mlir) is not None:
+    if why_not(_launcher(_signature(x, weight, bias, padding, dilation, groups)).mlir) is not None:
         return None
-    return conv2d(x, weight, bias, padding, dilation)
+    return conv2d(x, weight, bias, padding, dilation, int(groups))
 
 
 def fuse_epilogues(graph: torch.fx.Graph) -> None:
@@ -109,7 +122,8 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
     leaves the cores once, not once per op."""
     aten = torch.ops.aten
     for node in list(graph.nodes):
-        if node.target is not op or len(node.args) > 5 or node.kwargs:
+        # Not yet fused: (x, weight, bias, padding, dilation[, groups]).
+        if node.target is not op or len(node.args) not in (5, 6) or node.kwargs:
             continue
         value = node.meta.get("val")
         residual, last, relu = None, node, False
@@ -128,15 +142,18 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
             last, relu = users[0], True
         if last is node:
             continue
-        x, weight, bias, padding, dilation = node.args
+        x, weight, bias, padding, dilation, *rest = node.args
+        groups = rest[0] if rest else 1
         meta = [getattr(a, "meta", {}).get("val") for a in (x, weight, bias, residual)]
         if any(m is None for m, a in zip(meta, (x, weight, bias, residual)) if a is not None):
             continue
-        signature = _signature(meta[0], meta[1], meta[2], padding, dilation, meta[3], relu)
+        signature = _signature(meta[0], meta[1], meta[2], padding, dilation, groups, meta[3],
+                               relu)
         if why_not(_launcher(signature).mlir) is not None:
             continue
         with graph.inserting_before(last):
-            fused = graph.call_function(op, (x, weight, bias, padding, dilation, residual, relu))
+            fused = graph.call_function(op, (x, weight, bias, padding, dilation, groups, residual,
+                                             relu))
         fused.meta = dict(last.meta)
         last.replace_all_uses_with(fused)
         chain = [last]

@@ -74,7 +74,9 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      return true;
                    })
                    .Case([&](Conv2dOp conv) {
-                     // Every tap's product over every output position.
+                     // Every tap's product over every output position (a
+                     // group's input channels: the block-diagonal zeros are
+                     // the schedule's cost, not the op's).
                      auto w = cast<BufferType>(conv.getWeight().getType());
                      auto out = cast<BufferType>(conv.getTarget().getType());
                      cost.flops = 2.0 * double(out.getNumElements()) *

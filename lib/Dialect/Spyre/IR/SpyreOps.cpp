@@ -433,9 +433,19 @@ LogicalResult Conv2dOp::verify() {
     if (dilation[d] < 1)
       return emitOpError() << "dilation must be at least 1, not " << dilation[d];
   }
-  if (!compatible(w.getDimSize(1), in.getDimSize(1)))
+  int64_t groups = getGroups();
+  if (groups < 1)
+    return emitOpError() << "groups must be at least 1, not " << groups;
+  for (auto [name, channels] : {std::pair{"input", in.getDimSize(1)}, {"output", w.getDimSize(0)}})
+    if (!ShapedType::isDynamic(channels) && channels % groups != 0)
+      return emitOpError() << "the " << name << " channels (" << channels
+                           << ") must divide into " << groups << " groups";
+  int64_t perGroup =
+      ShapedType::isDynamic(in.getDimSize(1)) ? ShapedType::kDynamic : in.getDimSize(1) / groups;
+  if (!compatible(w.getDimSize(1), perGroup))
     return emitOpError() << "weight's input channels (" << dimString(w.getDimSize(1))
-                         << ") must be the input's (" << dimString(in.getDimSize(1)) << ")";
+                         << ") must be the input's" << (groups > 1 ? " per group (" : " (")
+                         << dimString(perGroup) << ")";
   if (!compatible(out.getDimSize(0), in.getDimSize(0)) ||
       !compatible(out.getDimSize(1), w.getDimSize(0)))
     return emitOpError() << "target must be images x the weight's output channels ("

@@ -16,6 +16,8 @@
 // the step, then the ReLU) and the band is stored. The
 // weights arrive as PyTorch stores them (output channel, input channel,
 // tap); the SFU copies each tap's Cb x C matrix out of them once per chunk.
+// A grouped convolution is the dense one of a block-diagonal weight: the
+// SFU zeroes the taps and copies each group's block onto the diagonal.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +57,10 @@ private:
   mutable Conv2dOp conv;
   int64_t n = 0, c = 0, h = 0, w = 0, co = 0, kh = 0, kw = 0, ho = 0, wo = 0;
   int64_t ph = 0, pw = 0, dh = 1, dw = 1, wp = 0;
+  int64_t groups = 1, cg = 0, cog = 0; // groups, input and output channels of each
+  /// Whether the taps need a slot of their own (else the loaded weights
+  /// are the one tap's dense matrix).
+  bool ownTaps() const { return kh * kw > 1 || groups > 1; }
   uint8_t dtype = 0;
   int64_t es = 0;
   bool hasBias = false, hasResidual = false, relu = false;
@@ -72,6 +78,8 @@ LogicalResult ConvPlan::analyze() {
   ph = conv.getPadding()[0], pw = conv.getPadding()[1];
   dh = conv.getDilation()[0], dw = conv.getDilation()[1];
   wp = w + 2 * pw;
+  groups = conv.getGroups();
+  cg = c / groups, cog = co / groups;
   if (n == 0 || co == 0 || ho == 0 || wo == 0)
     return conv.emitError() << "cannot run on the card: an empty convolution";
   if (c == 0 || kh == 0 || kw == 0)
@@ -100,8 +108,8 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
   // One chunk of weights stays loaded; several alternate in two copies.
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
   return {{"input", c * inputRows(rows) * wp * es, 2},
-          {"weight", cb * c * kh * kw * es, weightCopies},
-          {"taps", kh * kw > 1 ? kh * kw * cb * c * es : 0, weightCopies},
+          {"weight", cb * cg * kh * kw * es, weightCopies},
+          {"taps", ownTaps() ? kh * kw * cb * c * es : 0, weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
           {"accumulator", cb * run(rows) * 4, 2},
           {"residual", hasResidual ? cb * run(rows) * es : 0, 2}};
@@ -133,8 +141,8 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   if (hasResidual)
     load += active * outBytes / bw;
   // The weights' load, and their taps copied out on the SFU.
-  double weights = double(kh * kw * cb * c * es) / bw;
-  if (kh * kw > 1)
+  double weights = double(kh * kw * cb * cg * es) / bw;
+  if (ownTaps())
     weights += double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
   double pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(run(rows)),
                                               double((cb + run(rows)) * c * es),
@@ -195,9 +203,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       auto [inCopy, inNew] = inputs.use({image, b, 0}, t);
       auto [wCopy, wNew] = numChunks > 1 ? weights.use({chunk, 0, 0}, t)
                                          : std::pair<int64_t, bool>{0, t == 0};
-      // One tap: the loaded weights are its matrix already.
+      // One dense tap: the loaded weights are its matrix already.
       int64_t inAt = slotAt(kInput, inCopy), wAt = slotAt(kWeight, wCopy),
-              tapsAt = kh * kw > 1 ? slotAt(kTaps, wCopy) : wAt, biasAt = slotAt(kBias, wCopy),
+              tapsAt = ownTaps() ? slotAt(kTaps, wCopy) : wAt, biasAt = slotAt(kBias, wCopy),
               accAt = slotAt(kAcc, t % 2), resAt = slotAt(kResidual, t % 2);
       // The input rows [top, top + tileRows) of the band, those inside the
       // image from `from` to `to`.
@@ -222,8 +230,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
              {to - from, c, 1}});
       if (wNew) {
         step.loads.push_back({em.lx(dtype, wAt),
-                              em.device(conv.getWeight(), dtype, o0 * c * kh * kw * es),
-                              channels * c * kh * kw * es});
+                              em.device(conv.getWeight(), dtype, o0 * cg * kh * kw * es),
+                              channels * cg * kh * kw * es});
         if (hasBias)
           step.loads.push_back({em.lx(dtype, biasAt), em.device(conv.getBias(), dtype, o0 * es),
                                 channels * es});
@@ -249,7 +257,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       auto [outDevice, outLocal] = bandRefs(conv.getTarget(), accAt);
       step.stores.push_back({outDevice, outLocal, bandRow, bandCounts});
 
-      bool zeroColumns = t == 0 && pw > 0, newWeights = wNew && kh * kw > 1;
+      bool zeroColumns = t == 0 && pw > 0, newWeights = wNew && ownTaps();
       int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
       int64_t zeroBelow = inNew ? top + tileRows - std::max(to, from) : 0;
       if (inNew && to <= from)
@@ -263,12 +271,33 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         };
         // Tap (i, j) as a row-major Cb x C matrix: every (kh * kw)-th
         // element of the loaded weights, from its own.
-        if (newWeights)
+        auto copy = [&](int64_t dst, std::array<int64_t, 3> dstStrides, int64_t src,
+                        std::array<int64_t, 3> srcStrides, int64_t r, int64_t cols) {
+          sc.add(HwUnaryOp::create(builder, loc, "copy", em.lx(dtype, dst, dstStrides),
+                                   em.lx(dtype, src, srcStrides), r, cols, nullptr, 0, nullptr,
+                                   nullptr));
+        };
+        if (newWeights && groups == 1)
           for (int64_t tap = 0; tap < kh * kw; ++tap)
-            sc.add(HwUnaryOp::create(
-                builder, loc, "copy", em.lx(dtype, tapsAt + tap * cb * c * es, {c * es, es, 0}),
-                em.lx(dtype, wAt + tap * es, {c * kh * kw * es, kh * kw * es, 0}), channels, c,
-                nullptr, 0, nullptr, nullptr));
+            copy(tapsAt + tap * cb * c * es, {c * es, es, 0}, wAt + tap * es,
+                 {c * kh * kw * es, kh * kw * es, 0}, channels, c);
+        // Grouped: zeros, then for each tap and each row r of a group's
+        // block, that row of every group of the chunk (output channel
+        // g * cog + r reads input channels g * cg ...).
+        if (newWeights && groups > 1) {
+          zero(tapsAt, c * es, kh * kw * cb, c);
+          for (int64_t tap = 0; tap < kh * kw; ++tap)
+            for (int64_t r = 0; r < cog; ++r) {
+              int64_t g0 = llvm::divideCeil(std::max<int64_t>(0, o0 - r), cog);
+              int64_t g1 = (o0 + channels - 1 - r) / cog;
+              if (o0 + channels - 1 < r || g1 < g0)
+                continue;
+              int64_t row = g0 * cog + r - o0;
+              copy(tapsAt + (tap * cb * c + row * c + g0 * cg) * es, {(cog * c + cg) * es, es, 0},
+                   wAt + (row * cg * kh * kw + tap) * es, {cog * cg * kh * kw * es, kh * kw * es, 0},
+                   g1 - g0 + 1, cg);
+            }
+        }
         // The padding columns of both copies of the input rows, once: loads
         // write only the W columns between them.
         if (zeroColumns)

@@ -668,3 +668,27 @@ spyre.kernel @conv_residual(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) residual(%r : !spyre.buffer<1x4x8x1xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
+
+// -----
+
+spyre.kernel @conv_groups_divide(%x: !spyre.buffer<1x6x10x10xf16>, %w: !spyre.buffer<4x2x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{the output channels (4) must divide into 3 groups}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x6x10x10xf16>, !spyre.buffer<4x2x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1] groups = 3
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @conv_groups_weight(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{weight's input channels (8) must be the input's per group (4)}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1] groups = 2
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @conv_groups_zero(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{groups must be at least 1, not 0}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1] groups = 0
+  spyre.return
+}

@@ -94,3 +94,24 @@ spyre.kernel @residual_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1] relu
   spyre.return
 }
+
+// -----
+
+// Two groups: the dense weight is block diagonal. The SFU zeroes the taps
+// (9 taps x 6 output channels, rows of 4 input channels), then copies row r
+// of both groups' blocks per tap: output channels r and 3 + r, whose rows
+// lie (3 * 4 + 2) elements apart, from rows 3 x 2 x 9 elements apart in the
+// loaded weights.
+// CHECK-LABEL: spyre.hw.program @grouped
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [8, 2, 0]>, 0.000000e+00 [54 x 4]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [28, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W:]], strides = [108, 18, 0]> [2 x 2]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS+8]], strides = [28, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W+36]], strides = [108, 18, 0]> [2 x 2]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS+16]], strides = [28, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W+72]], strides = [108, 18, 0]> [2 x 2]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS+48]], strides = [28, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W+2]], strides = [108, 18, 0]> [2 x 2]
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [8, 0, 0]> x {{.*}} m 6 k 4
+spyre.kernel @grouped(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<6x2x3x3xf16>,
+                      %y: !spyre.buffer<1x6x4x4xf16>) {
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<6x2x3x3xf16>)
+      outs(%y : !spyre.buffer<1x6x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 2
+  spyre.return
+}
