@@ -11,7 +11,11 @@
 // major) with a strided view of the input rows (C x run), summed into one
 // f32 accumulator. The Wp - Wo positions between output rows are computed
 // and dropped: the store writes Wo of every Wp. No patch matrix (im2col)
-// reaches device memory. After the last tap the SFU converts the
+// reaches device memory. Where LX has room (the tile's third size), the SFU
+// first copies the taps' shifted views one under the other into a column
+// block in LX, and one product with all KH * KW * C of them as its K
+// replaces the taps' products: the accumulator is then streamed once, not
+// once per tap. After the last tap the SFU converts the
 // accumulator in place (adding the bias and a residual band loaded with
 // the step, then the ReLU) and the band is stored. The
 // weights arrive as PyTorch stores them (output channel, input channel,
@@ -32,7 +36,7 @@ namespace ISA = ::spyre::isa;
 namespace {
 
 /// The LX slots, in the order of `spyre.lx`.
-enum Slot : unsigned { kInput, kWeight, kTaps, kBias, kAcc, kResidual };
+enum Slot : unsigned { kInput, kWeight, kTaps, kBias, kAcc, kResidual, kColumns };
 
 class ConvPlan : public OpPlan {
 public:
@@ -50,6 +54,8 @@ private:
   int64_t units(ArrayRef<int64_t> tile) const {
     return n * llvm::divideCeil(ho, tile[0]) * chunks(tile[1]);
   }
+  /// Whether the tile gathers the taps into one product (its third size).
+  static bool gathers(ArrayRef<int64_t> tile) { return tile.size() > 2 && tile[2] == 1; }
   bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
   /// Estimated cycles of the busiest core (the tile search's measure).
   double estimate(ArrayRef<int64_t> tile, int64_t cores) const;
@@ -96,10 +102,12 @@ LogicalResult ConvPlan::analyze() {
 int64_t ConvPlan::parallelUnits() const { return n * ho; }
 
 LogicalResult ConvPlan::verifyTile(ArrayRef<int64_t> tile) const {
-  if (tile.size() != 2 || tile[0] < 1 || tile[0] > ho || tile[1] < 1 || tile[1] > co)
+  if (tile.size() != 3 || tile[0] < 1 || tile[0] > ho || tile[1] < 1 || tile[1] > co ||
+      tile[2] < 0 || tile[2] > 1 || (tile[2] == 1 && kh * kw == 1))
     return conv.emitError() << "spyre.tile of this convolution is [output rows of a band in "
                                "[1, "
-                            << ho << "], output channels of a chunk in [1, " << co << "]]";
+                            << ho << "], output channels of a chunk in [1, " << co
+                            << "], 1 to gather the taps into one product (of several) else 0]";
   return success();
 }
 
@@ -112,7 +120,8 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
           {"taps", ownTaps() ? kh * kw * cb * c * es : 0, weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
           {"accumulator", cb * run(rows) * 4, 2},
-          {"residual", hasResidual ? cb * run(rows) * es : 0, 2}};
+          {"residual", hasResidual ? cb * run(rows) * es : 0, 2},
+          {"columns", gathers(tile) ? kh * kw * c * run(rows) * es : 0, 1}};
 }
 
 bool ConvPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
@@ -147,6 +156,12 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   double pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(run(rows)),
                                               double((cb + run(rows)) * c * es),
                                               double(cb * run(rows) * 8));
+  if (gathers(tile)) {
+    double k = double(kh * kw * c);
+    pt = arch.ptCycles(double(cb), k, double(run(rows)), (double(cb) + double(run(rows))) * k * es,
+                       double(cb * run(rows) * 4)) +
+         double(kh * kw) * arch.sfuCycles(double(c * run(rows)), 2 * es, false, false);
+  }
   return weights + load + perCore * pt + (perCore - 1) * std::max(0.0, load + store - pt) +
          store;
 }
@@ -157,17 +172,21 @@ SmallVector<int64_t> ConvPlan::chooseTile(int64_t cores, int64_t lxBytes) const 
   // band height whose busiest core finishes first: taller bands feed the PT
   // longer runs, shorter ones spread over more cores.
   int64_t cb = co;
-  while (cb > 1 && !fits({1, cb}, lxBytes))
+  while (cb > 1 && !fits({1, cb, 0}, lxBytes))
     cb = llvm::divideCeil(cb, 2);
-  if (!fits({1, cb}, lxBytes))
+  if (!fits({1, cb, 0}, lxBytes))
     return {};
-  SmallVector<int64_t> best = {1, cb};
+  SmallVector<int64_t> best = {1, cb, 0};
   double bestCycles = estimate(best, cores);
-  for (int64_t rows = 2; rows <= ho && fits({rows, cb}, lxBytes); ++rows) {
-    double cycles = estimate({rows, cb}, cores);
-    if (cycles <= bestCycles) {
-      best = {rows, cb};
-      bestCycles = cycles;
+  for (int64_t gather : {int64_t(0), int64_t(1)}) {
+    if (gather && kh * kw == 1)
+      continue;
+    for (int64_t rows = 1; rows <= ho && fits({rows, cb, gather}, lxBytes); ++rows) {
+      double cycles = estimate({rows, cb, gather}, cores);
+      if (cycles <= bestCycles) {
+        best = {rows, cb, gather};
+        bestCycles = cycles;
+      }
     }
   }
   return best;
@@ -176,6 +195,12 @@ SmallVector<int64_t> ConvPlan::chooseTile(int64_t cores, int64_t lxBytes) const 
 LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
                               ArrayRef<int64_t> lx) const {
   const int64_t band = tile[0], cb = tile[1];
+  const bool gather = gathers(tile);
+  // Where tap t's Cb x C weights start in the taps slot, and their row
+  // pitch (elements): side by side when the taps are gathered (K runs over
+  // taps, then channels), else one after the other.
+  const int64_t tapsPitch = gather ? kh * kw * c : c;
+  auto tapAt = [&](int64_t tap) { return gather ? tap * c : tap * cb * c; };
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
   const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
@@ -279,13 +304,13 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         };
         if (newWeights && groups == 1)
           for (int64_t tap = 0; tap < kh * kw; ++tap)
-            copy(tapsAt + tap * cb * c * es, {c * es, es, 0}, wAt + tap * es,
+            copy(tapsAt + tapAt(tap) * es, {tapsPitch * es, es, 0}, wAt + tap * es,
                  {c * kh * kw * es, kh * kw * es, 0}, channels, c);
         // Grouped: zeros, then for each tap and each row r of a group's
         // block, that row of every group of the chunk (output channel
         // g * cog + r reads input channels g * cg ...).
         if (newWeights && groups > 1) {
-          zero(tapsAt, c * es, kh * kw * cb, c);
+          zero(tapsAt, tapsPitch * es, gather ? cb : kh * kw * cb, tapsPitch);
           for (int64_t tap = 0; tap < kh * kw; ++tap)
             for (int64_t r = 0; r < cog; ++r) {
               int64_t g0 = llvm::divideCeil(std::max<int64_t>(0, o0 - r), cog);
@@ -293,7 +318,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
               if (o0 + channels - 1 < r || g1 < g0)
                 continue;
               int64_t row = g0 * cog + r - o0;
-              copy(tapsAt + (tap * cb * c + row * c + g0 * cg) * es, {(cog * c + cg) * es, es, 0},
+              copy(tapsAt + (tapAt(tap) + row * tapsPitch + g0 * cg) * es,
+                   {(cog * tapsPitch + cg) * es, es, 0},
                    wAt + (row * cg * kh * kw + tap) * es, {cog * cg * kh * kw * es, kh * kw * es, 0},
                    g1 - g0 + 1, cg);
             }
@@ -312,15 +338,26 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           zero(inAt, channelPitch * es, c, zeroAbove * wp);
         if (zeroBelow > 0)
           zero(inAt + (tileRows - zeroBelow) * wp * es, channelPitch * es, c, zeroBelow * wp);
-        for (int64_t i = 0; i < kh; ++i)
-          for (int64_t j = 0; j < kw; ++j) {
-            int64_t tap = i * kw + j;
+        // Tap (i, j)'s view of the input rows: its C rows of the run.
+        auto shifted = [&](int64_t i, int64_t j) { return inAt + (i * dh * wp + j * dw) * es; };
+        RefAttr accView = em.lx(f32, accAt, {accPitch * 4, 0, 0});
+        if (gather) {
+          int64_t columnsAt = slotAt(kColumns, 0);
+          for (int64_t tap = 0; tap < kh * kw; ++tap)
+            copy(columnsAt + tap * c * accPitch * es, {accPitch * es, es, 0},
+                 shifted(tap / kw, tap % kw), {channelPitch * es, es, 0}, c, length);
+          sc.add(HwMatmulOp::create(builder, loc, accView,
+                                    em.lx(dtype, tapsAt, {tapsPitch * es, 0, 0}),
+                                    em.lx(dtype, columnsAt, {accPitch * es, 0, 0}), channels,
+                                    kh * kw * c, length, false, false, false, nullptr, 0, nullptr,
+                                    nullptr));
+        } else {
+          for (int64_t tap = 0; tap < kh * kw; ++tap)
             sc.add(HwMatmulOp::create(
-                builder, loc, em.lx(f32, accAt, {accPitch * 4, 0, 0}),
-                em.lx(dtype, tapsAt + tap * cb * c * es, {c * es, 0, 0}),
-                em.lx(dtype, inAt + (i * dh * wp + j * dw) * es, {channelPitch * es, 0, 0}),
-                channels, c, length, false, false, tap > 0, nullptr, 0, nullptr, nullptr));
-          }
+                builder, loc, accView, em.lx(dtype, tapsAt + tapAt(tap) * es, {c * es, 0, 0}),
+                em.lx(dtype, shifted(tap / kw, tap % kw), {channelPitch * es, 0, 0}), channels, c,
+                length, false, false, tap > 0, nullptr, 0, nullptr, nullptr));
+        }
         // The epilogue in f32 on the accumulator; its last instruction
         // writes the 16-bit result in place: element e goes to byte 2e,
         // after f32 element e / 2 <= e has been read.

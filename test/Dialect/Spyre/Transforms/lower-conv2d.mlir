@@ -1,4 +1,7 @@
-// RUN: spyre-opt %s -split-input-file --spyre-compile=cores=2 | FileCheck %s
+// RUN: spyre-opt %s -split-input-file --spyre-compile=start-before=plan-memory | FileCheck %s
+
+// Each tap's own product (the tile's third size 0), on tiles set here;
+// lower-conv2d-gathered.mlir has the taps gathered into one product.
 
 // A 3x3 convolution, padding 1, on 4x4 images of 2 channels: each core takes
 // a band of 2 output rows. Its 4 input rows (2 channels, 48 bytes apart) sit
@@ -45,6 +48,7 @@ spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16
                    %b: !spyre.buffer<3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
   spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1]
+      {spyre.cores = 2 : i64, spyre.tile = array<i64: 2, 3, 0>}
   spyre.return
 }
 
@@ -70,6 +74,7 @@ spyre.kernel @pointwise(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x1x
                         %y: !spyre.buffer<1x3x4x4xf16>) {
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x1x1xf16>)
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [0, 0] dilation = [1, 1]
+      {spyre.cores = 2 : i64, spyre.tile = array<i64: 4, 3, 0>}
   spyre.return
 }
 
@@ -92,6 +97,7 @@ spyre.kernel @residual_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x
   spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
       residual(%r : !spyre.buffer<1x3x4x4xf16>)
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1] relu
+      {spyre.cores = 2 : i64, spyre.tile = array<i64: 2, 3, 0>}
   spyre.return
 }
 
@@ -113,5 +119,6 @@ spyre.kernel @grouped(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<6x2x3x3x
                       %y: !spyre.buffer<1x6x4x4xf16>) {
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<6x2x3x3xf16>)
       outs(%y : !spyre.buffer<1x6x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 2
+      {spyre.cores = 2 : i64, spyre.tile = array<i64: 2, 6, 0>}
   spyre.return
 }

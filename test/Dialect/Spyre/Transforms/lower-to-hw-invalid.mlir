@@ -56,3 +56,13 @@ spyre.kernel @too_many_cores(%x: !spyre.buffer<512xf32>, %y: !spyre.buffer<512xf
   }
   spyre.return
 }
+
+// -----
+
+// One tap has nothing to gather.
+spyre.kernel @conv_gather_one_tap(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x1x1xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
+  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 3], 1 to gather the taps into one product (of several) else 0]}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x1x1xf16>) outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [0, 0] dilation = [1, 1]
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 3, 1>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
+  spyre.return
+}
