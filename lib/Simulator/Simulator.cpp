@@ -572,9 +572,6 @@ struct Simulator::Impl {
     if (tracing) {
       static const char *engines[] = {"control", "dma", "pt", "sfu"};
       double us = 1e6 / arch.clockHz;
-      // Enough digits that an instruction ends within its kernel's
-      // simulated time (the default 6 lose a nanosecond by 10 us).
-      trace.precision(12);
       trace << (firstEvent ? "" : ",\n") << R"({"name":")" << nameOf(in) << R"(","cat":")"
             << engines[engine] << R"(","ph":"X","ts":)" << e.start * us << R"(,"dur":)"
             << (now - e.start) * us << R"(,"pid":)" << id << R"(,"tid":)" << engine
@@ -628,6 +625,9 @@ struct Simulator::Impl {
 
   RunStats run(bool withTrace) {
     tracing = withTrace;
+    // Enough digits that an instruction ends within its kernel's simulated
+    // time (the default 6 lose a nanosecond by 10 us).
+    trace.precision(12);
     prepare();
     while (true) {
       bool changed = true;
