@@ -15,10 +15,18 @@ such a convolution into its kernel.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import torch
 
 from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
+
+
+def output_shape(x_shape, w_shape, padding, dilation) -> tuple:
+    """(N, Co, Ho, Wo) of a convolution of stride 1."""
+    (n, _, h, w), (co, _, kh, kw) = x_shape, w_shape
+    return (n, co, h + 2 * padding[0] - dilation[0] * (kh - 1),
+            w + 2 * padding[1] - dilation[1] * (kw - 1))
 
 
 def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
@@ -28,9 +36,8 @@ def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
     (Co, C / groups, KH, KW), an optional bias (Co), an optional residual
     and out (N, Co, Ho, Wo)."""
     element = ELEMENT[dtype]
-    (n, _, h, w), (co, _, kh, kw) = x_shape, w_shape
-    out = (n, co, h + 2 * padding[0] - dilation[0] * (kh - 1),
-           w + 2 * padding[1] - dilation[1] * (kw - 1))
+    co = w_shape[0]
+    out = output_shape(x_shape, w_shape, padding, dilation)
     types = [buffer_type(x_shape, element), buffer_type(w_shape, element)]
     if has_bias:
         types.append(buffer_type((co,), element))
@@ -43,18 +50,32 @@ def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
                   extra_inputs=[out_type] if has_residual else [], clauses=residual)
 
 
+class _Signature(NamedTuple):
+    """What a convolution kernel depends on: kernel_mlir's arguments."""
+    x_shape: tuple
+    w_shape: tuple
+    has_bias: bool
+    dtype: torch.dtype
+    padding: tuple
+    dilation: tuple
+    groups: int
+    has_residual: bool
+    relu: bool
+
+
 def _signature(x, weight, bias, padding, dilation, groups=1, residual=None, relu=False):
-    return (tuple(x.shape), tuple(weight.shape), bias is not None, x.dtype,
-            tuple(int(p) for p in padding), tuple(int(d) for d in dilation), int(groups),
-            residual is not None, bool(relu))
+    return _Signature(tuple(x.shape), tuple(weight.shape), bias is not None, x.dtype,
+                      tuple(int(p) for p in padding), tuple(int(d) for d in dilation),
+                      int(groups), residual is not None, bool(relu))
 
 
 @functools.lru_cache(maxsize=256)
-def _launcher(signature):
+def _launcher(signature: _Signature):
     from .launcher import ProgramLauncher
     mlir = kernel_mlir(*signature)
-    names = [f"arg{i}" for i in range(3 + signature[2] + signature[7])]
-    ops = ["aten.convolution"] + ["aten.add.Tensor"] * signature[7] + ["aten.relu"] * signature[8]
+    names = [f"arg{i}" for i in range(3 + signature.has_bias + signature.has_residual)]
+    ops = (["aten.convolution"] + ["aten.add.Tensor"] * signature.has_residual +
+           ["aten.relu"] * signature.relu)
     return ProgramLauncher("conv2d", mlir, names, graph="extern", ops=ops)
 
 
@@ -75,9 +96,7 @@ def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
 
 
 def _output(x, weight, padding, dilation):
-    (n, _, h, w), (co, _, kh, kw) = x.shape, weight.shape
-    return x.new_empty((n, co, h + 2 * padding[0] - dilation[0] * (kh - 1),
-                        w + 2 * padding[1] - dilation[1] * (kw - 1)))
+    return x.new_empty(output_shape(x.shape, weight.shape, padding, dilation))
 
 
 @conv2d.register_fake

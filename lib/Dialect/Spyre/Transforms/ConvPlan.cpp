@@ -15,13 +15,15 @@
 // first copies the taps' shifted views one under the other into a column
 // block in LX, and one product with all KH * KW * C of them as its K
 // replaces the taps' products: the accumulator is then streamed once, not
-// once per tap. After the last tap the SFU converts the
-// accumulator in place (adding the bias and a residual band loaded with
-// the step, then the ReLU) and the band is stored. The
-// weights arrive as PyTorch stores them (output channel, input channel,
-// tap); the SFU copies each tap's Cb x C matrix out of them once per chunk.
-// A grouped convolution is the dense one of a block-diagonal weight: the
-// SFU zeroes the taps and copies each group's block onto the diagonal.
+// once per tap. After the last tap the SFU converts the accumulator in
+// place (adding the bias and a residual band loaded with the step, then the
+// ReLU) and the band is stored.
+//
+// The weights arrive as PyTorch stores them (output channel, input
+// channel, tap); the SFU copies each tap's Cb x C matrix out of them once
+// per chunk. A grouped convolution is the dense one of a block-diagonal
+// weight: the SFU zeroes the taps and copies each group's block onto the
+// diagonal.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,6 +59,26 @@ private:
   /// Whether the tile gathers the taps into one product (its third size).
   static bool gathers(ArrayRef<int64_t> tile) { return tile.size() > 2 && tile[2] == 1; }
   bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
+  /// Rows of `length` elements at a row pitch of `lxPitch` in LX and of
+  /// `length` in device memory move as one run per channel when the pitches
+  /// match (no padding columns, no dropped positions), else row by row.
+  bool oneRun(int64_t length, int64_t lxPitch) const { return length == lxPitch; }
+  /// Device bytes the transfers of `rows` such rows of one channel touch:
+  /// whole sticks, one more for a run that does not start on one.
+  double deviceBytes(int64_t rows, int64_t length, int64_t lxPitch) const;
+  /// The LX and device sides and shape of the transfer of `channels`
+  /// channels' `rows` rows of `length` elements: in LX from `lxAt` at row
+  /// pitch `lxPitch`, channels `lxChannel` elements apart; in device memory
+  /// from byte `deviceAt` of `buffer`, rows `length` and channels
+  /// `deviceChannel` elements apart.
+  struct Rows {
+    RefAttr local, device;
+    int64_t rowBytes;
+    std::array<int64_t, 3> counts;
+  };
+  Rows rowsOf(HwEmitter &em, int64_t lxAt, int64_t lxPitch, int64_t lxChannel, Value buffer,
+              int64_t deviceAt, int64_t deviceChannel, int64_t rows, int64_t length,
+              int64_t channels) const;
   /// Estimated cycles of the busiest core (the tile search's measure).
   double estimate(ArrayRef<int64_t> tile, int64_t cores) const;
 
@@ -130,6 +152,26 @@ bool ConvPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
   return total <= lxBytes;
 }
 
+double ConvPlan::deviceBytes(int64_t rows, int64_t length, int64_t lxPitch) const {
+  auto sticks = [&](int64_t elements) {
+    return double(llvm::alignTo(elements * es, arch.stickBytes) + arch.stickBytes);
+  };
+  return oneRun(length, lxPitch) ? sticks(rows * length) : double(rows) * sticks(length);
+}
+
+ConvPlan::Rows ConvPlan::rowsOf(HwEmitter &em, int64_t lxAt, int64_t lxPitch,
+                                int64_t lxChannel, Value buffer, int64_t deviceAt,
+                                int64_t deviceChannel, int64_t rows, int64_t length,
+                                int64_t channels) const {
+  if (oneRun(length, lxPitch))
+    return {em.lx(dtype, lxAt, {lxChannel * es, 0, 0}),
+            em.device(buffer, dtype, deviceAt, {deviceChannel * es, 0, 0}), rows * length * es,
+            {channels, 1, 1}};
+  return {em.lx(dtype, lxAt, {lxPitch * es, lxChannel * es, 0}),
+          em.device(buffer, dtype, deviceAt, {length * es, deviceChannel * es, 0}), length * es,
+          {rows, channels, 1}};
+}
+
 double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // Every active core loads its band's rows and stores its outputs at about
   // the same time, sharing the bus (rows count whole sticks, as the card
@@ -138,14 +180,9 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   int64_t rows = std::min(tile[0], ho), cb = tile[1];
   double active = double(std::min(cores, units(tile))),
          perCore = double(llvm::divideCeil(units(tile), cores));
-  auto deviceRow = [&](int64_t elements) {
-    return double(llvm::alignTo(elements * es, arch.stickBytes) + arch.stickBytes);
-  };
   double bw = arch.deviceBytesPerCycle();
-  double load = active * double(c) *
-                (pw == 0 ? deviceRow(inputRows(rows) * w) : double(inputRows(rows)) * deviceRow(w)) /
-                bw;
-  double outBytes = double(cb) * (wo == wp ? deviceRow(rows * wo) : double(rows) * deviceRow(wo));
+  double load = active * double(c) * deviceBytes(inputRows(rows), w, wp) / bw;
+  double outBytes = double(cb) * deviceBytes(rows, wo, wp);
   double store = active * outBytes * (1 / bw + arch.turnaroundCyclesPerByte());
   if (hasResidual)
     load += active * outBytes / bw;
@@ -153,14 +190,18 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   double weights = double(kh * kw * cb * cg * es) / bw;
   if (ownTaps())
     weights += double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
-  double pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(run(rows)),
-                                              double((cb + run(rows)) * c * es),
-                                              double(cb * run(rows) * 8));
+  // A product per tap (each reads and writes the accumulator), or the
+  // columns' copies and one product.
+  double pt;
   if (gathers(tile)) {
     double k = double(kh * kw * c);
     pt = arch.ptCycles(double(cb), k, double(run(rows)), (double(cb) + double(run(rows))) * k * es,
                        double(cb * run(rows) * 4)) +
          double(kh * kw) * arch.sfuCycles(double(c * run(rows)), 2 * es, false, false);
+  } else {
+    pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(run(rows)),
+                                         double((cb + run(rows)) * c * es),
+                                         double(cb * run(rows) * 8));
   }
   return weights + load + perCore * pt + (perCore - 1) * std::max(0.0, load + store - pt) +
          store;
@@ -238,21 +279,12 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
               to = std::min(h, top + tileRows);
 
       TileStep step;
-      // Without padding columns a channel's rows are one run in device
-      // memory and in LX: one transfer row each, not one per image row.
-      if (inNew && to > from && pw == 0)
-        step.loads.push_back({em.lx(dtype, inAt + (from - top) * w * es, {channelPitch * es, 0, 0}),
-                              em.device(conv.getInput(), dtype, ((image * c) * h + from) * w * es,
-                                        {h * w * es, 0, 0}),
-                              (to - from) * w * es,
-                              {c, 1, 1}});
-      else if (inNew && to > from)
-        step.loads.push_back(
-            {em.lx(dtype, inAt + ((from - top) * wp + pw) * es, {wp * es, channelPitch * es, 0}),
-             em.device(conv.getInput(), dtype, ((image * c) * h + from) * w * es,
-                       {w * es, h * w * es, 0}),
-             w * es,
-             {to - from, c, 1}});
+      if (inNew && to > from) {
+        Rows in = rowsOf(em, inAt + ((from - top) * wp + pw) * es, wp, channelPitch,
+                         conv.getInput(), ((image * c) * h + from) * w * es, h * w, to - from, w,
+                         c);
+        step.loads.push_back({in.local, in.device, in.rowBytes, in.counts});
+      }
       if (wNew) {
         step.loads.push_back({em.lx(dtype, wAt),
                               em.device(conv.getWeight(), dtype, o0 * cg * kh * kw * es),
@@ -261,26 +293,18 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           step.loads.push_back({em.lx(dtype, biasAt), em.device(conv.getBias(), dtype, o0 * es),
                                 channels * es});
       }
-      // Output row r of the band is the run's elements from r * Wp on; with
-      // none dropped (Wo = Wp), a channel's rows are one run. A residual
-      // band is laid out as the output.
-      int64_t outOffset = ((image * co + o0) * ho + y0) * wo * es;
-      auto bandRefs = [&](Value buffer, int64_t at) -> std::pair<RefAttr, RefAttr> {
-        if (wo == wp)
-          return {em.device(buffer, dtype, outOffset, {ho * wo * es, 0, 0}),
-                  em.lx(dtype, at, {accPitch * es, 0, 0})};
-        return {em.device(buffer, dtype, outOffset, {wo * es, ho * wo * es, 0}),
-                em.lx(dtype, at, {wp * es, accPitch * es, 0})};
+      // Output row r of the band is the run's elements from r * Wp on. A
+      // residual band is laid out as the output.
+      auto outputRows = [&](Value buffer, int64_t at) {
+        return rowsOf(em, at, wp, accPitch, buffer, ((image * co + o0) * ho + y0) * wo * es,
+                      ho * wo, rows, wo, channels);
       };
-      int64_t bandRow = wo == wp ? rows * wo * es : wo * es;
-      std::array<int64_t, 3> bandCounts =
-          wo == wp ? std::array<int64_t, 3>{channels, 1, 1} : std::array<int64_t, 3>{rows, channels, 1};
       if (hasResidual) {
-        auto [device, local] = bandRefs(conv.getResidual(), resAt);
-        step.loads.push_back({local, device, bandRow, bandCounts});
+        Rows residual = outputRows(conv.getResidual(), resAt);
+        step.loads.push_back({residual.local, residual.device, residual.rowBytes, residual.counts});
       }
-      auto [outDevice, outLocal] = bandRefs(conv.getTarget(), accAt);
-      step.stores.push_back({outDevice, outLocal, bandRow, bandCounts});
+      Rows out = outputRows(conv.getTarget(), accAt);
+      step.stores.push_back({out.device, out.local, out.rowBytes, out.counts});
 
       bool zeroColumns = t == 0 && pw > 0, newWeights = wNew && ownTaps();
       int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
@@ -294,14 +318,14 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                                   APFloat(0.0), APFloat(0.0), APFloat(0.0), r, cols, nullptr, 0,
                                   nullptr, nullptr));
         };
-        // Tap (i, j) as a row-major Cb x C matrix: every (kh * kw)-th
-        // element of the loaded weights, from its own.
         auto copy = [&](int64_t dst, std::array<int64_t, 3> dstStrides, int64_t src,
                         std::array<int64_t, 3> srcStrides, int64_t r, int64_t cols) {
           sc.add(HwUnaryOp::create(builder, loc, "copy", em.lx(dtype, dst, dstStrides),
                                    em.lx(dtype, src, srcStrides), r, cols, nullptr, 0, nullptr,
                                    nullptr));
         };
+        // Tap (i, j) as a row-major Cb x C matrix: every (kh * kw)-th
+        // element of the loaded weights, from its own.
         if (newWeights && groups == 1)
           for (int64_t tap = 0; tap < kh * kw; ++tap)
             copy(tapsAt + tapAt(tap) * es, {tapsPitch * es, es, 0}, wAt + tap * es,
