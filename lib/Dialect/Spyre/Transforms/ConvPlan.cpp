@@ -15,13 +15,17 @@
 // first copies the taps' shifted views one under the other into a column
 // block in LX, and one product with all KH * KW * C of them as its K
 // replaces the taps' products: the accumulator is then streamed once, not
-// once per tap. After the last tap the SFU converts the accumulator in
+// once per tap. Gathered taps of an output as wide as the input need no
+// padding columns (see `packs`): the rows then keep the pitch W and move as
+// one run per channel each way. After the last tap the SFU converts the accumulator in
 // place (adding the bias and a residual band loaded with the step, then the
 // ReLU) and the band is stored.
 //
 // The weights arrive as PyTorch stores them (output channel, input
 // channel, tap); the SFU copies each tap's Cb x C matrix out of them once
-// per chunk. A grouped convolution is the dense one of a block-diagonal
+// per chunk. When one chunk holds every output channel, its weights are a
+// first step of their own, which every core starts with the same read and
+// whose copies overlap the load of the first rows. A grouped convolution is the dense one of a block-diagonal
 // weight: the SFU zeroes the taps and copies each group's block onto the
 // diagonal.
 //
@@ -50,8 +54,20 @@ public:
 private:
   /// Input rows a band of `rows` output rows reads.
   int64_t inputRows(int64_t rows) const { return rows + dh * (kh - 1); }
+  /// Whether the tile keeps the input rows unpadded, at a pitch of W: when
+  /// the taps are gathered and the output is as wide as the input, a tap's
+  /// view shifted by its column offset is right but for the positions that
+  /// wrap into the next or previous row, which are where the padding
+  /// columns would be read, and the copy's last instruction zeroes them.
+  /// Rows then move as one run per channel each way, not row by row.
+  bool packs(ArrayRef<int64_t> tile) const { return gathers(tile) && pw > 0 && wo == w; }
+  /// The row pitch of the input rows and of the run in LX.
+  int64_t pitch(ArrayRef<int64_t> tile) const { return packs(tile) ? w : wp; }
   /// Elements of the run a band of `rows` output rows computes.
-  int64_t run(int64_t rows) const { return (rows - 1) * wp + wo; }
+  int64_t run(int64_t rows, int64_t rowPitch) const { return (rows - 1) * rowPitch + wo; }
+  /// Elements before and after the packed rows that the shifted views of
+  /// the first and last channel read (and whose positions they zero).
+  int64_t margin(ArrayRef<int64_t> tile) const { return packs(tile) ? pw : 0; }
   int64_t chunks(int64_t cb) const { return llvm::divideCeil(co, cb); }
   int64_t units(ArrayRef<int64_t> tile) const {
     return n * llvm::divideCeil(ho, tile[0]) * chunks(tile[1]);
@@ -134,16 +150,16 @@ LogicalResult ConvPlan::verifyTile(ArrayRef<int64_t> tile) const {
 }
 
 SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
-  int64_t rows = tile[0], cb = tile[1];
+  int64_t rows = tile[0], cb = tile[1], p = pitch(tile);
   // One chunk of weights stays loaded; several alternate in two copies.
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
-  return {{"input", c * inputRows(rows) * wp * es, 2},
+  return {{"input", (c * inputRows(rows) * p + 2 * margin(tile)) * es, 2},
           {"weight", cb * cg * kh * kw * es, weightCopies},
           {"taps", ownTaps() ? kh * kw * cb * c * es : 0, weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
-          {"accumulator", cb * run(rows) * 4, 2},
-          {"residual", hasResidual ? cb * run(rows) * es : 0, 2},
-          {"columns", gathers(tile) ? kh * kw * c * run(rows) * es : 0, 1}};
+          {"accumulator", cb * run(rows, p) * 4, 2},
+          {"residual", hasResidual ? cb * run(rows, p) * es : 0, 2},
+          {"columns", gathers(tile) ? kh * kw * c * run(rows, p) * es : 0, 1}};
 }
 
 bool ConvPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
@@ -177,33 +193,36 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // the same time, sharing the bus (rows count whole sticks, as the card
   // moves them); in between, a core's units overlap one's product with the
   // next one's transfers.
-  int64_t rows = std::min(tile[0], ho), cb = tile[1];
+  int64_t rows = std::min(tile[0], ho), cb = tile[1], p = pitch(tile), length = run(rows, p);
   double active = double(std::min(cores, units(tile))),
          perCore = double(llvm::divideCeil(units(tile), cores));
   double bw = arch.deviceBytesPerCycle();
-  double load = active * double(c) * deviceBytes(inputRows(rows), w, wp) / bw;
-  double outBytes = double(cb) * deviceBytes(rows, wo, wp);
+  double load = active * double(c) * deviceBytes(inputRows(rows), w, p) / bw;
+  double outBytes = double(cb) * deviceBytes(rows, wo, p);
   double store = active * outBytes * (1 / bw + arch.turnaroundCyclesPerByte());
   if (hasResidual)
     load += active * outBytes / bw;
-  // The weights' load, and their taps copied out on the SFU.
-  double weights = double(kh * kw * cb * cg * es) / bw;
+  // The weights' load (every core reads the same bytes at once), then
+  // their taps copied out on the SFU, while the first rows arrive when one
+  // chunk stays loaded (its weights have a step of their own).
+  double weights = double(kh * kw * cb * cg * es) / bw, taps = 0;
   if (ownTaps())
-    weights += double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
+    taps = double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
+  double start = weights + (chunks(cb) == 1 ? std::max(taps, load) : taps + load);
   // A product per tap (each reads and writes the accumulator), or the
   // columns' copies and one product.
   double pt;
   if (gathers(tile)) {
     double k = double(kh * kw * c);
-    pt = arch.ptCycles(double(cb), k, double(run(rows)), (double(cb) + double(run(rows))) * k * es,
-                       double(cb * run(rows) * 4)) +
-         double(kh * kw) * arch.sfuCycles(double(c * run(rows)), 2 * es, false, false);
+    pt = arch.ptCycles(double(cb), k, double(length), double(cb + length) * k * es,
+                       double(cb * length * 4)) +
+         double(kh * kw) * arch.sfuCycles(double(c * length), 2 * es, false, false);
   } else {
-    pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(run(rows)),
-                                         double((cb + run(rows)) * c * es),
-                                         double(cb * run(rows) * 8));
+    pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(length),
+                                         double((cb + length) * c * es),
+                                         double(cb * length * 8));
   }
-  return weights + load + perCore * pt + (perCore - 1) * std::max(0.0, load + store - pt) +
+  return start + perCore * pt + (perCore - 1) * std::max(0.0, load + store - pt) +
          store;
 }
 
@@ -245,11 +264,74 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
   const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
-  const int64_t channelPitch = inputRows(band) * wp; // elements between input channels in LX
-  const int64_t accPitch = run(band);                // elements between output channels
+  const int64_t p = pitch(tile), edge = margin(tile);
+  const int64_t channelPitch = inputRows(band) * p; // elements between input channels in LX
+  const int64_t accPitch = run(band, p);            // elements between output channels
   const uint8_t f32 = uint8_t(ISA::DType::f32);
   const int64_t total = n * bands * numChunks;
   Location loc = conv.getLoc();
+  // One chunk's weights stay loaded for the whole op: a step of their own
+  // comes first, so that the SFU copies their taps out while the first
+  // rows arrive, and every core reads them in the same cycle (the card
+  // then reads them once).
+  const bool weightsFirst = numChunks == 1 && ownTaps();
+
+  auto zero = [&](StepCompute &sc, int64_t at, int64_t rowStride, int64_t r, int64_t cols) {
+    sc.add(HwFillOp::create(sc.b(), loc, em.lx(dtype, at, {rowStride, es, 0}), APFloat(0.0),
+                            APFloat(0.0), APFloat(0.0), r, cols, nullptr, 0, nullptr, nullptr));
+  };
+  auto copy = [&](StepCompute &sc, int64_t dst, std::array<int64_t, 3> dstStrides, int64_t src,
+                  std::array<int64_t, 3> srcStrides, int64_t r, int64_t cols) {
+    sc.add(HwUnaryOp::create(sc.b(), loc, "copy", em.lx(dtype, dst, dstStrides),
+                             em.lx(dtype, src, srcStrides), r, cols, nullptr, 0, nullptr,
+                             nullptr));
+  };
+  // The loads of chunk `o0`'s weights (and bias) into copy `wCopy`.
+  auto loadWeights = [&](TileStep &step, int64_t wCopy, int64_t o0, int64_t channels) {
+    step.loads.push_back({em.lx(dtype, slotAt(kWeight, wCopy)),
+                          em.device(conv.getWeight(), dtype, o0 * cg * kh * kw * es),
+                          channels * cg * kh * kw * es});
+    if (hasBias)
+      step.loads.push_back({em.lx(dtype, slotAt(kBias, wCopy)),
+                            em.device(conv.getBias(), dtype, o0 * es), channels * es});
+  };
+  // The SFU's copies of the loaded weights' taps, each a Cb x C matrix
+  // (one dense tap needs none: the loaded weights are its matrix).
+  auto copyTaps = [&](StepCompute &sc, int64_t wCopy, int64_t o0, int64_t channels) {
+    int64_t wAt = slotAt(kWeight, wCopy), tapsAt = slotAt(kTaps, wCopy);
+    // Tap (i, j): every (kh * kw)-th element of the loaded weights, from
+    // its own.
+    if (groups == 1) {
+      for (int64_t tap = 0; tap < kh * kw; ++tap)
+        copy(sc, tapsAt + tapAt(tap) * es, {tapsPitch * es, es, 0}, wAt + tap * es,
+             {c * kh * kw * es, kh * kw * es, 0}, channels, c);
+      return;
+    }
+    // Grouped: zeros, then for each tap and each row r of a group's
+    // block, that row of every group of the chunk (output channel
+    // g * cog + r reads input channels g * cg ...).
+    zero(sc, tapsAt, tapsPitch * es, gather ? cb : kh * kw * cb, tapsPitch);
+    for (int64_t tap = 0; tap < kh * kw; ++tap)
+      for (int64_t r = 0; r < cog; ++r) {
+        int64_t g0 = llvm::divideCeil(std::max<int64_t>(0, o0 - r), cog);
+        int64_t g1 = (o0 + channels - 1 - r) / cog;
+        if (o0 + channels - 1 < r || g1 < g0)
+          continue;
+        int64_t row = g0 * cog + r - o0;
+        copy(sc, tapsAt + (tapAt(tap) + row * tapsPitch + g0 * cg) * es,
+             {(cog * tapsPitch + cg) * es, es, 0}, wAt + (row * cg * kh * kw + tap) * es,
+             {cog * cg * kh * kw * es, kh * kw * es, 0}, g1 - g0 + 1, cg);
+      }
+  };
+  // The padding columns of both copies of the input rows, once: loads write
+  // only the W columns between them.
+  auto zeroColumns = [&](StepCompute &sc) {
+    for (int64_t copy = 0; copy < 2; ++copy) {
+      int64_t at = slotAt(kInput, copy), lines = c * inputRows(band);
+      zero(sc, at, wp * es, lines, pw);
+      zero(sc, at + (pw + w) * es, wp * es, lines, pw);
+    }
+  };
 
   for (int64_t core = 0; core < cores; ++core) {
     int64_t first = llvm::divideCeil(total * core, cores),
@@ -259,18 +341,18 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
     // Units run chunk by chunk within a band, so that a band's rows stay
     // loaded while its chunks pass.
     SlotCopies inputs, weights;
-    auto stepAt = [&, first](int64_t t) {
+    auto unitStep = [&, first](int64_t t) {
       int64_t unit = first + t;
       int64_t image = unit / (bands * numChunks), b = unit / numChunks % bands,
               chunk = unit % numChunks;
       int64_t y0 = b * band, rows = std::min(band, ho - y0);
       int64_t o0 = chunk * cb, channels = std::min(cb, co - o0);
-      int64_t length = run(rows), tileRows = inputRows(rows);
+      int64_t length = run(rows, p), tileRows = inputRows(rows);
       auto [inCopy, inNew] = inputs.use({image, b, 0}, t);
-      auto [wCopy, wNew] = numChunks > 1 ? weights.use({chunk, 0, 0}, t)
-                                         : std::pair<int64_t, bool>{0, t == 0};
+      auto [wCopy, wNew] = weightsFirst ? std::pair<int64_t, bool>{0, false}
+                                        : weights.use({chunk, 0, 0}, t);
       // One dense tap: the loaded weights are its matrix already.
-      int64_t inAt = slotAt(kInput, inCopy), wAt = slotAt(kWeight, wCopy),
+      int64_t inAt = slotAt(kInput, inCopy) + edge * es, wAt = slotAt(kWeight, wCopy),
               tapsAt = ownTaps() ? slotAt(kTaps, wCopy) : wAt, biasAt = slotAt(kBias, wCopy),
               accAt = slotAt(kAcc, t % 2), resAt = slotAt(kResidual, t % 2);
       // The input rows [top, top + tileRows) of the band, those inside the
@@ -279,24 +361,18 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
               to = std::min(h, top + tileRows);
 
       TileStep step;
+      if (wNew)
+        loadWeights(step, wCopy, o0, channels);
       if (inNew && to > from) {
-        Rows in = rowsOf(em, inAt + ((from - top) * wp + pw) * es, wp, channelPitch,
+        Rows in = rowsOf(em, inAt + ((from - top) * p + (p - w) / 2) * es, p, channelPitch,
                          conv.getInput(), ((image * c) * h + from) * w * es, h * w, to - from, w,
                          c);
         step.loads.push_back({in.local, in.device, in.rowBytes, in.counts});
       }
-      if (wNew) {
-        step.loads.push_back({em.lx(dtype, wAt),
-                              em.device(conv.getWeight(), dtype, o0 * cg * kh * kw * es),
-                              channels * cg * kh * kw * es});
-        if (hasBias)
-          step.loads.push_back({em.lx(dtype, biasAt), em.device(conv.getBias(), dtype, o0 * es),
-                                channels * es});
-      }
-      // Output row r of the band is the run's elements from r * Wp on. A
-      // residual band is laid out as the output.
+      // Output row r of the band is the run's elements from r * pitch on.
+      // A residual band is laid out as the output.
       auto outputRows = [&](Value buffer, int64_t at) {
-        return rowsOf(em, at, wp, accPitch, buffer, ((image * co + o0) * ho + y0) * wo * es,
+        return rowsOf(em, at, p, accPitch, buffer, ((image * co + o0) * ho + y0) * wo * es,
                       ho * wo, rows, wo, channels);
       };
       if (hasResidual) {
@@ -306,70 +382,43 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       Rows out = outputRows(conv.getTarget(), accAt);
       step.stores.push_back({out.device, out.local, out.rowBytes, out.counts});
 
-      bool zeroColumns = t == 0 && pw > 0, newWeights = wNew && ownTaps();
+      bool padColumns = t == 0 && p != w && !weightsFirst, newWeights = wNew && ownTaps();
       int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
       int64_t zeroBelow = inNew ? top + tileRows - std::max(to, from) : 0;
       if (inNew && to <= from)
         zeroAbove = tileRows, zeroBelow = 0;
       step.compute = [=, this, &em](StepCompute &sc) {
         OpBuilder &builder = sc.b();
-        auto zero = [&](int64_t at, int64_t rowStride, int64_t r, int64_t cols) {
-          sc.add(HwFillOp::create(builder, loc, em.lx(dtype, at, {rowStride, es, 0}),
-                                  APFloat(0.0), APFloat(0.0), APFloat(0.0), r, cols, nullptr, 0,
-                                  nullptr, nullptr));
-        };
-        auto copy = [&](int64_t dst, std::array<int64_t, 3> dstStrides, int64_t src,
-                        std::array<int64_t, 3> srcStrides, int64_t r, int64_t cols) {
-          sc.add(HwUnaryOp::create(builder, loc, "copy", em.lx(dtype, dst, dstStrides),
-                                   em.lx(dtype, src, srcStrides), r, cols, nullptr, 0, nullptr,
-                                   nullptr));
-        };
-        // Tap (i, j) as a row-major Cb x C matrix: every (kh * kw)-th
-        // element of the loaded weights, from its own.
-        if (newWeights && groups == 1)
-          for (int64_t tap = 0; tap < kh * kw; ++tap)
-            copy(tapsAt + tapAt(tap) * es, {tapsPitch * es, es, 0}, wAt + tap * es,
-                 {c * kh * kw * es, kh * kw * es, 0}, channels, c);
-        // Grouped: zeros, then for each tap and each row r of a group's
-        // block, that row of every group of the chunk (output channel
-        // g * cog + r reads input channels g * cg ...).
-        if (newWeights && groups > 1) {
-          zero(tapsAt, tapsPitch * es, gather ? cb : kh * kw * cb, tapsPitch);
-          for (int64_t tap = 0; tap < kh * kw; ++tap)
-            for (int64_t r = 0; r < cog; ++r) {
-              int64_t g0 = llvm::divideCeil(std::max<int64_t>(0, o0 - r), cog);
-              int64_t g1 = (o0 + channels - 1 - r) / cog;
-              if (o0 + channels - 1 < r || g1 < g0)
-                continue;
-              int64_t row = g0 * cog + r - o0;
-              copy(tapsAt + (tapAt(tap) + row * tapsPitch + g0 * cg) * es,
-                   {(cog * tapsPitch + cg) * es, es, 0},
-                   wAt + (row * cg * kh * kw + tap) * es, {cog * cg * kh * kw * es, kh * kw * es, 0},
-                   g1 - g0 + 1, cg);
-            }
-        }
-        // The padding columns of both copies of the input rows, once: loads
-        // write only the W columns between them.
-        if (zeroColumns)
-          for (int64_t copy = 0; copy < 2; ++copy) {
-            int64_t at = slotAt(kInput, copy), lines = c * inputRows(band);
-            zero(at, wp * es, lines, pw);
-            zero(at + (pw + w) * es, wp * es, lines, pw);
-          }
+        if (newWeights)
+          copyTaps(sc, wCopy, o0, channels);
+        if (padColumns)
+          zeroColumns(sc);
         // Rows above and below the image read zeros; a previous band may
         // have left data there.
         if (zeroAbove > 0)
-          zero(inAt, channelPitch * es, c, zeroAbove * wp);
+          zero(sc, inAt, channelPitch * es, c, zeroAbove * p);
         if (zeroBelow > 0)
-          zero(inAt + (tileRows - zeroBelow) * wp * es, channelPitch * es, c, zeroBelow * wp);
+          zero(sc, inAt + (tileRows - zeroBelow) * p * es, channelPitch * es, c, zeroBelow * p);
         // Tap (i, j)'s view of the input rows: its C rows of the run.
-        auto shifted = [&](int64_t i, int64_t j) { return inAt + (i * dh * wp + j * dw) * es; };
+        auto shifted = [&](int64_t i, int64_t j) {
+          return inAt + (i * dh * p + j * dw - edge) * es;
+        };
         RefAttr accView = em.lx(f32, accAt, {accPitch * 4, 0, 0});
         if (gather) {
           int64_t columnsAt = slotAt(kColumns, 0);
           for (int64_t tap = 0; tap < kh * kw; ++tap)
-            copy(columnsAt + tap * c * accPitch * es, {accPitch * es, es, 0},
+            copy(sc, columnsAt + tap * c * accPitch * es, {accPitch * es, es, 0},
                  shifted(tap / kw, tap % kw), {channelPitch * es, es, 0}, c, length);
+          // Packed rows: the positions whose view wrapped into the row
+          // before (a tap left of centre reads the previous row's last
+          // columns) or after read the padding instead: zeros. Every
+          // channel's rows of the block are W apart (the run is whole rows).
+          for (int64_t tap = 0; edge > 0 && tap < kh * kw; ++tap) {
+            int64_t shift = tap % kw * dw - pw;
+            if (shift != 0)
+              zero(sc, columnsAt + (tap * c * accPitch + (shift < 0 ? 0 : w - shift)) * es, w * es,
+                   c * band, std::abs(shift));
+          }
           sc.add(HwMatmulOp::create(builder, loc, accView,
                                     em.lx(dtype, tapsAt, {tapsPitch * es, 0, 0}),
                                     em.lx(dtype, columnsAt, {accPitch * es, 0, 0}), channels,
@@ -404,7 +453,22 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       };
       return step;
     };
-    em.pipeline(core, loc, count, stepAt);
+    auto stepAt = [&](int64_t t) {
+      if (!weightsFirst)
+        return unitStep(t);
+      if (t > 0)
+        return unitStep(t - 1);
+      TileStep step;
+      loadWeights(step, 0, 0, co);
+      step.compute = [&](StepCompute &sc) {
+        if (ownTaps())
+          copyTaps(sc, 0, 0, co);
+        if (p != w)
+          zeroColumns(sc);
+      };
+      return step;
+    };
+    em.pipeline(core, loc, count + weightsFirst, stepAt);
   }
   return success();
 }

@@ -1,30 +1,71 @@
-// RUN: spyre-opt %s --spyre-compile=cores=2 | FileCheck %s
+// RUN: spyre-opt %s -split-input-file --spyre-compile=cores=2 | FileCheck %s
 
 // The tile's choice for a 3x3 convolution of 2 channels: the taps gathered
 // into one product. Each tap's 3x2 weights go side by side into rows of all
-// 18 (tap, channel) pairs (36 bytes a row); each tap's shifted view of the
-// input rows (2 channels, 48 bytes apart) is copied under the previous
-// tap's, the run's 10 elements a row (20 bytes). One product of K = 18
-// replaces the nine of K = 2, and writes the accumulator once.
+// 18 (tap, channel) pairs (36 bytes a row). The output is as wide as the
+// input, so the input rows stay unpadded (a pitch of 4 elements; channels
+// 32 bytes apart): each channel's 3 rows inside the image arrive as one
+// 24-byte run, after the weights that every core reads at once. The taps'
+// copies wait for the weights and bias only (2 loads), so they overlap the
+// rows' load; the rows' first use waits for all 3. Each tap's
+// view, shifted by (i * 4 + j - 1) elements from the rows, is copied under
+// the previous tap's, the run's 8 elements a row (16 bytes); a tap left of
+// centre then reads the row before's last column at x = 0, and a tap right
+// of it the next row's first at x = 3, so those positions of the block
+// (every 8 bytes, 4 rows: 2 channels x 2 output rows) are zeroed. One
+// product of K = 18 replaces the nine of K = 2, and each output channel's 2
+// rows leave as one 16-byte run.
 // CHECK-LABEL: spyre.hw.program @conv
 // CHECK: spyre.hw.core 0 {
-// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [36, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W:]], strides = [36, 18, 0]> [3 x 2]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#W:]]>, #spyre.ref<@arg1, dl16> row 108 x [1, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#IN:]], strides = [32, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [32, 0, 0]> row 24 x [2, 1, 1]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [36, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W]], strides = [36, 18, 0]> [3 x 2] {wait_count = 2 : i64, wait_sem = 0 : i64}
 // CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS+4]], strides = [36, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W+2]], strides = [36, 18, 0]> [3 x 2]
-// CHECK: spyre.hw.fill {{.*}} [2 x 6]
-// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [20, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN:]], strides = [48, 2, 0]> [2 x 10]
-// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 40, strides = [20, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN+2]], strides = [48, 2, 0]> [2 x 10]
-// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 80, strides = [20, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN+4]], strides = [48, 2, 0]> [2 x 10]
-// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 120, strides = [20, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN+12]], strides = [48, 2, 0]> [2 x 10]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#IN-8]], strides = [32, 2, 0]>, 0.000000e+00 [2 x 4] {wait_count = 3 : i64, wait_sem = 0 : i64}
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN-10]], strides = [32, 2, 0]> [2 x 8]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 32, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN-8]], strides = [32, 2, 0]> [2 x 8]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 64, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN-6]], strides = [32, 2, 0]> [2 x 8]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 96, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN-2]], strides = [32, 2, 0]> [2 x 8]
 // CHECK-COUNT-5: spyre.hw.unary "copy"
-// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [36, 0, 0]> x #spyre.ref<lx, dl16, strides = [20, 0, 0]> m 3 k 18 n 10 {
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 70, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 96, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 166, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 192, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 262, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [36, 0, 0]> x #spyre.ref<lx, dl16, strides = [16, 0, 0]> m 3 k 18 n 8 {
 // CHECK-NOT: accumulate
 // CHECK-SAME: }
 // CHECK-NOT: spyre.hw.matmul
 // CHECK: spyre.hw.binary "add"
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [32, 0, 0]>, #spyre.ref<lx, dl16, {{.*}}strides = [16, 0, 0]> row 16 x [3, 1, 1]
 // CHECK: spyre.hw.core 1 {
 spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
                    %b: !spyre.buffer<3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
   spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1]
+  spyre.return
+}
+
+// -----
+
+// Gathered taps on a tile set here, with an output wider than the input
+// (padding 2): the rows keep the padded pitch of 8 elements (16 bytes),
+// between zero columns filled once, and arrive row by row; the run's 14
+// elements a row cover 2 output rows of 6, and the 2 positions between them
+// are dropped on store.
+// CHECK-LABEL: spyre.hw.program @wide
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#ROWS:]], strides = [16, 64, 0]>, #spyre.ref<@arg0, dl16, strides = [8, 32, 0]> row 8 x [2, 2, 1]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROWS-36]], strides = [16, 2, 0]>, 0.000000e+00 [8 x 2]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROWS-24]], strides = [16, 2, 0]>, 0.000000e+00 [8 x 2]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [28, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#ROWS-36]], strides = [64, 2, 0]> [2 x 14]
+// CHECK: spyre.hw.matmul {{.*}} m 3 k 18 n 14
+// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, strides = [12, 72, 0]>, #spyre.ref<lx, dl16, {{.*}}strides = [16, 28, 0]> row 12 x [2, 3, 1]
+spyre.kernel @wide(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
+                   %y: !spyre.buffer<1x3x6x6xf16>) {
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>)
+      outs(%y : !spyre.buffer<1x3x6x6xf16>) padding = [2, 2] dilation = [1, 1]
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 2, 3, 1>}
   spyre.return
 }

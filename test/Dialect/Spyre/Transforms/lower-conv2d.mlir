@@ -15,9 +15,9 @@
 // bias is added while the f32 sums are narrowed in place.
 // CHECK-LABEL: spyre.hw.program @conv
 // CHECK: spyre.hw.core 0 {
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#ROW1:]], strides = [12, 48, 0]>, #spyre.ref<@arg0, dl16, strides = [8, 32, 0]> row 8 x [3, 2, 1]
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#WT:]]>, #spyre.ref<@arg1, dl16> row 108 x [1, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#B:]]>, #spyre.ref<@arg2, dl16> row 6 x [1, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#ROW1:]], strides = [12, 48, 0]>, #spyre.ref<@arg0, dl16, strides = [8, 32, 0]> row 8 x [3, 2, 1]
 // CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#W:]], strides = [4, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#WT]], strides = [36, 18, 0]> [3 x 2]
 // CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#W+12]], strides = [4, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#WT+2]], strides = [36, 18, 0]> [3 x 2]
 // CHECK-COUNT-7: spyre.hw.unary "copy"
@@ -61,8 +61,8 @@ spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16
 // The one unit goes to core 0.
 // CHECK-LABEL: spyre.hw.program @pointwise
 // CHECK: spyre.hw.core 0 {
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#IN:]], strides = [32, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [32, 0, 0]> row 32 x [2, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#W:]]>, #spyre.ref<@arg1, dl16> row 12 x [1, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#IN:]], strides = [32, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [32, 0, 0]> row 32 x [2, 1, 1]
 // CHECK-NOT: spyre.hw.unary
 // CHECK: spyre.hw.matmul #spyre.ref<lx, f32, strides = [64, 0, 0]> = #spyre.ref<lx, dl16, offset = [[#W]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#IN]], strides = [32, 0, 0]> m 3 k 2 n 16
 // CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [32, 2, 0]>, #spyre.ref<lx, f32, strides = [64, 4, 0]> [3 x 16]
