@@ -95,6 +95,15 @@ private:
   Rows rowsOf(HwEmitter &em, int64_t lxAt, int64_t lxPitch, int64_t lxChannel, Value buffer,
               int64_t deviceAt, int64_t deviceChannel, int64_t rows, int64_t length,
               int64_t channels) const;
+  /// Gathered taps: the SFU copies them in groups, and one product per
+  /// group (adding into the accumulator after the first) runs while the SFU
+  /// copies the next group. Returns the number of groups that finishes a
+  /// band of `length` positions and `cb` channels first, and its cycles.
+  std::pair<int64_t, double> tapGroups(int64_t cb, int64_t length) const;
+  /// Taps [first, last) of group `g` of `numGroups`.
+  std::pair<int64_t, int64_t> groupTaps(int64_t g, int64_t numGroups) const {
+    return {kh * kw * g / numGroups, kh * kw * (g + 1) / numGroups};
+  }
   /// Estimated cycles of the busiest core (the tile search's measure).
   double estimate(ArrayRef<int64_t> tile, int64_t cores) const;
 
@@ -188,6 +197,26 @@ ConvPlan::Rows ConvPlan::rowsOf(HwEmitter &em, int64_t lxAt, int64_t lxPitch,
           {rows, channels, 1}};
 }
 
+std::pair<int64_t, double> ConvPlan::tapGroups(int64_t cb, int64_t length) const {
+  // Each group re-reads and re-writes the f32 accumulator (the first only
+  // writes it), so more groups overlap more of the copies but stream more.
+  std::pair<int64_t, double> best = {1, 0.0};
+  for (int64_t numGroups = 1; numGroups <= std::min<int64_t>(kh * kw, 4); ++numGroups) {
+    double sfu = 0, pt = 0;
+    for (int64_t g = 0; g < numGroups; ++g) {
+      auto [first, last] = groupTaps(g, numGroups);
+      double k = double((last - first) * c);
+      sfu += double(last - first) * arch.sfuCycles(double(c * length), 2 * es, false, false);
+      pt = std::max(pt, sfu) + arch.ptCycles(double(cb), k, double(length),
+                                             double(cb + length) * k * es,
+                                             double(cb * length * (g > 0 ? 8 : 4)));
+    }
+    if (numGroups == 1 || pt < best.second)
+      best = {numGroups, pt};
+  }
+  return best;
+}
+
 double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // Every active core loads its band's rows and stores its outputs at about
   // the same time, sharing the bus (rows count whole sticks, as the card
@@ -213,10 +242,7 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // columns' copies and one product.
   double pt;
   if (gathers(tile)) {
-    double k = double(kh * kw * c);
-    pt = arch.ptCycles(double(cb), k, double(length), double(cb + length) * k * es,
-                       double(cb * length * 4)) +
-         double(kh * kw) * arch.sfuCycles(double(c * length), 2 * es, false, false);
+    pt = tapGroups(cb, length).second;
   } else {
     pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(length),
                                          double((cb + length) * c * es),
@@ -276,15 +302,20 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   // then reads them once).
   const bool weightsFirst = numChunks == 1 && ownTaps();
 
+  // Every step names its instructions' dependencies (StepCompute's
+  // explicit style): SFU work waits for nothing but the SFU's earlier work,
+  // so that it runs beside the PT's products of earlier taps.
   auto zero = [&](StepCompute &sc, int64_t at, int64_t rowStride, int64_t r, int64_t cols) {
     sc.add(HwFillOp::create(sc.b(), loc, em.lx(dtype, at, {rowStride, es, 0}), APFloat(0.0),
-                            APFloat(0.0), APFloat(0.0), r, cols, nullptr, 0, nullptr, nullptr));
+                            APFloat(0.0), APFloat(0.0), r, cols, nullptr, 0, nullptr, nullptr),
+           nullptr);
   };
   auto copy = [&](StepCompute &sc, int64_t dst, std::array<int64_t, 3> dstStrides, int64_t src,
                   std::array<int64_t, 3> srcStrides, int64_t r, int64_t cols) {
     sc.add(HwUnaryOp::create(sc.b(), loc, "copy", em.lx(dtype, dst, dstStrides),
                              em.lx(dtype, src, srcStrides), r, cols, nullptr, 0, nullptr,
-                             nullptr));
+                             nullptr),
+           nullptr);
   };
   // The loads of chunk `o0`'s weights (and bias) into copy `wCopy`.
   auto loadWeights = [&](TileStep &step, int64_t wCopy, int64_t o0, int64_t channels) {
@@ -404,32 +435,50 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           return inAt + (i * dh * p + j * dw - edge) * es;
         };
         RefAttr accView = em.lx(f32, accAt, {accPitch * 4, 0, 0});
+        // The SFU instruction emitted last, which a product then waits for.
+        auto lastSfu = [&]() -> Operation * {
+          return sc.ops().empty() || isa<HwMatmulOp>(sc.ops().back()) ? nullptr
+                                                                        : sc.ops().back();
+        };
+        Operation *product = nullptr;
         if (gather) {
           int64_t columnsAt = slotAt(kColumns, 0);
-          for (int64_t tap = 0; tap < kh * kw; ++tap)
-            copy(sc, columnsAt + tap * c * accPitch * es, {accPitch * es, es, 0},
-                 shifted(tap / kw, tap % kw), {channelPitch * es, es, 0}, c, length);
-          // Packed rows: the positions whose view wrapped into the row
-          // before (a tap left of centre reads the previous row's last
-          // columns) or after read the padding instead: zeros. Every
-          // channel's rows of the block are W apart (the run is whole rows).
-          for (int64_t tap = 0; edge > 0 && tap < kh * kw; ++tap) {
-            int64_t shift = tap % kw * dw - pw;
-            if (shift != 0)
-              zero(sc, columnsAt + (tap * c * accPitch + (shift < 0 ? 0 : w - shift)) * es, w * es,
-                   c * band, std::abs(shift));
+          int64_t numGroups = tapGroups(cb, accPitch).first;
+          for (int64_t g = 0; g < numGroups; ++g) {
+            auto [firstTap, lastTap] = groupTaps(g, numGroups);
+            for (int64_t tap = firstTap; tap < lastTap; ++tap)
+              copy(sc, columnsAt + tap * c * accPitch * es, {accPitch * es, es, 0},
+                   shifted(tap / kw, tap % kw), {channelPitch * es, es, 0}, c, length);
+            // Packed rows: the positions whose view wrapped into the row
+            // before (a tap left of centre reads the previous row's last
+            // columns) or after read the padding instead: zeros. Every
+            // channel's rows of the block are W apart (the run is whole
+            // rows).
+            for (int64_t tap = firstTap; edge > 0 && tap < lastTap; ++tap) {
+              int64_t shift = tap % kw * dw - pw;
+              if (shift != 0)
+                zero(sc, columnsAt + (tap * c * accPitch + (shift < 0 ? 0 : w - shift)) * es,
+                     w * es, c * band, std::abs(shift));
+            }
+            product = sc.add(
+                HwMatmulOp::create(
+                    builder, loc, accView,
+                    em.lx(dtype, tapsAt + firstTap * c * es, {tapsPitch * es, 0, 0}),
+                    em.lx(dtype, columnsAt + firstTap * c * accPitch * es, {accPitch * es, 0, 0}),
+                    channels, (lastTap - firstTap) * c, length, false, false, g > 0, nullptr, 0,
+                    nullptr, nullptr),
+                lastSfu());
           }
-          sc.add(HwMatmulOp::create(builder, loc, accView,
-                                    em.lx(dtype, tapsAt, {tapsPitch * es, 0, 0}),
-                                    em.lx(dtype, columnsAt, {accPitch * es, 0, 0}), channels,
-                                    kh * kw * c, length, false, false, false, nullptr, 0, nullptr,
-                                    nullptr));
         } else {
           for (int64_t tap = 0; tap < kh * kw; ++tap)
-            sc.add(HwMatmulOp::create(
-                builder, loc, accView, em.lx(dtype, tapsAt + tapAt(tap) * es, {c * es, 0, 0}),
-                em.lx(dtype, shifted(tap / kw, tap % kw), {channelPitch * es, 0, 0}), channels, c,
-                length, false, false, tap > 0, nullptr, 0, nullptr, nullptr));
+            product = sc.add(
+                HwMatmulOp::create(builder, loc, accView,
+                                   em.lx(dtype, tapsAt + tapAt(tap) * es, {c * es, 0, 0}),
+                                   em.lx(dtype, shifted(tap / kw, tap % kw),
+                                         {channelPitch * es, 0, 0}),
+                                   channels, c, length, false, false, tap > 0, nullptr, 0,
+                                   nullptr, nullptr),
+                lastSfu());
         }
         // The epilogue in f32 on the accumulator; its last instruction
         // writes the 16-bit result in place: element e goes to byte 2e,
@@ -445,11 +494,13 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           bool lastOp = k + 1 == addends.size() && !relu;
           sc.add(HwBinaryOp::create(builder, loc, "add", lastOp ? result : acc, acc, addend,
                                     FloatAttr(), channels, length, nullptr, 0, nullptr,
-                                    nullptr));
+                                    nullptr),
+                 std::exchange(product, nullptr));
         }
         if (relu || addends.empty())
           sc.add(HwUnaryOp::create(builder, loc, relu ? "relu" : "copy", result, acc, channels,
-                                   length, nullptr, 0, nullptr, nullptr));
+                                   length, nullptr, 0, nullptr, nullptr),
+                 product);
       };
       return step;
     };

@@ -12,30 +12,32 @@
 // the previous tap's, the run's 8 elements a row (16 bytes); a tap left of
 // centre then reads the row before's last column at x = 0, and a tap right
 // of it the next row's first at x = 3, so those positions of the block
-// (every 8 bytes, 4 rows: 2 channels x 2 output rows) are zeroed. One
-// product of K = 18 replaces the nine of K = 2, and each output channel's 2
-// rows leave as one 16-byte run.
+// (every 8 bytes, 4 rows: 2 channels x 2 output rows) are zeroed. Two
+// products, of taps 0-3 (K = 8) and 4-8 (K = 10, adding into the first's
+// sums), replace the nine of K = 2; the first waits for its group's SFU
+// work only, so the SFU copies the second group while the PT multiplies.
+// Each output channel's 2 rows leave as one 16-byte run.
 // CHECK-LABEL: spyre.hw.program @conv
 // CHECK: spyre.hw.core 0 {
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#W:]]>, #spyre.ref<@arg1, dl16> row 108 x [1, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#IN:]], strides = [32, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [32, 0, 0]> row 24 x [2, 1, 1]
-// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [36, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W]], strides = [36, 18, 0]> [3 x 2] {wait_count = 2 : i64, wait_sem = 0 : i64}
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [36, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W]], strides = [36, 18, 0]> [3 x 2] {signal_sem = 5 : i64, wait_count = 2 : i64, wait_sem = 0 : i64}
 // CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS+4]], strides = [36, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#W+2]], strides = [36, 18, 0]> [3 x 2]
-// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#IN-8]], strides = [32, 2, 0]>, 0.000000e+00 [2 x 4] {wait_count = 3 : i64, wait_sem = 0 : i64}
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#IN-8]], strides = [32, 2, 0]>, 0.000000e+00 [2 x 4] {signal_sem = 5 : i64, wait_count = 3 : i64, wait_sem = 0 : i64}
 // CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN-10]], strides = [32, 2, 0]> [2 x 8]
 // CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 32, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN-8]], strides = [32, 2, 0]> [2 x 8]
 // CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 64, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN-6]], strides = [32, 2, 0]> [2 x 8]
 // CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 96, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN-2]], strides = [32, 2, 0]> [2 x 8]
-// CHECK-COUNT-5: spyre.hw.unary "copy"
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 70, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
-// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 96, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 96, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1] {signal_sem = 5 : i64}
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [36, 0, 0]> x #spyre.ref<lx, dl16, strides = [16, 0, 0]> m 3 k 8 n 8 {signal_sem = 4 : i64, wait_count = 16 : i64, wait_sem = 5 : i64}
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 128, strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#IN]], strides = [32, 2, 0]> [2 x 8] {signal_sem = 5 : i64}
+// CHECK-COUNT-4: spyre.hw.unary "copy"
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 166, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 192, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 262, strides = [8, 2, 0]>, 0.000000e+00 [4 x 1]
-// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [36, 0, 0]> x #spyre.ref<lx, dl16, strides = [16, 0, 0]> m 3 k 18 n 8 {
-// CHECK-NOT: accumulate
-// CHECK-SAME: }
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = #spyre.ref<lx, dl16, offset = [[#TAPS+16]], strides = [36, 0, 0]> x #spyre.ref<lx, dl16, offset = 128, strides = [16, 0, 0]> m 3 k 10 n 8 {accumulate, signal_sem = 4 : i64, wait_count = 24 : i64, wait_sem = 5 : i64}
 // CHECK-NOT: spyre.hw.matmul
 // CHECK: spyre.hw.binary "add"
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [32, 0, 0]>, #spyre.ref<lx, dl16, {{.*}}strides = [16, 0, 0]> row 16 x [3, 1, 1]
@@ -60,7 +62,8 @@ spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16
 // CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROWS-36]], strides = [16, 2, 0]>, 0.000000e+00 [8 x 2]
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#ROWS-24]], strides = [16, 2, 0]>, 0.000000e+00 [8 x 2]
 // CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [28, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#ROWS-36]], strides = [64, 2, 0]> [2 x 14]
-// CHECK: spyre.hw.matmul {{.*}} m 3 k 18 n 14
+// CHECK: spyre.hw.matmul {{.*}} m 3 k 8 n 14
+// CHECK: spyre.hw.matmul {{.*}} m 3 k 10 n 14 {accumulate
 // CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, strides = [12, 72, 0]>, #spyre.ref<lx, dl16, {{.*}}strides = [16, 28, 0]> row 12 x [2, 3, 1]
 spyre.kernel @wide(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
                    %y: !spyre.buffer<1x3x6x6xf16>) {

@@ -29,13 +29,13 @@
 // CHECK: spyre.hw.matmul #spyre.ref<lx, f32, strides = [40, 0, 0]> = #spyre.ref<lx, dl16, offset = [[#W]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#ROW1-14]], strides = [48, 0, 0]> m 3 k 2 n 10 {
 // CHECK-NOT: accumulate
 // CHECK-SAME: }
-// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#W+12]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#ROW1-12]], strides = [48, 0, 0]> m 3 k 2 n 10 {accumulate}
-// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1-10]], {{.*}} {accumulate}
-// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1-2]], {{.*}} {accumulate}
-// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1]], {{.*}} {accumulate}
-// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+2]], {{.*}} {accumulate}
-// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+10]], {{.*}} {accumulate}
-// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+12]], {{.*}} {accumulate}
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#W+12]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#ROW1-12]], strides = [48, 0, 0]> m 3 k 2 n 10 {accumulate,
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1-10]], {{.*}} {accumulate,
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1-2]], {{.*}} {accumulate,
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1]], {{.*}} {accumulate,
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+2]], {{.*}} {accumulate,
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+10]], {{.*}} {accumulate,
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#ROW1+12]], {{.*}} {accumulate,
 // CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#W+96]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#ROW1+14]], {{.*}} {accumulate
 // CHECK-NOT: spyre.hw.matmul
 // CHECK: spyre.hw.binary "add" #spyre.ref<lx, dl16, strides = [20, 2, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = [[#B]], strides = [2, 0, 0]> [3 x 10]
