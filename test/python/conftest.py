@@ -52,10 +52,12 @@ def kernels(monkeypatch):
 @pytest.fixture
 def decomposed_attention(monkeypatch):
     """Attention as products and a softmax, as when the card refuses the
-    fused kernel; not from Inductor's FX graph cache, where another test may
-    have left the fused graph of the same function."""
+    fused kernel; not from Inductor's or AOTAutograd's caches, where another
+    test may have left the fused graph of the same function. (Patching
+    fx_graph_cache alone is not enough: TORCHINDUCTOR_FX_GRAPH_CACHE=1 in the
+    environment overrides a patch.)"""
     import torch
     from spyre_mlir.inductor import attention
     monkeypatch.setattr(attention, "compiles", lambda *args: "decomposed for the test")
-    with torch._inductor.config.patch(fx_graph_cache=False):
+    with torch.compiler.config.patch(force_disable_caches=True):
         yield

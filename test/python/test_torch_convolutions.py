@@ -199,3 +199,30 @@ def test_conv2d_gathers_whole_output_rows():
     check(conv, x, depth=1152)
     assert "conv2d" not in counters.cycles_per_kernel
     assert counters.simulated_cycles < 150_000  # 97.1k cycles
+
+
+@pytest.mark.parametrize("layout", ["input", "weight", "both"])
+@pytest.mark.parametrize("residual", [False, True])
+def test_conv2d_result_has_eagers_layout(layout, residual):
+    """A channels-last input or weight gives a channels-last result, as in
+    eager (the card computes NCHW; the values and the strides match)."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(6, 6, 3, padding=1).half().eval()
+    x, r = torch.randn(2, 6, 7, 9).half(), torch.randn(2, 6, 7, 9).half()
+    if layout in ("input", "both"):
+        x = x.to(memory_format=torch.channels_last)
+    if layout in ("weight", "both"):
+        conv = conv.to(memory_format=torch.channels_last)
+
+    def fn(x, r):
+        y = conv(x)
+        return y + r if residual else y
+
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        actual, expected = torch.compile(fn, backend="spyre")(x, r), fn(x, r)
+    assert dict(counters.fallbacks) == {}
+    assert set(counters.cycles_per_kernel) == {"conv2d"}
+    torch.testing.assert_close(actual, expected, check_stride=True,
+                               **tolerance(torch.float16, 54))

@@ -6,8 +6,8 @@ extern call, `torch.ops.spyre.conv2d`, whose implementation runs the kernel
 on the card through a ProgramLauncher (each run counted with its simulated
 cycles, not as a CPU fallback). The convolution decomposition
 (decompositions.convolution) calls it through `fused` for 2-D convolutions
-of stride 1 without groups that the card takes, outside autograd; the
-others keep the im2col lowering (lowerings.convolution). After Inductor's
+of stride 1 that the card takes (grouped ones with few channels), outside
+autograd; the others keep the im2col lowering (lowerings.convolution). After Inductor's
 own passes, `fuse_epilogues` folds a ReLU and a residual add that follow
 such a convolution into its kernel.
 """
@@ -18,6 +18,7 @@ import functools
 from typing import NamedTuple
 
 import torch
+from torch._prims_common import suggest_memory_format
 
 from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
 
@@ -86,22 +87,27 @@ def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
     """F.conv2d(x, weight, bias, stride 1, padding, dilation, groups) on the
     card, plus `residual` if given, then ReLU'd if `relu`."""
     launcher = _launcher(_signature(x, weight, bias, padding, dilation, groups, residual, relu))
-    out = _output(x, weight, padding, dilation)
+    # The card reads and writes NCHW; the result then takes eager's layout.
+    out = x.new_empty(output_shape(x.shape, weight.shape, padding, dilation))
     inputs = [x.contiguous(), weight.contiguous()]
     for optional in (bias, residual):
         if optional is not None:
             inputs.append(optional.contiguous())
     launcher(*inputs, out)
-    return out
+    return out.contiguous(memory_format=_memory_format(x, weight))
 
 
-def _output(x, weight, padding, dilation):
-    return x.new_empty(output_shape(x.shape, weight.shape, padding, dilation))
+def _memory_format(x, weight):
+    """The layout eager's CPU convolution gives its result: channels-last
+    when the input or the weight is."""
+    channels_last = any(suggest_memory_format(t) == torch.channels_last for t in (x, weight))
+    return torch.channels_last if channels_last else torch.contiguous_format
 
 
 @conv2d.register_fake
 def _(x, weight, bias, padding, dilation, groups=1, residual=None, relu=False):
-    return _output(x, weight, padding, dilation)
+    return torch.empty(output_shape(x.shape, weight.shape, padding, dilation), dtype=x.dtype,
+                       device=x.device, memory_format=_memory_format(x, weight))
 
 
 op = torch.ops.spyre.conv2d.default
