@@ -218,63 +218,86 @@ std::pair<int64_t, double> ConvPlan::tapGroups(int64_t cb, int64_t length) const
 }
 
 double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
-  // Every active core loads its band's rows and stores its outputs at about
-  // the same time, sharing the bus (rows count whole sticks, as the card
-  // moves them); in between, a core's units overlap one's product with the
-  // next one's transfers.
+  // Every active core moves its unit's transfers at about the same time,
+  // sharing the bus (rows count whole sticks, as the card moves them); a
+  // core's units overlap one's compute with the next one's transfers. Its
+  // units run chunk by chunk within a band, so a band's rows load once.
   int64_t rows = std::min(tile[0], ho), cb = tile[1], p = pitch(tile), length = run(rows, p);
   double active = double(std::min(cores, units(tile))),
          perCore = double(llvm::divideCeil(units(tile), cores));
+  bool oneChunk = chunks(cb) == 1;
   double bw = arch.deviceBytesPerCycle();
-  double load = active * double(c) * deviceBytes(inputRows(rows), w, p) / bw;
+  double input = active * double(c) * deviceBytes(inputRows(rows), w, p) / bw;
   double outBytes = double(cb) * deviceBytes(rows, wo, p);
   double store = active * outBytes * (1 / bw + arch.turnaroundCyclesPerByte());
-  if (hasResidual)
-    load += active * outBytes / bw;
-  // The weights' load (every core reads the same bytes at once), then
-  // their taps copied out on the SFU, while the first rows arrive when one
-  // chunk stays loaded (its weights have a step of their own).
+  double residual = hasResidual ? active * outBytes / bw : 0;
+  // The weights, and their taps copied out on the SFU. One chunk's are
+  // read by every core at once (the card reads them once) in a step of
+  // their own, whose copies overlap the first rows' load; several chunks'
+  // come with each unit.
   double weights = double(kh * kw * cb * cg * es) / bw, taps = 0;
   if (ownTaps())
     taps = double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
-  double start = weights + (chunks(cb) == 1 ? std::max(taps, load) : taps + load);
+  // A core's DMA engine runs one transfer at a time, each first waiting
+  // out the memory's latency.
+  double latency = double(arch.dmaLatencyCycles);
+  double bandsPerCore = std::max(1.0, perCore / double(chunks(cb)));
+  double load = (input + latency) * bandsPerCore / perCore +
+                (hasResidual ? residual + latency : 0) +
+                (oneChunk ? 0 : active * weights + latency * (1 + hasBias));
+  store += latency;
+  double start = oneChunk ? weights + latency * (1 + hasBias) +
+                                std::max(taps, input + residual + latency * (1 + hasResidual))
+                          : load + (input + latency) * (1 - bandsPerCore / perCore);
   // A product per tap (each reads and writes the accumulator), or the
-  // columns' copies and one product.
-  double pt;
-  if (gathers(tile)) {
-    pt = tapGroups(cb, length).second;
-  } else {
-    pt = double(kh * kw) * arch.ptCycles(double(cb), double(c), double(length),
-                                         double((cb + length) * c * es),
-                                         double(cb * length * 8));
+  // columns' copies and a product per group of taps.
+  double compute = oneChunk ? 0 : taps;
+  if (gathers(tile))
+    compute += tapGroups(cb, length).second;
+  else
+    compute += double(kh * kw) * arch.ptCycles(double(cb), double(c), double(length),
+                                                double((cb + length) * c * es),
+                                                double(cb * length * 8));
+  // The epilogue's SFU passes over the f32 sums, the last writing the
+  // 16-bit result (a broadcast bias streams nothing per element).
+  int64_t passes = int64_t(hasBias) + int64_t(hasResidual) + (relu || !(hasBias || hasResidual));
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    bool residualPass = hasResidual && pass == int64_t(hasBias);
+    double bytes = 4 + (residualPass ? es : 0) + (pass + 1 == passes ? es : 4);
+    compute += arch.sfuCycles(double(cb * length), bytes, false, false);
   }
-  return start + perCore * pt + (perCore - 1) * std::max(0.0, load + store - pt) +
+  return start + perCore * compute + (perCore - 1) * std::max(0.0, load + store - compute) +
          store;
 }
 
 SmallVector<int64_t> ConvPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  // All output channels in one chunk when their weights fit beside the
-  // rows (loaded once per core), else the largest chunk that does. Then the
-  // band height whose busiest core finishes first: taller bands feed the PT
-  // longer runs, shorter ones spread over more cores.
-  int64_t cb = co;
-  while (cb > 1 && !fits({1, cb, 0}, lxBytes))
-    cb = llvm::divideCeil(cb, 2);
-  if (!fits({1, cb, 0}, lxBytes))
+  // Chunks from the most output channels whose weights fit beside the rows
+  // down to a PT's rows (several chunks per band give a core units to
+  // overlap), and every band height that fits: the busiest core's estimate
+  // decides. Taller bands feed the PT longer runs and read fewer rows
+  // twice; shorter ones spread over more cores.
+  int64_t largest = co;
+  while (largest > 1 && !fits({1, largest, 0}, lxBytes))
+    largest = llvm::divideCeil(largest, 2);
+  if (!fits({1, largest, 0}, lxBytes))
     return {};
-  SmallVector<int64_t> best = {1, cb, 0};
+  SmallVector<int64_t> best = {1, largest, 0};
   double bestCycles = estimate(best, cores);
-  for (int64_t gather : {int64_t(0), int64_t(1)}) {
-    if (gather && kh * kw == 1)
-      continue;
-    for (int64_t rows = 1; rows <= ho && fits({rows, cb, gather}, lxBytes); ++rows) {
-      double cycles = estimate({rows, cb, gather}, cores);
-      if (cycles <= bestCycles) {
-        best = {rows, cb, gather};
-        bestCycles = cycles;
+  SmallVector<int64_t> chunkSizes = {largest};
+  while (chunkSizes.back() > arch.ptRows)
+    chunkSizes.push_back(std::max<int64_t>(arch.ptRows, llvm::divideCeil(chunkSizes.back(), 2)));
+  for (int64_t cb : chunkSizes)
+    for (int64_t gather : {int64_t(0), int64_t(1)}) {
+      if (gather && kh * kw == 1)
+        continue;
+      for (int64_t rows = 1; rows <= ho && fits({rows, cb, gather}, lxBytes); ++rows) {
+        double cycles = estimate({rows, cb, gather}, cores);
+        if (cycles <= bestCycles) {
+          best = {rows, cb, gather};
+          bestCycles = cycles;
+        }
       }
     }
-  }
   return best;
 }
 
