@@ -17,9 +17,11 @@
 // replaces the taps' products: the accumulator is then streamed once, not
 // once per tap. Gathered taps of an output as wide as the input need no
 // padding columns (see `packs`): the rows then keep the pitch W and move as
-// one run per channel each way. After the last tap the SFU converts the accumulator in
-// place (adding the bias and a residual band loaded with the step, then the
-// ReLU) and the band is stored.
+// one run per channel each way. After the last tap the SFU converts the
+// accumulator in place (adding a residual band loaded with the step, then
+// the ReLU) and the band is stored. The bias is a product's column of
+// weights times a row of ones when a residual or a ReLU follows (see
+// `biasInProduct`), else the SFU's add that narrows the sums.
 //
 // The weights arrive as PyTorch stores them (output channel, input
 // channel, tap); the SFU copies each tap's Cb x C matrix out of them once
@@ -113,7 +115,19 @@ private:
   int64_t groups = 1, cg = 0, cog = 0; // groups, input and output channels of each
   /// Whether the taps need a slot of their own (else the loaded weights
   /// are the one tap's dense matrix).
-  bool ownTaps() const { return kh * kw > 1 || groups > 1; }
+  bool ownTaps() const { return kh * kw > 1 || groups > 1 || biasInProduct(); }
+  /// Whether the bias enters the product: one more column of the taps'
+  /// weights holds it, and one more row of ones under the product's right
+  /// operand (a channel of ones after the input rows, or a row of ones
+  /// under the gathered columns) multiplies it. That saves an SFU pass over
+  /// the f32 sums when a residual or a ReLU follows; alone, the bias's add
+  /// is the pass that narrows the result anyway.
+  bool biasInProduct() const { return hasBias && (hasResidual || relu); }
+  /// The taps' row pitch (elements): side by side when the taps are
+  /// gathered (K runs over taps, then channels), else each its own matrix.
+  int64_t tapsPitch(ArrayRef<int64_t> tile) const {
+    return (gathers(tile) ? kh * kw * c : c) + int64_t(biasInProduct());
+  }
   uint8_t dtype = 0;
   int64_t es = 0;
   bool hasBias = false, hasResidual = false, relu = false;
@@ -162,13 +176,16 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t rows = tile[0], cb = tile[1], p = pitch(tile);
   // One chunk of weights stays loaded; several alternate in two copies.
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
-  return {{"input", (c * inputRows(rows) * p + 2 * margin(tile)) * es, 2},
+  int64_t onesChannel = biasInProduct() && !gathers(tile) ? 1 : 0;
+  return {{"input", ((c + onesChannel) * inputRows(rows) * p + 2 * margin(tile)) * es, 2},
           {"weight", cb * cg * kh * kw * es, weightCopies},
-          {"taps", ownTaps() ? kh * kw * cb * c * es : 0, weightCopies},
+          {"taps", ownTaps() ? (gathers(tile) ? 1 : kh * kw) * cb * tapsPitch(tile) * es : 0,
+           weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
           {"accumulator", cb * run(rows, p) * 4, 2},
           {"residual", hasResidual ? cb * run(rows, p) * es : 0, 2},
-          {"columns", gathers(tile) ? kh * kw * c * run(rows, p) * es : 0, 1}};
+          {"columns", gathers(tile) ? (kh * kw * c + biasInProduct()) * run(rows, p) * es : 0,
+           1}};
 }
 
 bool ConvPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
@@ -258,11 +275,14 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
     compute += double(kh * kw) * arch.ptCycles(double(cb), double(c), double(length),
                                                 double((cb + length) * c * es),
                                                 double(cb * length * 8));
-  // The epilogue's SFU passes over the f32 sums, the last writing the
-  // 16-bit result (a broadcast bias streams nothing per element).
-  int64_t passes = int64_t(hasBias) + int64_t(hasResidual) + (relu || !(hasBias || hasResidual));
+  // The epilogue's SFU passes over the f32 sums (the bias's when not in
+  // the product, the residual's, then the ReLU's or a copy), the last
+  // writing the 16-bit result (a broadcast bias streams nothing per
+  // element).
+  int64_t biasPass = hasBias && !biasInProduct();
+  int64_t passes = biasPass + int64_t(hasResidual) + (relu || !(biasPass || hasResidual));
   for (int64_t pass = 0; pass < passes; ++pass) {
-    bool residualPass = hasResidual && pass == int64_t(hasBias);
+    bool residualPass = hasResidual && pass == biasPass;
     double bytes = 4 + (residualPass ? es : 0) + (pass + 1 == passes ? es : 4);
     compute += arch.sfuCycles(double(cb * length), bytes, false, false);
   }
@@ -305,11 +325,11 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                               ArrayRef<int64_t> lx) const {
   const int64_t band = tile[0], cb = tile[1];
   const bool gather = gathers(tile);
-  // Where tap t's Cb x C weights start in the taps slot, and their row
-  // pitch (elements): side by side when the taps are gathered (K runs over
-  // taps, then channels), else one after the other.
-  const int64_t tapsPitch = gather ? kh * kw * c : c;
-  auto tapAt = [&](int64_t tap) { return gather ? tap * c : tap * cb * c; };
+  // Where tap t's Cb x C weights start in the taps slot (elements), and
+  // the column that holds the bias.
+  const int64_t tapsPitch = this->tapsPitch(tile);
+  auto tapAt = [&](int64_t tap) { return gather ? tap * c : tap * cb * tapsPitch; };
+  const int64_t biasColumn = gather ? kh * kw * c : c;
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
   const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
@@ -349,43 +369,61 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       step.loads.push_back({em.lx(dtype, slotAt(kBias, wCopy)),
                             em.device(conv.getBias(), dtype, o0 * es), channels * es});
   };
-  // The SFU's copies of the loaded weights' taps, each a Cb x C matrix
-  // (one dense tap needs none: the loaded weights are its matrix).
+  // The SFU's copies of the loaded weights' taps, each a Cb x C matrix,
+  // and of the bias into its column (one dense tap without bias needs
+  // none: the loaded weights are its matrix).
   auto copyTaps = [&](StepCompute &sc, int64_t wCopy, int64_t o0, int64_t channels) {
     int64_t wAt = slotAt(kWeight, wCopy), tapsAt = slotAt(kTaps, wCopy);
-    // Tap (i, j): every (kh * kw)-th element of the loaded weights, from
-    // its own.
     if (groups == 1) {
+      // Tap (i, j): every (kh * kw)-th element of the loaded weights, from
+      // its own.
       for (int64_t tap = 0; tap < kh * kw; ++tap)
         copy(sc, tapsAt + tapAt(tap) * es, {tapsPitch * es, es, 0}, wAt + tap * es,
              {c * kh * kw * es, kh * kw * es, 0}, channels, c);
-      return;
+    } else {
+      // Grouped: zeros, then for each tap and each row r of a group's
+      // block, that row of every group of the chunk (output channel
+      // g * cog + r reads input channels g * cg ...).
+      zero(sc, tapsAt, tapsPitch * es, gather ? cb : kh * kw * cb, tapsPitch);
+      for (int64_t tap = 0; tap < kh * kw; ++tap)
+        for (int64_t r = 0; r < cog; ++r) {
+          int64_t g0 = llvm::divideCeil(std::max<int64_t>(0, o0 - r), cog);
+          int64_t g1 = (o0 + channels - 1 - r) / cog;
+          if (o0 + channels - 1 < r || g1 < g0)
+            continue;
+          int64_t row = g0 * cog + r - o0;
+          copy(sc, tapsAt + (tapAt(tap) + row * tapsPitch + g0 * cg) * es,
+               {(cog * tapsPitch + cg) * es, es, 0}, wAt + (row * cg * kh * kw + tap) * es,
+               {cog * cg * kh * kw * es, kh * kw * es, 0}, g1 - g0 + 1, cg);
+        }
     }
-    // Grouped: zeros, then for each tap and each row r of a group's
-    // block, that row of every group of the chunk (output channel
-    // g * cog + r reads input channels g * cg ...).
-    zero(sc, tapsAt, tapsPitch * es, gather ? cb : kh * kw * cb, tapsPitch);
-    for (int64_t tap = 0; tap < kh * kw; ++tap)
-      for (int64_t r = 0; r < cog; ++r) {
-        int64_t g0 = llvm::divideCeil(std::max<int64_t>(0, o0 - r), cog);
-        int64_t g1 = (o0 + channels - 1 - r) / cog;
-        if (o0 + channels - 1 < r || g1 < g0)
-          continue;
-        int64_t row = g0 * cog + r - o0;
-        copy(sc, tapsAt + (tapAt(tap) + row * tapsPitch + g0 * cg) * es,
-             {(cog * tapsPitch + cg) * es, es, 0}, wAt + (row * cg * kh * kw + tap) * es,
-             {cog * cg * kh * kw * es, kh * kw * es, 0}, g1 - g0 + 1, cg);
-      }
+    if (biasInProduct())
+      copy(sc, tapsAt + biasColumn * es, {tapsPitch * es, es, 0}, slotAt(kBias, wCopy),
+           {es, es, 0}, channels, 1);
   };
   // The padding columns of both copies of the input rows, once: loads write
   // only the W columns between them.
-  auto zeroColumns = [&](StepCompute &sc) {
-    for (int64_t copy = 0; copy < 2; ++copy) {
+  // And the ones that multiply the bias: the row under the gathered
+  // columns, or the channel after the input rows in both copies. Nothing
+  // else writes there.
+  auto prepareSlots = [&](StepCompute &sc) {
+    for (int64_t copy = 0; copy < 2 && p != w; ++copy) {
       int64_t at = slotAt(kInput, copy), lines = c * inputRows(band);
       zero(sc, at, wp * es, lines, pw);
       zero(sc, at + (pw + w) * es, wp * es, lines, pw);
     }
+    auto ones = [&](int64_t at, int64_t count) {
+      sc.add(HwFillOp::create(sc.b(), loc, em.lx(dtype, at, {count * es, es, 0}), APFloat(1.0),
+                              APFloat(0.0), APFloat(0.0), 1, count, nullptr, 0, nullptr, nullptr),
+             nullptr);
+    };
+    if (biasInProduct() && gather)
+      ones(slotAt(kColumns, 0) + kh * kw * c * accPitch * es, accPitch);
+    for (int64_t copy = 0; copy < 2 && biasInProduct() && !gather; ++copy)
+      ones(slotAt(kInput, copy) + c * channelPitch * es, channelPitch);
   };
+  const bool prepares = p != w || biasInProduct();
+  const int64_t bias = biasInProduct() ? 1 : 0; // the bias's row of K
 
   for (int64_t core = 0; core < cores; ++core) {
     int64_t first = llvm::divideCeil(total * core, cores),
@@ -405,9 +443,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       auto [inCopy, inNew] = inputs.use({image, b, 0}, t);
       auto [wCopy, wNew] = weightsFirst ? std::pair<int64_t, bool>{0, false}
                                         : weights.use({chunk, 0, 0}, t);
-      // One dense tap: the loaded weights are its matrix already.
+      // One dense tap without bias: the loaded weights are its matrix.
       int64_t inAt = slotAt(kInput, inCopy) + edge * es, wAt = slotAt(kWeight, wCopy),
-              tapsAt = ownTaps() ? slotAt(kTaps, wCopy) : wAt, biasAt = slotAt(kBias, wCopy),
+              tapsAt = ownTaps() ? slotAt(kTaps, wCopy) : wAt,
               accAt = slotAt(kAcc, t % 2), resAt = slotAt(kResidual, t % 2);
       // The input rows [top, top + tileRows) of the band, those inside the
       // image from `from` to `to`.
@@ -436,7 +474,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       Rows out = outputRows(conv.getTarget(), accAt);
       step.stores.push_back({out.device, out.local, out.rowBytes, out.counts});
 
-      bool padColumns = t == 0 && p != w && !weightsFirst, newWeights = wNew && ownTaps();
+      bool prepare = t == 0 && prepares && !weightsFirst, newWeights = wNew && ownTaps();
       int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
       int64_t zeroBelow = inNew ? top + tileRows - std::max(to, from) : 0;
       if (inNew && to <= from)
@@ -445,8 +483,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         OpBuilder &builder = sc.b();
         if (newWeights)
           copyTaps(sc, wCopy, o0, channels);
-        if (padColumns)
-          zeroColumns(sc);
+        if (prepare)
+          prepareSlots(sc);
         // Rows above and below the image read zeros; a previous band may
         // have left data there.
         if (zeroAbove > 0)
@@ -488,19 +526,19 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                     builder, loc, accView,
                     em.lx(dtype, tapsAt + firstTap * c * es, {tapsPitch * es, 0, 0}),
                     em.lx(dtype, columnsAt + firstTap * c * accPitch * es, {accPitch * es, 0, 0}),
-                    channels, (lastTap - firstTap) * c, length, false, false, g > 0, nullptr, 0,
-                    nullptr, nullptr),
+                    channels, (lastTap - firstTap) * c + (g + 1 == numGroups ? bias : 0), length,
+                    false, false, g > 0, nullptr, 0, nullptr, nullptr),
                 lastSfu());
           }
         } else {
           for (int64_t tap = 0; tap < kh * kw; ++tap)
             product = sc.add(
                 HwMatmulOp::create(builder, loc, accView,
-                                   em.lx(dtype, tapsAt + tapAt(tap) * es, {c * es, 0, 0}),
+                                   em.lx(dtype, tapsAt + tapAt(tap) * es, {tapsPitch * es, 0, 0}),
                                    em.lx(dtype, shifted(tap / kw, tap % kw),
                                          {channelPitch * es, 0, 0}),
-                                   channels, c, length, false, false, tap > 0, nullptr, 0,
-                                   nullptr, nullptr),
+                                   channels, c + (tap == 0 ? bias : 0), length, false, false,
+                                   tap > 0, nullptr, 0, nullptr, nullptr),
                 lastSfu());
         }
         // The epilogue in f32 on the accumulator; its last instruction
@@ -509,8 +547,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         RefAttr result = em.lx(dtype, accAt, {accPitch * es, es, 0});
         RefAttr acc = em.lx(f32, accAt, {accPitch * 4, 4, 0});
         SmallVector<RefAttr> addends;
-        if (hasBias)
-          addends.push_back(em.lx(dtype, biasAt, {es, 0, 0}));
+        if (hasBias && !bias)
+          addends.push_back(em.lx(dtype, slotAt(kBias, wCopy), {es, 0, 0}));
         if (hasResidual)
           addends.push_back(em.lx(dtype, resAt, {accPitch * es, es, 0}));
         for (auto [k, addend] : llvm::enumerate(addends)) {
@@ -535,10 +573,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       TileStep step;
       loadWeights(step, 0, 0, co);
       step.compute = [&](StepCompute &sc) {
-        if (ownTaps())
-          copyTaps(sc, 0, 0, co);
-        if (p != w)
-          zeroColumns(sc);
+        copyTaps(sc, 0, 0, co);
+        if (prepares)
+          prepareSlots(sc);
       };
       return step;
     };

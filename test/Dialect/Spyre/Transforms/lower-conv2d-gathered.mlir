@@ -72,3 +72,26 @@ spyre.kernel @wide(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 2, 3, 1>}
   spyre.return
 }
+
+// -----
+
+// ReLU(conv + bias) with gathered taps: the bias enters the last group's
+// product. The SFU copies it into a 19th column of the taps' weights (rows
+// of 38 bytes), and fills a row of ones under the 18 rows of gathered
+// columns once (the run's 16 elements, 18 x 32 bytes in), so the last
+// product has K = 2 x 5 + 1; the ReLU alone then reads the f32 sums.
+// CHECK-LABEL: spyre.hw.program @bias_relu
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [38, 2, 0]>
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS+36]], strides = [38, 2, 0]>, #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [2, 2, 0]> [3 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 576, strides = [32, 2, 0]>, 1.000000e+00 [1 x 16]
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [38, 0, 0]> x #spyre.ref<lx, dl16, strides = [32, 0, 0]> m 3 k 8 n 16
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#TAPS+16]], strides = [38, 0, 0]> x #spyre.ref<lx, dl16, offset = 256, strides = [32, 0, 0]> m 3 k 11 n 16 {accumulate
+// CHECK-NOT: spyre.hw.binary
+// CHECK: spyre.hw.unary "relu"
+spyre.kernel @bias_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
+                        %b: !spyre.buffer<3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
+      outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1] relu
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 3, 1>}
+  spyre.return
+}

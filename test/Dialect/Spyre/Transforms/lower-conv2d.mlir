@@ -81,15 +81,24 @@ spyre.kernel @pointwise(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x1x
 // -----
 
 // relu(conv + bias + residual): the residual band loads with the step, laid
-// out as the accumulator's rows (6 elements apart, 20 between channels);
-// bias and residual are added in f32 and the ReLU writes the 16-bit result.
+// out as the accumulator's rows (6 elements apart, 20 between channels).
+// The bias enters the first tap's product: the SFU copies it into a third
+// column of the taps' weights (rows of 3, 6 bytes apart), and fills a third
+// channel of ones after the input rows of both copies (the channel's 24
+// elements, 96 and 240 bytes in), so the first product has K = 3. Only the
+// residual is then added in f32, and the ReLU writes the 16-bit result.
 // CHECK-LABEL: spyre.hw.program @residual_relu
 // CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#B:]]>, #spyre.ref<@arg2, dl16> row 6 x [1, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#RES:]], strides = [12, 20, 0]>, #spyre.ref<@arg3, dl16, strides = [8, 32, 0]> row 8 x [2, 3, 1]
-// CHECK-COUNT-9: spyre.hw.matmul
-// CHECK-NEXT: spyre.hw.binary "add" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [2, 0, 0]> [3 x 10]
-// CHECK-NEXT: spyre.hw.binary "add" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = [[#RES]], strides = [20, 2, 0]> [3 x 10]
-// CHECK-NEXT: spyre.hw.unary "relu" #spyre.ref<lx, dl16, strides = [20, 2, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]> [3 x 10]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [6, 2, 0]>
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS+4]], strides = [6, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#B]], strides = [2, 2, 0]> [3 x 1]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = 96, strides = [48, 2, 0]>, 1.000000e+00 [1 x 24]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 240, strides = [48, 2, 0]>, 1.000000e+00 [1 x 24]
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [6, 0, 0]> x #spyre.ref<lx, dl16, strides = [48, 0, 0]> m 3 k 3 n 10
+// CHECK-COUNT-8: spyre.hw.matmul {{.*}} k 2 n 10 {accumulate
+// CHECK-NEXT: spyre.hw.binary "add" #spyre.ref<lx, f32, offset = [[ACC:[0-9]+]], strides = [40, 4, 0]>, #spyre.ref<lx, f32, offset = [[ACC]], strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = [[#RES]], strides = [20, 2, 0]> [3 x 10]
+// CHECK-NEXT: spyre.hw.unary "relu" #spyre.ref<lx, dl16, offset = [[ACC]], strides = [20, 2, 0]>, #spyre.ref<lx, f32, offset = [[ACC]], strides = [40, 4, 0]> [3 x 10]
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg4, dl16, strides = [8, 32, 0]>
 spyre.kernel @residual_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
                             %b: !spyre.buffer<3xf16>, %r: !spyre.buffer<1x3x4x4xf16>,
