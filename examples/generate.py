@@ -9,6 +9,7 @@ the host's wall time.
     python examples/generate.py --config 1b --prompt-len 512 --new-tokens 8
     python examples/generate.py --model gpt2 --batch 8
     python examples/generate.py --device spyre       # model.to("spyre") first
+    python examples/generate.py --temperature 0.8 --top-k 50 --top-p 0.9   # sampling
 
 Rooflines (the card description's peak and device-memory bandwidth):
 prefill max(FLOPs / peak, compulsory bytes / bandwidth); a decode step the
@@ -133,6 +134,12 @@ def main(argv=None) -> None:
     parser.add_argument("--prompt-len", type=int, default=12)
     parser.add_argument("--new-tokens", type=int, default=16)
     parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--temperature", type=float, default=0.0,
+                        help="0 (default): greedy; else sampling, on the card as the "
+                             "greedy choice (spyre_mlir.generation.CardSampling)")
+    parser.add_argument("--top-k", type=int, default=0, help="sample among the k most likely")
+    parser.add_argument("--top-p", type=float, default=1.0,
+                        help="sample within the most likely tokens of this probability")
     parser.add_argument("--device", choices=["cpu", "spyre"], default="cpu",
                         help="where the model's tensors live: spyre is the card's memory "
                              "(spyre_mlir.device); generate's own ops then run eagerly on "
@@ -148,7 +155,7 @@ def main(argv=None) -> None:
     model = build(args.model, args.config, bucket + args.new_tokens)
     ids = torch.randint(0, model.config.vocab_size, (args.batch, args.prompt_len))
     ids, mask = generation.pad_to_bucket(ids, pad_token_id=0)
-    check = not args.no_check and args.config == "tiny"
+    check = not args.no_check and args.config == "tiny" and args.temperature == 0
     eager = copy.deepcopy(model) if check else None
     if args.device == "spyre":
         import spyre_mlir.device
@@ -157,8 +164,11 @@ def main(argv=None) -> None:
 
     steps = Steps(torch.compile(model.forward, backend="spyre"))
     model.forward = steps
+    # The next token is chosen on the card; generate's greedy step then only
+    # reads the choice off.
+    choice = generation.CardSampling(args.temperature, args.top_k, args.top_p)
     generate = functools.partial(model.generate, max_new_tokens=args.new_tokens, do_sample=False,
-                                 cache_implementation="static")
+                                 cache_implementation="static", logits_processor=[choice])
     counters.reset()
     start = time.perf_counter()
     with torch.no_grad():
@@ -166,6 +176,7 @@ def main(argv=None) -> None:
     first = time.perf_counter() - start
     compiled_fallbacks = dict(counters.fallbacks)
     steps.calls.clear()
+    choice.cycles.clear()
     counters.reset()
     with torch.no_grad():
         out = generate(ids, attention_mask=mask)  # everything compiled: the measured run
@@ -197,6 +208,11 @@ def main(argv=None) -> None:
     print(f"decode:  {decode_s * 1e6:10.1f} us simulated per step, roofline "
           f"{decode_bound * 1e6:10.1f} us ({decode_s / decode_bound:.2f}x); "
           f"{args.batch / decode_s:,.0f} tokens/s simulated")
+    how = ("greedy" if args.temperature == 0 else
+           f"sampled at temperature {args.temperature}, top-k {args.top_k or 'off'}, "
+           f"top-p {args.top_p}")
+    print(f"token choice ({how}) on the card: "
+          f"{sum(choice.cycles) / len(choice.cycles) / clock * 1e6:.1f} us simulated per token")
     print(f"host per decode step: {wall * 1e3:.1f} ms wall, of which {overhead * 1e3:.1f} ms "
           f"outside the simulator")
     if check:

@@ -1,5 +1,6 @@
 """Helpers for generating text with a Hugging Face causal LM whose forward is
-compiled with backend="spyre" (README, "Generating text").
+compiled with backend="spyre" (README, "Generating text"): prompts padded to
+buckets, and the next token chosen on the card (`CardSampling`, below).
 
 With `cache_implementation="static"`, Hugging Face's `generate` compiles two
 graphs: the prefill, shaped by the prompt, and the decode step, whose cache
@@ -60,3 +61,114 @@ def pad_to_bucket(input_ids: torch.Tensor, attention_mask: torch.Tensor | None =
     ids = torch.cat([input_ids.new_full((batch, pad), pad_token_id), input_ids], dim=1)
     mask = torch.cat([attention_mask.new_zeros((batch, pad)), attention_mask], dim=1)
     return ids, mask
+
+
+# --------------------------------------------------------------------------
+# Choosing the next token on the card.
+#
+# Hugging Face's generate picks tokens with eager ops (its logits processors,
+# then argmax or torch.multinomial) outside the compiled forward. `CardSampling`
+# is a logits processor that makes the choice itself, in a graph compiled
+# with backend="spyre": it returns scores that are 0 at the chosen token and
+# -inf elsewhere, so generate's own greedy argmax (do_sample=False) only reads
+# the card's choice off. Sampling uses the Gumbel-max trick, which draws from
+# the same distribution as torch.multinomial over softmax(scores) but needs
+# only uniform random numbers, logs and an argmax, all of which the card
+# runs; its random stream is Inductor's, not eager's, so sampled tokens are
+# not eager's tokens for the same seed (greedy ones are).
+
+
+#: Halvings of the interval in which the top-k and top-p searches look for
+#: their threshold: f32's 24 bits of precision. A score (or probability)
+#: closer than 2^-24 of the row's range to the threshold may fall on either
+#: side of it.
+SEARCH_STEPS = 24
+
+
+def _bisect(low, high, enough):
+    """The largest t in [low, high] (to SEARCH_STEPS halvings) for which
+    enough(t) holds, given that enough(low) does and enough is monotone."""
+    for _ in range(SEARCH_STEPS):
+        middle = (low + high) / 2
+        ok = enough(middle)
+        low, high = torch.where(ok, middle, low), torch.where(ok, high, middle)
+    return low
+
+
+def _kth_largest(scores: torch.Tensor, k: int) -> torch.Tensor:
+    """The k-th largest score of each row (counting repeats, as the last
+    value of torch.topk), keepdim. The card has no sort of a whole
+    vocabulary (the scans' comparison sorts stop at MAX_SQUARE), so the
+    threshold is searched for: the largest t with k scores at or above it,
+    then the smallest score at or above t. Every step is one pass over the
+    row; -inf scores (masked tokens) are never the threshold."""
+    finite = torch.where(scores > float("-inf"), scores, float("inf"))
+    low = _bisect(finite.amin(-1, keepdim=True), scores.amax(-1, keepdim=True),
+                  lambda t: (scores >= t).sum(-1, keepdim=True) >= k)
+    return torch.where(scores >= low, scores, float("inf")).amin(-1, keepdim=True)
+
+
+def _nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+    """keep (..., vocab): the most likely tokens whose probabilities add up
+    to at least top_p (the nucleus of top-p sampling; at least the most
+    likely token): the tokens at or above the largest threshold that keeps
+    that much, searched for (a sort would be n^2 on the card)."""
+    most = probs.amax(-1, keepdim=True)
+    low = _bisect(torch.zeros_like(most), most,
+                  lambda t: torch.where(probs >= t, probs, 0.0).sum(-1, keepdim=True) >= top_p)
+    return (probs >= low) | (probs == most)
+
+
+def next_tokens(logits: torch.Tensor, temperature: float = 1.0, top_k: int = 0,
+                top_p: float = 1.0) -> torch.Tensor:
+    """The next token (int64) of each row of `logits` (..., vocab).
+
+    temperature 0 is greedy (argmax, the first of equal maxima as eager).
+    Otherwise a sample from softmax(logits / temperature) over the top_k
+    most likely tokens (0: every token; repeats of the k-th score are kept,
+    as Hugging Face's TopKLogitsWarper keeps them) and, within those, over
+    the smallest most likely set whose probability reaches top_p (1: all).
+    Compile it with backend="spyre" to run it on the card."""
+    if temperature < 0 or top_k < 0 or not 0 < top_p <= 1:
+        raise ValueError(f"sampling needs temperature >= 0, top_k >= 0 and 0 < top_p <= 1, "
+                         f"not {temperature}, {top_k}, {top_p}")
+    if temperature == 0:
+        return logits.argmax(-1)
+    scores = logits.float() / temperature
+    low = float("-inf")
+    if 0 < top_k < scores.shape[-1]:
+        scores = torch.where(scores < _kth_largest(scores, top_k), low, scores)
+    if top_p < 1:
+        scores = torch.where(_nucleus(scores.softmax(-1), top_p), scores, low)
+    # Gumbel-max: argmax(scores + G), G = -log(-log(U)) with U uniform in
+    # [0, 1), is a draw from softmax(scores); U = 0 gives -inf, never chosen.
+    gumbel = -torch.log(-torch.log(torch.rand_like(scores)))
+    return (scores + gumbel).argmax(-1)
+
+
+class CardSampling:
+    """A Hugging Face logits processor that chooses the next token on the
+    card (`next_tokens`, compiled once with backend="spyre"): pass it as
+    `model.generate(..., logits_processor=[CardSampling(...)], do_sample=False)`.
+    The scores it returns are 0 at the chosen token and -inf elsewhere, so
+    generate's greedy step picks exactly that token."""
+
+    def __init__(self, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0):
+        next_tokens(torch.zeros(1, 1), temperature, top_k, top_p)  # checks the arguments
+        self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
+        self._choose = torch.compile(self._one_hot, backend="spyre", dynamic=False)
+        #: Simulated cycles of each call's choice.
+        self.cycles: list[float] = []
+
+    def _one_hot(self, scores: torch.Tensor) -> torch.Tensor:
+        chosen = next_tokens(scores, self.temperature, self.top_k, self.top_p)
+        positions = torch.arange(scores.shape[-1], device=scores.device)
+        zero = torch.zeros((), dtype=scores.dtype, device=scores.device)
+        return torch.where(positions == chosen.unsqueeze(-1), zero, float("-inf"))
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        from .inductor import counters
+        before = counters.simulated_cycles
+        chosen = self._choose(scores)
+        self.cycles.append(counters.simulated_cycles - before)
+        return chosen
