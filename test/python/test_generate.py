@@ -176,3 +176,23 @@ def test_greedy_tokens_on_the_spyre_device_match_eager_without_recompiles():
                          timeout=600, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("ok")
+
+
+@pytest.mark.parametrize("args, expected", [
+    ([], "tokens identical to eager (4 per sequence)"),
+    (["--temperature", "0.8", "--top-k", "5", "--top-p", "0.9"],
+     "token choice (sampled at temperature 0.8, top-k 5, top-p 0.9) on the card"),
+], ids=["greedy", "sampled"])
+def test_the_generate_example_runs(args, expected, capsys):
+    """examples/generate.py (README) on the tiny configuration: no CPU
+    fallback, and the greedy run checked against eager."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "generate.py")
+    spec = importlib.util.spec_from_file_location("generate_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    torch._dynamo.reset()
+    example.main(["--new-tokens", "4"] + args)
+    out = capsys.readouterr().out
+    assert "CPU fallbacks in compiled graphs: 0" in out
+    assert expected in out
