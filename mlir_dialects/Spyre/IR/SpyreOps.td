@@ -498,13 +498,14 @@ def Spyre_AttentionOp : Spyre_Op<"attention"> {
 }
 
 def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
-  let summary = "2-D convolution of stride 1, as products of the input rows in LX";
+  let summary = "2-D convolution, as products of the input rows in LX";
   let description = [{
     For every image `n`, output channel `o` and output position `(y, x)`:
     `out[n, o, y, x] = bias[o] + sum_{c, i, j} w[o, c, i, j] *
-    in[n, g * C / G + c, y + i * dh - ph, x + j * dw - pw]`, reading zeros
-    outside the input (`padding = [ph, pw]`, `dilation = [dh, dw]`), with
-    `g = o / (Co / G)` for `groups = G`, as PyTorch's `conv2d` with stride 1.
+    in[n, g * C / G + c, y * sh + i * dh - ph, x * sw + j * dw - pw]`, reading
+    zeros outside the input (`stride = [sh, sw]`, 1 when absent, `padding =
+    [ph, pw]`, `dilation = [dh, dw]`), with `g = o / (Co / G)` for `groups =
+    G`, as PyTorch's `conv2d`.
     A grouped convolution runs as the dense one of a block-diagonal weight,
     built in LX. An optional `residual` (shaped as
     the output) is added to the result, and with `relu` negative results
@@ -513,7 +514,8 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
     tap's weights with a shifted view of the input rows held in LX.
 
     Shapes: `in` N x C x H x W, `w` Co x C / G x KH x KW, `bias` Co, `out` N
-    x Co x Ho x Wo with Ho = H + 2 ph - dh (KH - 1), Wo likewise.
+    x Co x Ho x Wo with Ho = (H + 2 ph - dh (KH - 1) - 1) / sh + 1 (rounded
+    down), Wo likewise.
 
     Example:
     ```mlir
@@ -524,17 +526,27 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
   let arguments = (ins Spyre_In:$input, Spyre_In:$weight,
                        Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$bias,
                        Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$residual,
-                       Spyre_Out:$target, DenseI64ArrayAttr:$padding,
+                       Spyre_Out:$target, OptionalAttr<DenseI64ArrayAttr>:$stride,
+                       DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation,
                        DefaultValuedAttr<I64Attr, "1">:$groups, UnitAttr:$relu);
   let assemblyFormat = [{
     `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)`
     (`residual` `(` $residual^ `:` type($residual) `)`)?
-    `outs` `(` $target `:` type($target) `)` `padding` `=` $padding `dilation` `=` $dilation
+    `outs` `(` $target `:` type($target) `)` (`stride` `=` $stride^)? `padding` `=` $padding
+    `dilation` `=` $dilation
     (`groups` `=` $groups^)? (`relu` $relu^)? attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The stride, [1, 1] when the op has none.
+    std::array<int64_t, 2> getStrides() {
+      if (auto stride = getStride(); stride && stride->size() == 2)
+        return {(*stride)[0], (*stride)[1]};
+      return {1, 1};
+    }
+  }];
 }
 
 def Spyre_FillOp : Spyre_Op<"fill"> {

@@ -425,9 +425,12 @@ LogicalResult Conv2dOp::verify() {
     if (failed(verifySameElementType(*this, getInput(), other, "input and operand")))
       return failure();
   ArrayRef<int64_t> padding = getPadding(), dilation = getDilation();
-  if (padding.size() != 2 || dilation.size() != 2)
-    return emitOpError() << "padding and dilation must have two values (rows, columns)";
+  if (padding.size() != 2 || dilation.size() != 2 || (getStride() && getStride()->size() != 2))
+    return emitOpError() << "stride, padding and dilation must have two values (rows, columns)";
+  std::array<int64_t, 2> stride = getStrides();
   for (int64_t d : {0, 1}) {
+    if (stride[d] < 1)
+      return emitOpError() << "stride must be at least 1, not " << stride[d];
     if (padding[d] < 0)
       return emitOpError() << "padding must not be negative, not " << padding[d];
     if (dilation[d] < 1)
@@ -455,7 +458,8 @@ LogicalResult Conv2dOp::verify() {
     int64_t size = in.getDimSize(2 + d), taps = w.getDimSize(2 + d);
     if (ShapedType::isDynamic(size) || ShapedType::isDynamic(taps))
       continue;
-    int64_t expected = size + 2 * padding[d] - dilation[d] * (taps - 1);
+    int64_t reach = size + 2 * padding[d] - dilation[d] * (taps - 1);
+    int64_t expected = reach < 1 ? reach : (reach - 1) / stride[d] + 1;
     if (expected < 1)
       return emitOpError() << "the kernel (" << taps << " taps, dilation " << dilation[d]
                            << ") is larger than the padded input (" << size + 2 * padding[d]

@@ -15,7 +15,11 @@
 // first copies the taps' shifted views one under the other into a column
 // block in LX, and one product with all KH * KW * C of them as its K
 // replaces the taps' products: the accumulator is then streamed once, not
-// once per tap. Gathered taps of an output as wide as the input need no
+// once per tap. A strided convolution always gathers: its taps read every
+// sw-th column of every sh-th row, so the SFU copies each tap's positions
+// one output row at a time (a column stride of sw), and the run is the
+// band's output rows at a pitch of Wo, nothing dropped. Gathered taps of an
+// output as wide as the input need no
 // padding columns (see `packs`): the rows then keep the pitch W and move as
 // one run per channel each way. After the last tap the SFU converts the
 // accumulator in place (adding a residual band loaded with the step, then
@@ -55,16 +59,27 @@ public:
 
 private:
   /// Input rows a band of `rows` output rows reads.
-  int64_t inputRows(int64_t rows) const { return rows + dh * (kh - 1); }
+  int64_t inputRows(int64_t rows) const { return (rows - 1) * sh + dh * (kh - 1) + 1; }
+  /// A strided convolution's taps read every sh-th row and sw-th column:
+  /// no shifted view of the rows is a tap's operand, so the taps are always
+  /// gathered, each output row's positions copied out of the rows.
+  bool strided() const { return sh > 1 || sw > 1; }
   /// Whether the tile keeps the input rows unpadded, at a pitch of W: when
   /// the taps are gathered and the output is as wide as the input, a tap's
   /// view shifted by its column offset is right but for the positions that
   /// wrap into the next or previous row, which are where the padding
   /// columns would be read, and the copy's last instruction zeroes them.
   /// Rows then move as one run per channel each way, not row by row.
-  bool packs(ArrayRef<int64_t> tile) const { return gathers(tile) && pw > 0 && wo == w; }
-  /// The row pitch of the input rows and of the run in LX.
+  bool packs(ArrayRef<int64_t> tile) const {
+    return gathers(tile) && pw > 0 && wo == w && !strided();
+  }
+  /// The row pitch of the input rows in LX.
   int64_t pitch(ArrayRef<int64_t> tile) const { return packs(tile) ? w : wp; }
+  /// The row pitch of the run the products compute (and of the output and
+  /// residual rows in LX): the input rows' for stride 1, whose taps are
+  /// shifted views of them; Wo for strided ones, whose taps' positions are
+  /// copied out row by row.
+  int64_t runPitch(ArrayRef<int64_t> tile) const { return strided() ? wo : pitch(tile); }
   /// Elements of the run a band of `rows` output rows computes.
   int64_t run(int64_t rows, int64_t rowPitch) const { return (rows - 1) * rowPitch + wo; }
   /// Elements before and after the packed rows that the shifted views of
@@ -111,7 +126,7 @@ private:
 
   mutable Conv2dOp conv;
   int64_t n = 0, c = 0, h = 0, w = 0, co = 0, kh = 0, kw = 0, ho = 0, wo = 0;
-  int64_t ph = 0, pw = 0, dh = 1, dw = 1, wp = 0;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, wp = 0;
   int64_t groups = 1, cg = 0, cog = 0; // groups, input and output channels of each
   /// Whether the taps need a slot of their own (else the loaded weights
   /// are the one tap's dense matrix).
@@ -142,6 +157,7 @@ LogicalResult ConvPlan::analyze() {
   n = in.getDimSize(0), c = in.getDimSize(1), h = in.getDimSize(2), w = in.getDimSize(3);
   co = wt.getDimSize(0), kh = wt.getDimSize(2), kw = wt.getDimSize(3);
   ho = out.getDimSize(2), wo = out.getDimSize(3);
+  sh = conv.getStrides()[0], sw = conv.getStrides()[1];
   ph = conv.getPadding()[0], pw = conv.getPadding()[1];
   dh = conv.getDilation()[0], dw = conv.getDilation()[1];
   wp = w + 2 * pw;
@@ -164,16 +180,19 @@ int64_t ConvPlan::parallelUnits() const { return n * ho; }
 
 LogicalResult ConvPlan::verifyTile(ArrayRef<int64_t> tile) const {
   if (tile.size() != 3 || tile[0] < 1 || tile[0] > ho || tile[1] < 1 || tile[1] > co ||
-      tile[2] < 0 || tile[2] > 1 || (tile[2] == 1 && kh * kw == 1))
+      tile[2] < 0 || tile[2] > 1 || (tile[2] == 1 && kh * kw == 1 && !strided()) ||
+      (tile[2] == 0 && strided()))
     return conv.emitError() << "spyre.tile of this convolution is [output rows of a band in "
                                "[1, "
-                            << ho << "], output channels of a chunk in [1, " << co
-                            << "], 1 to gather the taps into one product (of several) else 0]";
+                            << ho << "], output channels of a chunk in [1, " << co << "], "
+                            << (strided() ? "1 (a strided convolution gathers its taps)]"
+                                          : "1 to gather the taps into one product (of "
+                                            "several) else 0]");
   return success();
 }
 
 SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
-  int64_t rows = tile[0], cb = tile[1], p = pitch(tile);
+  int64_t rows = tile[0], cb = tile[1], p = pitch(tile), q = runPitch(tile);
   // One chunk of weights stays loaded; several alternate in two copies.
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
   int64_t onesChannel = biasInProduct() && !gathers(tile) ? 1 : 0;
@@ -182,9 +201,9 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
           {"taps", ownTaps() ? (gathers(tile) ? 1 : kh * kw) * cb * tapsPitch(tile) * es : 0,
            weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
-          {"accumulator", cb * run(rows, p) * 4, 2},
-          {"residual", hasResidual ? cb * run(rows, p) * es : 0, 2},
-          {"columns", gathers(tile) ? (kh * kw * c + biasInProduct()) * run(rows, p) * es : 0,
+          {"accumulator", cb * run(rows, q) * 4, 2},
+          {"residual", hasResidual ? cb * run(rows, q) * es : 0, 2},
+          {"columns", gathers(tile) ? (kh * kw * c + biasInProduct()) * run(rows, q) * es : 0,
            1}};
 }
 
@@ -239,13 +258,14 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // sharing the bus (rows count whole sticks, as the card moves them); a
   // core's units overlap one's compute with the next one's transfers. Its
   // units run chunk by chunk within a band, so a band's rows load once.
-  int64_t rows = std::min(tile[0], ho), cb = tile[1], p = pitch(tile), length = run(rows, p);
+  int64_t rows = std::min(tile[0], ho), cb = tile[1], p = pitch(tile), q = runPitch(tile),
+          length = run(rows, q);
   double active = double(std::min(cores, units(tile))),
          perCore = double(llvm::divideCeil(units(tile), cores));
   bool oneChunk = chunks(cb) == 1;
   double bw = arch.deviceBytesPerCycle();
   double input = active * double(c) * deviceBytes(inputRows(rows), w, p) / bw;
-  double outBytes = double(cb) * deviceBytes(rows, wo, p);
+  double outBytes = double(cb) * deviceBytes(rows, wo, q);
   double store = active * outBytes * (1 / bw + arch.turnaroundCyclesPerByte());
   double residual = hasResidual ? active * outBytes / bw : 0;
   // The weights, and their taps copied out on the SFU. One chunk's are
@@ -296,20 +316,23 @@ SmallVector<int64_t> ConvPlan::chooseTile(int64_t cores, int64_t lxBytes) const 
   // overlap), and every band height that fits: the busiest core's estimate
   // decides. Taller bands feed the PT longer runs and read fewer rows
   // twice; shorter ones spread over more cores.
-  int64_t largest = co;
-  while (largest > 1 && !fits({1, largest, 0}, lxBytes))
+  SmallVector<int64_t> gatherings = {0, 1};
+  if (strided())
+    gatherings = {1};
+  else if (kh * kw == 1)
+    gatherings = {0};
+  int64_t largest = co, leanest = gatherings.front();
+  while (largest > 1 && !fits({1, largest, leanest}, lxBytes))
     largest = llvm::divideCeil(largest, 2);
-  if (!fits({1, largest, 0}, lxBytes))
+  if (!fits({1, largest, leanest}, lxBytes))
     return {};
-  SmallVector<int64_t> best = {1, largest, 0};
+  SmallVector<int64_t> best = {1, largest, leanest};
   double bestCycles = estimate(best, cores);
   SmallVector<int64_t> chunkSizes = {largest};
   while (chunkSizes.back() > arch.ptRows)
     chunkSizes.push_back(std::max<int64_t>(arch.ptRows, llvm::divideCeil(chunkSizes.back(), 2)));
   for (int64_t cb : chunkSizes)
-    for (int64_t gather : {int64_t(0), int64_t(1)}) {
-      if (gather && kh * kw == 1)
-        continue;
+    for (int64_t gather : gatherings) {
       for (int64_t rows = 1; rows <= ho && fits({rows, cb, gather}, lxBytes); ++rows) {
         double cycles = estimate({rows, cb, gather}, cores);
         if (cycles <= bestCycles) {
@@ -333,9 +356,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
   const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
-  const int64_t p = pitch(tile), edge = margin(tile);
+  const int64_t p = pitch(tile), q = runPitch(tile), edge = margin(tile);
   const int64_t channelPitch = inputRows(band) * p; // elements between input channels in LX
-  const int64_t accPitch = run(band, p);            // elements between output channels
+  const int64_t accPitch = run(band, q);            // elements between output channels
   const uint8_t f32 = uint8_t(ISA::DType::f32);
   const int64_t total = n * bands * numChunks;
   Location loc = conv.getLoc();
@@ -439,7 +462,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
               chunk = unit % numChunks;
       int64_t y0 = b * band, rows = std::min(band, ho - y0);
       int64_t o0 = chunk * cb, channels = std::min(cb, co - o0);
-      int64_t length = run(rows, p), tileRows = inputRows(rows);
+      int64_t length = run(rows, q), tileRows = inputRows(rows);
       auto [inCopy, inNew] = inputs.use({image, b, 0}, t);
       auto [wCopy, wNew] = weightsFirst ? std::pair<int64_t, bool>{0, false}
                                         : weights.use({chunk, 0, 0}, t);
@@ -449,7 +472,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
               accAt = slotAt(kAcc, t % 2), resAt = slotAt(kResidual, t % 2);
       // The input rows [top, top + tileRows) of the band, those inside the
       // image from `from` to `to`.
-      int64_t top = y0 - ph, from = std::max<int64_t>(0, top),
+      int64_t top = y0 * sh - ph, from = std::max<int64_t>(0, top),
               to = std::min(h, top + tileRows);
 
       TileStep step;
@@ -464,7 +487,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       // Output row r of the band is the run's elements from r * pitch on.
       // A residual band is laid out as the output.
       auto outputRows = [&](Value buffer, int64_t at) {
-        return rowsOf(em, at, p, accPitch, buffer, ((image * co + o0) * ho + y0) * wo * es,
+        return rowsOf(em, at, q, accPitch, buffer, ((image * co + o0) * ho + y0) * wo * es,
                       ho * wo, rows, wo, channels);
       };
       if (hasResidual) {
@@ -507,9 +530,20 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           int64_t numGroups = tapGroups(cb, accPitch).first;
           for (int64_t g = 0; g < numGroups; ++g) {
             auto [firstTap, lastTap] = groupTaps(g, numGroups);
-            for (int64_t tap = firstTap; tap < lastTap; ++tap)
-              copy(sc, columnsAt + tap * c * accPitch * es, {accPitch * es, es, 0},
-                   shifted(tap / kw, tap % kw), {channelPitch * es, es, 0}, c, length);
+            for (int64_t tap = firstTap; tap < lastTap; ++tap) {
+              int64_t at = columnsAt + tap * c * accPitch * es;
+              if (!strided()) {
+                copy(sc, at, {accPitch * es, es, 0}, shifted(tap / kw, tap % kw),
+                     {channelPitch * es, es, 0}, c, length);
+                continue;
+              }
+              // Output row y's positions: every sw-th column of input row
+              // y * sh + i * dh, for all channels at once.
+              for (int64_t y = 0; y < rows; ++y)
+                copy(sc, at + y * wo * es, {accPitch * es, es, 0},
+                     inAt + ((y * sh + tap / kw * dh) * p + tap % kw * dw) * es,
+                     {channelPitch * es, sw * es, 0}, c, wo);
+            }
             // Packed rows: the positions whose view wrapped into the row
             // before (a tap left of centre reads the previous row's last
             // columns) or after read the padding instead: zeros. Every

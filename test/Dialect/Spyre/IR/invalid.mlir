@@ -631,6 +631,30 @@ spyre.kernel @conv_padding(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4
 
 // -----
 
+spyre.kernel @conv_stride(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{stride must be at least 1, not 0}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) stride = [0, 1] padding = [0, 0] dilation = [1, 1]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @conv_stride_rank(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{stride, padding and dilation must have two values (rows, columns)}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) stride = [2] padding = [0, 0] dilation = [1, 1]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @conv_strided_height(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x5x4xf16>) {
+  // expected-error @+1 {{target height must be 4, not 5}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x5x4xf16>) stride = [2, 2] padding = [0, 0] dilation = [1, 1]
+  spyre.return
+}
+
+// -----
+
 spyre.kernel @conv_dilation(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{dilation must be at least 1, not 0}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 0]
@@ -640,7 +664,7 @@ spyre.kernel @conv_dilation(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<
 // -----
 
 spyre.kernel @conv_pairs(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
-  // expected-error @+1 {{padding and dilation must have two values (rows, columns)}}
+  // expected-error @+1 {{stride, padding and dilation must have two values (rows, columns)}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0] dilation = [1, 1]
   spyre.return
 }

@@ -66,3 +66,14 @@ spyre.kernel @conv_gather_one_tap(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buf
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 3, 1>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
   spyre.return
 }
+
+// -----
+
+// A strided convolution's taps are no shifted views of the rows: they are
+// always gathered.
+spyre.kernel @conv_strided_per_tap(%x: !spyre.buffer<1x2x8x8xf16>, %w: !spyre.buffer<3x2x3x3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
+  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 3], 1 (a strided convolution gathers its taps)]}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x8x8xf16>, !spyre.buffer<3x2x3x3xf16>) outs(%y : !spyre.buffer<1x3x4x4xf16>) stride = [2, 2] padding = [1, 1] dilation = [1, 1]
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 3, 0>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
+  spyre.return
+}
