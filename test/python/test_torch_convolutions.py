@@ -1,8 +1,8 @@
 """Convolutions with torch.compile(backend="spyre") against eager, zero CPU
-fallbacks: 2-D of stride 1 as one implicit-GEMM kernel (spyre.conv2d);
-1-D and 3-D, strided, grouped and depthwise, transposed (stride, padding,
-output padding, dilation, groups) and those needing gradients as im2col
-and a product."""
+fallbacks: 2-D ones (strided, dilated, padded, grouped with few channels) as
+one implicit-GEMM kernel (spyre.conv2d); 1-D and 3-D, grouped with many
+channels, transposed (stride, padding, output padding, dilation, groups)
+and those needing gradients as im2col and a product."""
 
 import pytest
 import torch
@@ -100,6 +100,49 @@ def test_conv2d_of_stride_1_is_one_implicit_gemm_kernel(dtype, w_shape, kwargs, 
     else:
         check(lambda x, w: F.conv2d(x, w, **kwargs), x, w, depth=depth)
     assert counters.kernels_run == 1
+    assert set(counters.cycles_per_kernel) == {"conv2d"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("x_shape, w_shape, kwargs", [
+    ((2, 5, 9, 11), (8, 5, 3, 3), dict(stride=2, padding=1)),
+    ((2, 5, 9, 11), (8, 5, 1, 1), dict(stride=2)),
+    ((1, 3, 16, 16), (8, 3, 7, 7), dict(stride=2, padding=3)),
+    ((2, 5, 9, 11), (7, 5, 3, 2), dict(stride=(2, 1), padding=(1, 0))),
+    ((2, 5, 9, 11), (7, 5, 3, 3), dict(stride=(1, 3), dilation=2, padding=2)),
+    ((2, 6, 9, 11), (6, 1, 3, 3), dict(stride=2, padding=1, groups=6)),
+], ids=["3x3", "1x1-shortcut", "7x7-stem", "rows-only", "columns-dilated", "depthwise"])
+def test_strided_conv2d_is_one_implicit_gemm_kernel(dtype, x_shape, w_shape, kwargs):
+    """Strides gather every tap's positions row by row on the card: one
+    spyre.conv2d, no im2col kernel."""
+    x, w, b = inputs(x_shape, w_shape, dtype)
+    check(lambda x, w, b: F.conv2d(x, w, b, **kwargs), x, w, b,
+          depth=w_shape[1] * w_shape[2] * w_shape[3])
+    assert counters.kernels_run == 1
+    assert set(counters.cycles_per_kernel) == {"conv2d"}
+
+
+class _Downsample(torch.nn.Module):
+    """A ResNet block that halves the image: 3x3 stride 2, 3x3, and a 1x1
+    stride 2 shortcut added before the last ReLU."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.a = torch.nn.Conv2d(channels, 2 * channels, 3, stride=2, padding=1)
+        self.b = torch.nn.Conv2d(2 * channels, 2 * channels, 3, padding=1)
+        self.shortcut = torch.nn.Conv2d(channels, 2 * channels, 1, stride=2)
+
+    def forward(self, x):
+        return torch.relu(self.b(torch.relu(self.a(x))) + self.shortcut(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_a_downsampling_block_is_three_kernels(dtype):
+    torch.manual_seed(0)
+    block = _Downsample(4).to(dtype).eval()
+    x = torch.randn(2, 4, 10, 10).to(dtype)
+    check(block, x, depth=72)
+    assert counters.kernels_run == 3
     assert set(counters.cycles_per_kernel) == {"conv2d"}
 
 

@@ -5,8 +5,8 @@ As fused attention (attention.py), Inductor's scheduler sees it as one
 extern call, `torch.ops.spyre.conv2d`, whose implementation runs the kernel
 on the card through a ProgramLauncher (each run counted with its simulated
 cycles, not as a CPU fallback). The convolution decomposition
-(decompositions.convolution) calls it through `fused` for 2-D convolutions
-of stride 1 that the card takes (grouped ones with few channels), outside
+(decompositions.convolution) calls it through `fused` for the 2-D
+convolutions the card takes (grouped ones with few channels), outside
 autograd; the others keep the im2col lowering (lowerings.convolution). After Inductor's
 own passes, `fuse_epilogues` folds a ReLU and a residual add that follow
 such a convolution into its kernel.
@@ -23,14 +23,14 @@ from torch._prims_common import suggest_memory_format
 from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
 
 
-def output_shape(x_shape, w_shape, padding, dilation) -> tuple:
-    """(N, Co, Ho, Wo) of a convolution of stride 1."""
-    (n, _, h, w), (co, _, kh, kw) = x_shape, w_shape
-    return (n, co, h + 2 * padding[0] - dilation[0] * (kh - 1),
-            w + 2 * padding[1] - dilation[1] * (kw - 1))
+def output_shape(x_shape, w_shape, stride, padding, dilation) -> tuple:
+    """(N, Co, Ho, Wo) of a convolution."""
+    (n, _, *sizes), (co, _, *taps) = x_shape, w_shape
+    return (n, co, *((size + 2 * p - d * (k - 1) - 1) // s + 1
+                     for size, k, s, p, d in zip(sizes, taps, stride, padding, dilation)))
 
 
-def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
+def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, stride, padding,
                 dilation, groups: int = 1, has_residual: bool = False,
                 relu: bool = False) -> str:
     """The kernel-level IR of one convolution: x (N, C, H, W), the weight
@@ -38,14 +38,15 @@ def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, padding,
     and out (N, Co, Ho, Wo)."""
     element = ELEMENT[dtype]
     co = w_shape[0]
-    out = output_shape(x_shape, w_shape, padding, dilation)
+    out = output_shape(x_shape, w_shape, stride, padding, dilation)
     types = [buffer_type(x_shape, element), buffer_type(w_shape, element)]
     if has_bias:
         types.append(buffer_type((co,), element))
     out_type = buffer_type(out, element)
     residual = f" residual(%a{len(types)} : {out_type})" if has_residual else ""
+    strides = f" stride = [{stride[0]}, {stride[1]}]" if tuple(stride) != (1, 1) else ""
     return kernel("conv2d", types, out_type,
-                  f" padding = [{padding[0]}, {padding[1]}]"
+                  f"{strides} padding = [{padding[0]}, {padding[1]}]"
                   f" dilation = [{dilation[0]}, {dilation[1]}]"
                   f"{f' groups = {groups}' if groups != 1 else ''}{' relu' if relu else ''}",
                   extra_inputs=[out_type] if has_residual else [], clauses=residual)
@@ -57,6 +58,7 @@ class _Signature(NamedTuple):
     w_shape: tuple
     has_bias: bool
     dtype: torch.dtype
+    stride: tuple
     padding: tuple
     dilation: tuple
     groups: int
@@ -64,10 +66,12 @@ class _Signature(NamedTuple):
     relu: bool
 
 
-def _signature(x, weight, bias, padding, dilation, groups=1, residual=None, relu=False):
+def _signature(x, weight, bias, stride, padding, dilation, groups=1, residual=None,
+               relu=False):
     return _Signature(tuple(x.shape), tuple(weight.shape), bias is not None, x.dtype,
-                      tuple(int(p) for p in padding), tuple(int(d) for d in dilation),
-                      int(groups), residual is not None, bool(relu))
+                      tuple(int(s) for s in stride), tuple(int(p) for p in padding),
+                      tuple(int(d) for d in dilation), int(groups), residual is not None,
+                      bool(relu))
 
 
 @functools.lru_cache(maxsize=256)
@@ -82,13 +86,14 @@ def _launcher(signature: _Signature):
 
 @torch.library.custom_op("spyre::conv2d", mutates_args=())
 def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
-           padding: list[int], dilation: list[int], groups: int = 1,
+           stride: list[int], padding: list[int], dilation: list[int], groups: int = 1,
            residual: torch.Tensor | None = None, relu: bool = False) -> torch.Tensor:
-    """F.conv2d(x, weight, bias, stride 1, padding, dilation, groups) on the
+    """F.conv2d(x, weight, bias, stride, padding, dilation, groups) on the
     card, plus `residual` if given, then ReLU'd if `relu`."""
-    launcher = _launcher(_signature(x, weight, bias, padding, dilation, groups, residual, relu))
+    launcher = _launcher(_signature(x, weight, bias, stride, padding, dilation, groups, residual,
+                                    relu))
     # The card reads and writes NCHW; the result then takes eager's layout.
-    out = x.new_empty(output_shape(x.shape, weight.shape, padding, dilation))
+    out = x.new_empty(output_shape(x.shape, weight.shape, stride, padding, dilation))
     inputs = [x.contiguous(), weight.contiguous()]
     for optional in (bias, residual):
         if optional is not None:
@@ -105,9 +110,9 @@ def _memory_format(x, weight):
 
 
 @conv2d.register_fake
-def _(x, weight, bias, padding, dilation, groups=1, residual=None, relu=False):
-    return torch.empty(output_shape(x.shape, weight.shape, padding, dilation), dtype=x.dtype,
-                       device=x.device, memory_format=_memory_format(x, weight))
+def _(x, weight, bias, stride, padding, dilation, groups=1, residual=None, relu=False):
+    return torch.empty(output_shape(x.shape, weight.shape, stride, padding, dilation),
+                       dtype=x.dtype, device=x.device, memory_format=_memory_format(x, weight))
 
 
 op = torch.ops.spyre.conv2d.default
@@ -129,15 +134,16 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
         return None
     if groups != 1 and weight.shape[0] * x.shape[1] > MAX_BLOCK_DIAGONAL_PAIRS:
         return None
-    if any(s != 1 for s in stride) or x.dtype not in ELEMENT or weight.dtype != x.dtype or \
+    if x.dtype not in ELEMENT or weight.dtype != x.dtype or \
             (bias is not None and bias.dtype != x.dtype):
         return None
     if not static_sizes(x, weight, bias):
         return None
-    padding, dilation = [int(p) for p in padding], [int(d) for d in dilation]
-    if why_not(_launcher(_signature(x, weight, bias, padding, dilation, groups)).mlir) is not None:
+    stride, padding, dilation = ([int(v) for v in values] for values in (stride, padding, dilation))
+    signature = _signature(x, weight, bias, stride, padding, dilation, groups)
+    if why_not(_launcher(signature).mlir) is not None:
         return None
-    return conv2d(x, weight, bias, padding, dilation, int(groups))
+    return conv2d(x, weight, bias, stride, padding, dilation, int(groups))
 
 
 def fuse_epilogues(graph: torch.fx.Graph) -> None:
@@ -147,8 +153,8 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
     leaves the cores once, not once per op."""
     aten = torch.ops.aten
     for node in list(graph.nodes):
-        # Not yet fused: (x, weight, bias, padding, dilation[, groups]).
-        if node.target is not op or len(node.args) not in (5, 6) or node.kwargs:
+        # Not yet fused: (x, weight, bias, stride, padding, dilation[, groups]).
+        if node.target is not op or len(node.args) not in (6, 7) or node.kwargs:
             continue
         value = node.meta.get("val")
         residual, last, relu = None, node, False
@@ -167,18 +173,18 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
             last, relu = users[0], True
         if last is node:
             continue
-        x, weight, bias, padding, dilation, *rest = node.args
+        x, weight, bias, stride, padding, dilation, *rest = node.args
         groups = rest[0] if rest else 1
         meta = [getattr(a, "meta", {}).get("val") for a in (x, weight, bias, residual)]
         if any(m is None for m, a in zip(meta, (x, weight, bias, residual)) if a is not None):
             continue
-        signature = _signature(meta[0], meta[1], meta[2], padding, dilation, groups, meta[3],
-                               relu)
+        signature = _signature(meta[0], meta[1], meta[2], stride, padding, dilation, groups,
+                               meta[3], relu)
         if why_not(_launcher(signature).mlir) is not None:
             continue
         with graph.inserting_before(last):
-            fused = graph.call_function(op, (x, weight, bias, padding, dilation, groups, residual,
-                                             relu))
+            fused = graph.call_function(op, (x, weight, bias, stride, padding, dilation, groups,
+                                             residual, relu))
         fused.meta = dict(last.meta)
         last.replace_all_uses_with(fused)
         chain = [last]
