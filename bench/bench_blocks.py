@@ -73,6 +73,9 @@ def cases(scale: int):
            (h((1, 256, side, side)),), None)
     yield ("depthwise3x3-64", nn.Conv2d(64, 64, 3, padding=1, groups=64).half().eval(),
            (h((1, 64, side, side)),), None)
+    yield ("conv3x3-s2-64-128", nn.Conv2d(64, 128, 3, stride=2, padding=1).half().eval(),
+           (h((1, 64, side, side)),), None)
+    yield ("resnet-downsample", _Downsample(64).half().eval(), (h((1, 64, side, side)),), None)
 
 
 class _GatedMLP(nn.Module):
@@ -98,6 +101,20 @@ class _Bottleneck(nn.Module):
         y = F.relu(self.down(x))
         y = F.relu(self.conv(y))
         return F.relu(self.up(y) + x)
+
+
+class _Downsample(nn.Module):
+    """A ResNet block that halves the image and doubles the channels: 3x3
+    stride 2, 3x3, and a 1x1 stride 2 shortcut added before the last ReLU."""
+
+    def __init__(self, channels):
+        super().__init__()
+        self.a = nn.Conv2d(channels, 2 * channels, 3, stride=2, padding=1)
+        self.b = nn.Conv2d(2 * channels, 2 * channels, 3, padding=1)
+        self.shortcut = nn.Conv2d(channels, 2 * channels, 1, stride=2)
+
+    def forward(self, x):
+        return F.relu(self.b(F.relu(self.a(x))) + self.shortcut(x))
 
 
 def flops(fn, inputs, attention) -> float:
