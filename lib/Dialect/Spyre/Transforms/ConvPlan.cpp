@@ -28,8 +28,12 @@
 // `biasInProduct`), else the SFU's add that narrows the sums.
 //
 // The weights arrive as PyTorch stores them (output channel, input
-// channel, tap); the SFU copies each tap's Cb x C matrix out of them once
-// per chunk. When one chunk holds every output channel, its weights are a
+// channel, tap). Gathered taps may keep that order (the tile's third size
+// 2): K then runs over (channel, tap), the columns are gathered in that
+// order, and the loaded weights are the product's left operand. Otherwise
+// the SFU copies each tap's Cb x C matrix out of them once per chunk, which
+// costs the SFU a pass over the weights but lets groups of taps overlap
+// with fewer, longer copies; the estimate chooses. When one chunk holds every output channel, its weights are a
 // first step of their own, which every core starts with the same read and
 // whose copies overlap the load of the first rows. A grouped convolution is the dense one of a block-diagonal
 // weight: the SFU zeroes the taps and copies each group's block onto the
@@ -90,7 +94,7 @@ private:
     return n * llvm::divideCeil(ho, tile[0]) * chunks(tile[1]);
   }
   /// Whether the tile gathers the taps into one product (its third size).
-  static bool gathers(ArrayRef<int64_t> tile) { return tile.size() > 2 && tile[2] == 1; }
+  static bool gathers(ArrayRef<int64_t> tile) { return tile.size() > 2 && tile[2] >= 1; }
   bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
   /// Rows of `length` elements at a row pitch of `lxPitch` in LX and of
   /// `length` in device memory move as one run per channel when the pitches
@@ -116,11 +120,13 @@ private:
   /// group (adding into the accumulator after the first) runs while the SFU
   /// copies the next group. Returns the number of groups that finishes a
   /// band of `length` positions and `cb` channels first, and its cycles.
-  std::pair<int64_t, double> tapGroups(int64_t cb, int64_t length) const;
+  std::pair<int64_t, double> tapGroups(ArrayRef<int64_t> tile, int64_t cb, int64_t length) const;
   /// Taps [first, last) of group `g` of `numGroups`.
   std::pair<int64_t, int64_t> groupTaps(int64_t g, int64_t numGroups) const {
     return {kh * kw * g / numGroups, kh * kw * (g + 1) / numGroups};
   }
+  /// The tile's third sizes this convolution allows.
+  SmallVector<int64_t> gatherings() const;
   /// Estimated cycles of the busiest core (the tile search's measure).
   double estimate(ArrayRef<int64_t> tile, int64_t cores) const;
 
@@ -128,9 +134,26 @@ private:
   int64_t n = 0, c = 0, h = 0, w = 0, co = 0, kh = 0, kw = 0, ho = 0, wo = 0;
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, wp = 0;
   int64_t groups = 1, cg = 0, cog = 0; // groups, input and output channels of each
-  /// Whether the taps need a slot of their own (else the loaded weights
-  /// are the one tap's dense matrix).
-  bool ownTaps() const { return kh * kw > 1 || groups > 1 || biasInProduct(); }
+  /// Whether dense gathered taps read the weights as PyTorch lays them out:
+  /// K then runs over (channel, tap), so the product's left operand is the
+  /// loaded weights themselves (a row one longer when the bias joins them)
+  /// and the gathered columns are ordered likewise; the SFU copies no taps.
+  bool natural(ArrayRef<int64_t> tile) const { return tile.size() > 2 && tile[2] == 2; }
+  /// Whether the SFU copies the taps out of the loaded weights into a slot
+  /// of their own (not for natural ones, nor for one dense tap without the
+  /// bias, whose loaded weights are its matrix).
+  bool copiesTaps(ArrayRef<int64_t> tile) const {
+    return !natural(tile) && (kh * kw > 1 || groups > 1 || biasInProduct());
+  }
+  /// Whether a chunk's new weights need SFU work: tap copies, or the bias
+  /// copied into its column.
+  bool preparesWeights(ArrayRef<int64_t> tile) const {
+    return copiesTaps(tile) || biasInProduct();
+  }
+  /// The loaded weights' row pitch in LX (elements).
+  int64_t weightPitch(ArrayRef<int64_t> tile) const {
+    return cg * kh * kw + (natural(tile) && biasInProduct() ? 1 : 0);
+  }
   /// Whether the bias enters the product: one more column of the taps'
   /// weights holds it, and one more row of ones under the product's right
   /// operand (a channel of ones after the input rows, or a row of ones
@@ -141,6 +164,8 @@ private:
   /// The taps' row pitch (elements): side by side when the taps are
   /// gathered (K runs over taps, then channels), else each its own matrix.
   int64_t tapsPitch(ArrayRef<int64_t> tile) const {
+    if (natural(tile))
+      return weightPitch(tile);
     return (gathers(tile) ? kh * kw * c : c) + int64_t(biasInProduct());
   }
   uint8_t dtype = 0;
@@ -179,16 +204,29 @@ LogicalResult ConvPlan::analyze() {
 int64_t ConvPlan::parallelUnits() const { return n * ho; }
 
 LogicalResult ConvPlan::verifyTile(ArrayRef<int64_t> tile) const {
+  SmallVector<int64_t> allowed = gatherings();
   if (tile.size() != 3 || tile[0] < 1 || tile[0] > ho || tile[1] < 1 || tile[1] > co ||
-      tile[2] < 0 || tile[2] > 1 || (tile[2] == 1 && kh * kw == 1 && !strided()) ||
-      (tile[2] == 0 && strided()))
-    return conv.emitError() << "spyre.tile of this convolution is [output rows of a band in "
-                               "[1, "
-                            << ho << "], output channels of a chunk in [1, " << co << "], "
-                            << (strided() ? "1 (a strided convolution gathers its taps)]"
-                                          : "1 to gather the taps into one product (of "
-                                            "several) else 0]");
+      !llvm::is_contained(allowed, tile[2])) {
+    auto diag = conv.emitError() << "spyre.tile of this convolution is [output rows of a band "
+                                    "in [1, "
+                                 << ho << "], output channels of a chunk in [1, " << co
+                                 << "], one of ";
+    llvm::interleave(allowed, [&](int64_t g) { diag << g; }, [&] { diag << ", "; });
+    return diag << " (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: "
+                   "gathered in the weights' own order)]";
+  }
   return success();
+}
+
+SmallVector<int64_t> ConvPlan::gatherings() const {
+  // Strided taps are no shifted views of the rows: always gathered. One
+  // tap of stride 1 has nothing to gather. Grouped weights are built in LX.
+  SmallVector<int64_t> ways = strided() ? SmallVector<int64_t>{1, 2}
+                              : kh * kw == 1 ? SmallVector<int64_t>{0}
+                                             : SmallVector<int64_t>{0, 1, 2};
+  if (groups > 1)
+    llvm::erase(ways, 2);
+  return ways;
 }
 
 SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
@@ -197,8 +235,8 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
   int64_t onesChannel = biasInProduct() && !gathers(tile) ? 1 : 0;
   return {{"input", ((c + onesChannel) * inputRows(rows) * p + 2 * margin(tile)) * es, 2},
-          {"weight", cb * cg * kh * kw * es, weightCopies},
-          {"taps", ownTaps() ? (gathers(tile) ? 1 : kh * kw) * cb * tapsPitch(tile) * es : 0,
+          {"weight", cb * weightPitch(tile) * es, weightCopies},
+          {"taps", copiesTaps(tile) ? (gathers(tile) ? 1 : kh * kw) * cb * tapsPitch(tile) * es : 0,
            weightCopies},
           {"bias", hasBias ? cb * es : 0, weightCopies},
           {"accumulator", cb * run(rows, q) * 4, 2},
@@ -233,16 +271,26 @@ ConvPlan::Rows ConvPlan::rowsOf(HwEmitter &em, int64_t lxAt, int64_t lxPitch,
           {rows, channels, 1}};
 }
 
-std::pair<int64_t, double> ConvPlan::tapGroups(int64_t cb, int64_t length) const {
+std::pair<int64_t, double> ConvPlan::tapGroups(ArrayRef<int64_t> tile, int64_t cb,
+                                                int64_t length) const {
   // Each group re-reads and re-writes the f32 accumulator (the first only
   // writes it), so more groups overlap more of the copies but stream more.
+  // A group is some taps' channels, or with natural weights some channels'
+  // taps (a copy per tap and group: more instructions).
   std::pair<int64_t, double> best = {1, 0.0};
-  for (int64_t numGroups = 1; numGroups <= std::min<int64_t>(kh * kw, 4); ++numGroups) {
+  int64_t most = std::min<int64_t>(natural(tile) ? c : kh * kw, 4);
+  for (int64_t numGroups = 1; numGroups <= most; ++numGroups) {
     double sfu = 0, pt = 0;
     for (int64_t g = 0; g < numGroups; ++g) {
       auto [first, last] = groupTaps(g, numGroups);
       double k = double((last - first) * c);
-      sfu += double(last - first) * arch.sfuCycles(double(c * length), 2 * es, false, false);
+      if (natural(tile)) {
+        int64_t channels = c * (g + 1) / numGroups - c * g / numGroups;
+        k = double(channels * kh * kw);
+        sfu += double(kh * kw) * arch.sfuCycles(double(channels * length), 2 * es, false, false);
+      } else {
+        sfu += double(last - first) * arch.sfuCycles(double(c * length), 2 * es, false, false);
+      }
       pt = std::max(pt, sfu) + arch.ptCycles(double(cb), k, double(length),
                                              double(cb + length) * k * es,
                                              double(cb * length * (g > 0 ? 8 : 4)));
@@ -273,7 +321,7 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // their own, whose copies overlap the first rows' load; several chunks'
   // come with each unit.
   double weights = double(kh * kw * cb * cg * es) / bw, taps = 0;
-  if (ownTaps())
+  if (copiesTaps(tile))
     taps = double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
   // A core's DMA engine runs one transfer at a time, each first waiting
   // out the memory's latency.
@@ -290,7 +338,7 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // columns' copies and a product per group of taps.
   double compute = oneChunk ? 0 : taps;
   if (gathers(tile))
-    compute += tapGroups(cb, length).second;
+    compute += tapGroups(tile, cb, length).second;
   else
     compute += double(kh * kw) * arch.ptCycles(double(cb), double(c), double(length),
                                                 double((cb + length) * c * es),
@@ -316,11 +364,7 @@ SmallVector<int64_t> ConvPlan::chooseTile(int64_t cores, int64_t lxBytes) const 
   // overlap), and every band height that fits: the busiest core's estimate
   // decides. Taller bands feed the PT longer runs and read fewer rows
   // twice; shorter ones spread over more cores.
-  SmallVector<int64_t> gatherings = {0, 1};
-  if (strided())
-    gatherings = {1};
-  else if (kh * kw == 1)
-    gatherings = {0};
+  SmallVector<int64_t> gatherings = this->gatherings();
   int64_t largest = co, leanest = gatherings.front();
   while (largest > 1 && !fits({1, largest, leanest}, lxBytes))
     largest = llvm::divideCeil(largest, 2);
@@ -352,7 +396,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   // the column that holds the bias.
   const int64_t tapsPitch = this->tapsPitch(tile);
   auto tapAt = [&](int64_t tap) { return gather ? tap * c : tap * cb * tapsPitch; };
-  const int64_t biasColumn = gather ? kh * kw * c : c;
+  const int64_t biasColumn = gather ? kh * kw * c : c; // in natural weights too
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
   const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
@@ -366,7 +410,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   // comes first, so that the SFU copies their taps out while the first
   // rows arrive, and every core reads them in the same cycle (the card
   // then reads them once).
-  const bool weightsFirst = numChunks == 1 && ownTaps();
+  const bool weightsFirst = numChunks == 1 && preparesWeights(tile);
+  const bool nat = natural(tile);
+  const int64_t taps = kh * kw, wPitch = weightPitch(tile);
 
   // Every step names its instructions' dependencies (StepCompute's
   // explicit style): SFU work waits for nothing but the SFU's earlier work,
@@ -385,9 +431,14 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   };
   // The loads of chunk `o0`'s weights (and bias) into copy `wCopy`.
   auto loadWeights = [&](TileStep &step, int64_t wCopy, int64_t o0, int64_t channels) {
-    step.loads.push_back({em.lx(dtype, slotAt(kWeight, wCopy)),
-                          em.device(conv.getWeight(), dtype, o0 * cg * kh * kw * es),
-                          channels * cg * kh * kw * es});
+    int64_t row = cg * kh * kw;
+    if (wPitch == row)
+      step.loads.push_back({em.lx(dtype, slotAt(kWeight, wCopy)),
+                            em.device(conv.getWeight(), dtype, o0 * row * es), channels * row * es});
+    else // rows one longer in LX, for the bias's column
+      step.loads.push_back({em.lx(dtype, slotAt(kWeight, wCopy), {wPitch * es, 0, 0}),
+                            em.device(conv.getWeight(), dtype, o0 * row * es, {row * es, 0, 0}),
+                            row * es, {channels, 1, 1}});
     if (hasBias)
       step.loads.push_back({em.lx(dtype, slotAt(kBias, wCopy)),
                             em.device(conv.getBias(), dtype, o0 * es), channels * es});
@@ -397,6 +448,11 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   // none: the loaded weights are its matrix).
   auto copyTaps = [&](StepCompute &sc, int64_t wCopy, int64_t o0, int64_t channels) {
     int64_t wAt = slotAt(kWeight, wCopy), tapsAt = slotAt(kTaps, wCopy);
+    if (nat) {
+      copy(sc, wAt + biasColumn * es, {wPitch * es, es, 0}, slotAt(kBias, wCopy), {es, es, 0},
+           channels, 1);
+      return;
+    }
     if (groups == 1) {
       // Tap (i, j): every (kh * kw)-th element of the loaded weights, from
       // its own.
@@ -468,7 +524,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                                         : weights.use({chunk, 0, 0}, t);
       // One dense tap without bias: the loaded weights are its matrix.
       int64_t inAt = slotAt(kInput, inCopy) + edge * es, wAt = slotAt(kWeight, wCopy),
-              tapsAt = ownTaps() ? slotAt(kTaps, wCopy) : wAt,
+              tapsAt = copiesTaps(tile) ? slotAt(kTaps, wCopy) : wAt,
               accAt = slotAt(kAcc, t % 2), resAt = slotAt(kResidual, t % 2);
       // The input rows [top, top + tileRows) of the band, those inside the
       // image from `from` to `to`.
@@ -497,7 +553,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       Rows out = outputRows(conv.getTarget(), accAt);
       step.stores.push_back({out.device, out.local, out.rowBytes, out.counts});
 
-      bool prepare = t == 0 && prepares && !weightsFirst, newWeights = wNew && ownTaps();
+      bool prepare = t == 0 && prepares && !weightsFirst, newWeights = wNew && preparesWeights(tile);
       int64_t zeroAbove = inNew ? std::min(from, top + tileRows) - top : 0;
       int64_t zeroBelow = inNew ? top + tileRows - std::max(to, from) : 0;
       if (inNew && to <= from)
@@ -526,42 +582,57 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         };
         Operation *product = nullptr;
         if (gather) {
+          // Rows of the column block (and columns of the left operand):
+          // (channel, tap) for natural weights, else (tap, channel). A group
+          // is a run of them: some channels' taps, or some taps' channels.
           int64_t columnsAt = slotAt(kColumns, 0);
-          int64_t numGroups = tapGroups(cb, accPitch).first;
+          int64_t numGroups = tapGroups(tile, cb, accPitch).first;
+          auto blockRow = [&](int64_t channel, int64_t tap) {
+            return nat ? channel * taps + tap : tap * c + channel;
+          };
+          const int64_t channelStride = (nat ? taps : 1) * accPitch; // block rows of a tap
           for (int64_t g = 0; g < numGroups; ++g) {
-            auto [firstTap, lastTap] = groupTaps(g, numGroups);
-            for (int64_t tap = firstTap; tap < lastTap; ++tap) {
-              int64_t at = columnsAt + tap * c * accPitch * es;
+            auto [t0, t1] = nat ? std::pair<int64_t, int64_t>{0, taps} : groupTaps(g, numGroups);
+            int64_t c0 = nat ? c * g / numGroups : 0, c1 = nat ? c * (g + 1) / numGroups : c;
+            for (int64_t tap = t0; tap < t1; ++tap) {
+              int64_t at = columnsAt + blockRow(c0, tap) * accPitch * es;
               if (!strided()) {
-                copy(sc, at, {accPitch * es, es, 0}, shifted(tap / kw, tap % kw),
-                     {channelPitch * es, es, 0}, c, length);
+                copy(sc, at, {channelStride * es, es, 0},
+                     shifted(tap / kw, tap % kw) + c0 * channelPitch * es,
+                     {channelPitch * es, es, 0}, c1 - c0, length);
                 continue;
               }
               // Output row y's positions: every sw-th column of input row
-              // y * sh + i * dh, for all channels at once.
+              // y * sh + i * dh, for the group's channels at once.
               for (int64_t y = 0; y < rows; ++y)
-                copy(sc, at + y * wo * es, {accPitch * es, es, 0},
-                     inAt + ((y * sh + tap / kw * dh) * p + tap % kw * dw) * es,
-                     {channelPitch * es, sw * es, 0}, c, wo);
+                copy(sc, at + y * wo * es, {channelStride * es, es, 0},
+                     inAt + (c0 * channelPitch + (y * sh + tap / kw * dh) * p + tap % kw * dw) *
+                                es,
+                     {channelPitch * es, sw * es, 0}, c1 - c0, wo);
             }
             // Packed rows: the positions whose view wrapped into the row
             // before (a tap left of centre reads the previous row's last
-            // columns) or after read the padding instead: zeros. Every
-            // channel's rows of the block are W apart (the run is whole
-            // rows).
-            for (int64_t tap = firstTap; edge > 0 && tap < lastTap; ++tap) {
+            // columns) or after read the padding instead: zeros. A block
+            // row's output rows are W apart (the run is whole rows), and
+            // so are all of a tap's when its channels' rows follow one
+            // another.
+            for (int64_t tap = t0; edge > 0 && tap < t1; ++tap) {
               int64_t shift = tap % kw * dw - pw;
-              if (shift != 0)
-                zero(sc, columnsAt + (tap * c * accPitch + (shift < 0 ? 0 : w - shift)) * es,
-                     w * es, c * band, std::abs(shift));
+              if (shift == 0)
+                continue;
+              int64_t at = columnsAt + (blockRow(c0, tap) * accPitch + (shift < 0 ? 0 : w - shift)) * es;
+              if (!nat)
+                zero(sc, at, w * es, (c1 - c0) * band, std::abs(shift));
+              for (int64_t y = 0; nat && y < band; ++y)
+                zero(sc, at + y * w * es, channelStride * es, c1 - c0, std::abs(shift));
             }
+            int64_t k0 = blockRow(c0, t0), k = (c1 - c0) * (t1 - t0);
             product = sc.add(
                 HwMatmulOp::create(
-                    builder, loc, accView,
-                    em.lx(dtype, tapsAt + firstTap * c * es, {tapsPitch * es, 0, 0}),
-                    em.lx(dtype, columnsAt + firstTap * c * accPitch * es, {accPitch * es, 0, 0}),
-                    channels, (lastTap - firstTap) * c + (g + 1 == numGroups ? bias : 0), length,
-                    false, false, g > 0, nullptr, 0, nullptr, nullptr),
+                    builder, loc, accView, em.lx(dtype, tapsAt + k0 * es, {tapsPitch * es, 0, 0}),
+                    em.lx(dtype, columnsAt + k0 * accPitch * es, {accPitch * es, 0, 0}), channels,
+                    k + (g + 1 == numGroups ? bias : 0), length, false, false, g > 0, nullptr, 0,
+                    nullptr, nullptr),
                 lastSfu());
           }
         } else {

@@ -120,3 +120,33 @@ spyre.kernel @strided(%x: !spyre.buffer<1x2x8x8xf16>, %w: !spyre.buffer<3x2x3x3x
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 2, 3, 1>}
   spyre.return
 }
+
+// -----
+
+// Gathered in the weights' own order (the tile's third size 2): K runs over
+// (channel, tap), so the product's left operand is the weights as loaded,
+// rows of 18 arriving at a pitch of 19 (38 bytes) for the bias's column,
+// and the SFU copies no taps. Each tap's view goes to rows c * 9 + tap of
+// the block (144 bytes apart for the 2 channels), the wrapped positions are
+// zeroed per output row, and the row of ones comes last (row 18): one
+// product of K = 19.
+// CHECK-LABEL: spyre.hw.program @natural
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#W:]], strides = [38, 0, 0]>, #spyre.ref<@arg1, dl16, strides = [36, 0, 0]> row 36 x [3, 1, 1]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#W+36]], strides = [38, 2, 0]>, #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [2, 2, 0]> [3 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 288, strides = [16, 2, 0]>, 1.000000e+00 [1 x 8]
+// CHECK-NOT: spyre.hw.unary "copy" {{.*}} [3 x 2]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [144, 2, 0]>, {{.*}} [2 x 8]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 16, strides = [144, 2, 0]>, {{.*}} [2 x 8]
+// CHECK-COUNT-7: spyre.hw.unary "copy"
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, strides = [144, 2, 0]>, 0.000000e+00 [2 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 8, strides = [144, 2, 0]>, 0.000000e+00 [2 x 1]
+// CHECK-COUNT-10: spyre.hw.fill {{.*}} [2 x 1]
+// CHECK-NEXT: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#W]], strides = [38, 0, 0]> x #spyre.ref<lx, dl16, strides = [16, 0, 0]> m 3 k 19 n 8
+// CHECK-NEXT: spyre.hw.unary "relu"
+spyre.kernel @natural(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
+                      %b: !spyre.buffer<3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
+      outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1] relu
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 2, 3, 2>}
+  spyre.return
+}
