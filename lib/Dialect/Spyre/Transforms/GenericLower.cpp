@@ -95,7 +95,8 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
     }
     uint8_t dtype = inputTypes[k];
     int64_t es = deviceDTypeBytes(dtype);
-    TileLayout l = layoutTile(stride(access, row), stride(access, col), tr, tc, rows, cols, es);
+    TileLayout l = layoutTile(stride(access, row), stride(access, col), tr, tc, rows, cols, es,
+                              arch.stickBytes);
     bool resident = isResident(unsigned(k), tile);
     int64_t at = slotAt("input" + std::to_string(k), resident ? 0 : inCopy);
     if (!resident || i == 0)

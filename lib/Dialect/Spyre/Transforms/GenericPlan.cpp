@@ -177,7 +177,8 @@ SmallVector<LxSlot> GenericPlan::slots(ArrayRef<int64_t> tile) const {
   auto stride = [&](const LinearAccess &a, int loop) { return loop < 0 ? 0 : a.strides[loop]; };
   for (auto [i, access] : llvm::enumerate(inputs)) {
     int64_t es = deviceDTypeBytes(inputTypes[i]);
-    TileLayout l = layoutTile(stride(access, row), stride(access, col), tr, tc, tr, tc, es);
+    TileLayout l =
+        layoutTile(stride(access, row), stride(access, col), tr, tc, tr, tc, es, arch.stickBytes);
     result.push_back({"input" + std::to_string(i), l.bytes, isResident(i, tile) ? 1 : 2});
   }
   for (auto [i, out] : llvm::enumerate(outputs)) {

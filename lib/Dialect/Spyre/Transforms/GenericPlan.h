@@ -26,12 +26,25 @@ struct TileLayout {
   std::array<int64_t, 3> deviceStrides = {0, 0, 0}, lxStrides = {0, 0, 0};
 };
 
-/// Element strides of the operand along the tile's row and col loops.
+/// Element strides of the operand along the tile's row and col loops. A
+/// tile that is read (not written) and whose columns lie a few elements
+/// apart (lc * es <= spanBytes, e.g. a pooling window's strided slice)
+/// moves each row as one run over the gaps, which the SFU then steps over:
+/// element by element, every element would cost a whole stick.
 inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int64_t rows,
-                             int64_t cols, int64_t es) {
+                             int64_t cols, int64_t es, int64_t spanBytes = 0) {
   TileLayout t;
   int64_t r = lr ? tr : 1, c = lc ? tc : 1;
-  if (lc == 1) { // rows of the tile are contiguous on the device
+  if (lc > 1 && lr != 1 && lc * es <= spanBytes) { // rows as runs over the gaps
+    int64_t pitch = (tc - 1) * lc + 1;
+    t.bytes = r * pitch * es;
+    t.rowStride = lr ? pitch * es : 0;
+    t.colStride = lc * es;
+    t.rowBytes = ((cols - 1) * lc + 1) * es;
+    t.counts = {lr ? rows : 1, 1, 1};
+    t.deviceStrides = {lr * es, 0, 0};
+    t.lxStrides = {pitch * es, 0, 0};
+  } else if (lc == 1) { // rows of the tile are contiguous on the device
     t.bytes = r * tc * es;
     t.rowStride = lr ? tc * es : 0;
     t.colStride = es;
