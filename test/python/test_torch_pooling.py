@@ -94,3 +94,12 @@ def test_adaptive_avg_pool3d_windows_overlap_as_eager(output_size):
     x = torch.randn(2, 3, 8, 6, 7)
     actual, expected = compiled_and_eager(lambda x: F.adaptive_avg_pool3d(x, output_size), x)
     torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_strided_windows_load_rows_not_elements():
+    """A stride-2 window's slices read every other element: each row of a
+    tile moves as one run over the gaps, not element by element (a stick or
+    two per element: 145.3k cycles for this pool, now 29.6k)."""
+    x = torch.randn(2, 16, 32, 32)
+    check(lambda x: F.max_pool2d(x, 3, 2, 1), x)
+    assert counters.simulated_cycles < 60_000
