@@ -99,3 +99,24 @@ def test_gpt2_gradients():
         scale = expected[name].abs().max().clamp(min=1e-3)
         torch.testing.assert_close(actual[name] / scale, expected[name] / scale,
                                    **tolerance(torch.float16, HIDDEN), msg=name)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_resnet_image_classification(dtype):
+    """A ResNet (bottleneck blocks, batch norm, a 7x7 stride-2 stem, max
+    pooling, stride-2 downsampling, average pooling) classifies on the card:
+    its convolutions are spyre.conv2d kernels, nothing runs on the CPU."""
+    torch.manual_seed(0)
+    config = transformers.ResNetConfig(embedding_size=16, hidden_sizes=[16, 32, 64, 128],
+                                       depths=[1, 1, 1, 1], layer_type="bottleneck",
+                                       num_labels=10)
+    model = transformers.ResNetForImageClassification(config).to(dtype).eval()
+    x = torch.randn(2, 3, 64, 64).to(dtype)
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        expected = model(x).logits
+        actual = torch.compile(model, backend="spyre")(x).logits
+    assert dict(counters.fallbacks) == {}
+    assert "conv2d" in counters.cycles_per_kernel
+    torch.testing.assert_close(actual, expected, **tolerance(dtype, 64 * 9))
