@@ -11,33 +11,36 @@
 // major) with a strided view of the input rows (C x run), summed into one
 // f32 accumulator. The Wp - Wo positions between output rows are computed
 // and dropped: the store writes Wo of every Wp. No patch matrix (im2col)
-// reaches device memory. Where LX has room (the tile's third size), the SFU
-// first copies the taps' shifted views one under the other into a column
-// block in LX, and one product with all KH * KW * C of them as its K
-// replaces the taps' products: the accumulator is then streamed once, not
-// once per tap. A strided convolution always gathers: its taps read every
-// sw-th column of every sh-th row, so the SFU copies each tap's positions
-// one output row at a time (a column stride of sw), and the run is the
-// band's output rows at a pitch of Wo, nothing dropped. Gathered taps of an
-// output as wide as the input need no
-// padding columns (see `packs`): the rows then keep the pitch W and move as
-// one run per channel each way. After the last tap the SFU converts the
-// accumulator in place (adding a residual band loaded with the step, then
-// the ReLU) and the band is stored. The bias is a product's column of
-// weights times a row of ones when a residual or a ReLU follows (see
-// `biasInProduct`), else the SFU's add that narrows the sums.
+// reaches device memory.
+//
+// Where LX has room (the tile's third size), the SFU first copies the taps'
+// shifted views one under the other into a column block, and products of
+// K = (taps of a group) x C replace the taps' products: the accumulator is
+// streamed once per group, not once per tap, and the SFU copies the next
+// group while the PT multiplies. Gathered taps of an output as wide as the
+// input need no padding columns (see `packs`): the rows keep the pitch W
+// and move as one run per channel each way. A strided convolution always
+// gathers: its taps read every sw-th column of every sh-th row, so the SFU
+// copies each tap's positions one output row at a time (a column stride of
+// sw), and the run is the band's output rows at a pitch of Wo.
+//
+// After the last product the SFU converts the accumulator in place (adding
+// a residual band loaded with the step, then the ReLU) and the band is
+// stored. The bias is a product's column of weights times a row of ones
+// when a residual or a ReLU follows (see `biasInProduct`), else the SFU's
+// add that narrows the sums.
 //
 // The weights arrive as PyTorch stores them (output channel, input
 // channel, tap). Gathered taps may keep that order (the tile's third size
 // 2): K then runs over (channel, tap), the columns are gathered in that
 // order, and the loaded weights are the product's left operand. Otherwise
-// the SFU copies each tap's Cb x C matrix out of them once per chunk, which
-// costs the SFU a pass over the weights but lets groups of taps overlap
-// with fewer, longer copies; the estimate chooses. When one chunk holds every output channel, its weights are a
-// first step of their own, which every core starts with the same read and
-// whose copies overlap the load of the first rows. A grouped convolution is the dense one of a block-diagonal
-// weight: the SFU zeroes the taps and copies each group's block onto the
-// diagonal.
+// the SFU copies each tap's Cb x C matrix out of them once per chunk: a
+// pass over the weights, but fewer, longer copies of the columns; the
+// estimate chooses. When one chunk holds every output channel, its weights
+// are a first step of their own, which every core starts with the same
+// read and whose copies overlap the load of the first rows. A grouped
+// convolution is the dense one of a block-diagonal weight: the SFU zeroes
+// the taps and copies each group's block onto the diagonal.
 //
 //===----------------------------------------------------------------------===//
 
