@@ -396,10 +396,10 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   const int64_t band = tile[0], cb = tile[1];
   const bool gather = gathers(tile);
   // Where tap t's Cb x C weights start in the taps slot (elements), and
-  // the column that holds the bias.
+  // the column of the taps (or of natural weights) that holds the bias.
   const int64_t tapsPitch = this->tapsPitch(tile);
   auto tapAt = [&](int64_t tap) { return gather ? tap * c : tap * cb * tapsPitch; };
-  const int64_t biasColumn = gather ? kh * kw * c : c; // in natural weights too
+  const int64_t biasColumn = gather ? kh * kw * c : c;
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
   const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
@@ -483,11 +483,11 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       copy(sc, tapsAt + biasColumn * es, {tapsPitch * es, es, 0}, slotAt(kBias, wCopy),
            {es, es, 0}, channels, 1);
   };
-  // The padding columns of both copies of the input rows, once: loads write
-  // only the W columns between them.
-  // And the ones that multiply the bias: the row under the gathered
-  // columns, or the channel after the input rows in both copies. Nothing
-  // else writes there.
+  // What is written once per core and never overwritten: the padding
+  // columns of both copies of the input rows (loads write only the W
+  // columns between them), and the ones that multiply the bias (the row
+  // under the gathered columns, or the channel after the input rows in both
+  // copies).
   auto prepareSlots = [&](StepCompute &sc) {
     for (int64_t copy = 0; copy < 2 && p != w; ++copy) {
       int64_t at = slotAt(kInput, copy), lines = c * inputRows(band);
