@@ -128,6 +128,11 @@ private:
   std::pair<int64_t, int64_t> groupTaps(int64_t g, int64_t numGroups) const {
     return {kh * kw * g / numGroups, kh * kw * (g + 1) / numGroups};
   }
+  /// Input channels [first, last) of group `g` of `numGroups` (natural
+  /// weights, whose groups are runs of channels).
+  std::pair<int64_t, int64_t> groupChannels(int64_t g, int64_t numGroups) const {
+    return {c * g / numGroups, c * (g + 1) / numGroups};
+  }
   /// The tile's third sizes this convolution allows.
   SmallVector<int64_t> gatherings() const;
   /// Estimated cycles of the busiest core (the tile search's measure).
@@ -285,15 +290,13 @@ std::pair<int64_t, double> ConvPlan::tapGroups(ArrayRef<int64_t> tile, int64_t c
   for (int64_t numGroups = 1; numGroups <= most; ++numGroups) {
     double sfu = 0, pt = 0;
     for (int64_t g = 0; g < numGroups; ++g) {
-      auto [first, last] = groupTaps(g, numGroups);
-      double k = double((last - first) * c);
-      if (natural(tile)) {
-        int64_t channels = c * (g + 1) / numGroups - c * g / numGroups;
-        k = double(channels * kh * kw);
-        sfu += double(kh * kw) * arch.sfuCycles(double(channels * length), 2 * es, false, false);
-      } else {
-        sfu += double(last - first) * arch.sfuCycles(double(c * length), 2 * es, false, false);
-      }
+      // A copy per tap of the group, each of the group's channels.
+      auto [t0, t1] = natural(tile) ? std::pair<int64_t, int64_t>{0, kh * kw}
+                                    : groupTaps(g, numGroups);
+      auto [c0, c1] = natural(tile) ? groupChannels(g, numGroups)
+                                    : std::pair<int64_t, int64_t>{0, c};
+      double k = double((t1 - t0) * (c1 - c0));
+      sfu += double(t1 - t0) * arch.sfuCycles(double((c1 - c0) * length), 2 * es, false, false);
       pt = std::max(pt, sfu) + arch.ptCycles(double(cb), k, double(length),
                                              double(cb + length) * k * es,
                                              double(cb * length * (g > 0 ? 8 : 4)));
@@ -416,6 +419,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   const bool weightsFirst = numChunks == 1 && preparesWeights(tile);
   const bool nat = natural(tile);
   const int64_t taps = kh * kw, wPitch = weightPitch(tile);
+  const int64_t numGroups = gather ? tapGroups(tile, cb, accPitch).first : 1;
 
   // Every step names its instructions' dependencies (StepCompute's
   // explicit style): SFU work waits for nothing but the SFU's earlier work,
@@ -525,7 +529,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       auto [inCopy, inNew] = inputs.use({image, b, 0}, t);
       auto [wCopy, wNew] = weightsFirst ? std::pair<int64_t, bool>{0, false}
                                         : weights.use({chunk, 0, 0}, t);
-      // One dense tap without bias: the loaded weights are its matrix.
+      // Without tap copies (natural weights, or one dense tap without the
+      // bias) the loaded weights are the product's left operand.
       int64_t inAt = slotAt(kInput, inCopy) + edge * es, wAt = slotAt(kWeight, wCopy),
               tapsAt = copiesTaps(tile) ? slotAt(kTaps, wCopy) : wAt,
               accAt = slotAt(kAcc, t % 2), resAt = slotAt(kResidual, t % 2);
@@ -589,14 +594,13 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           // (channel, tap) for natural weights, else (tap, channel). A group
           // is a run of them: some channels' taps, or some taps' channels.
           int64_t columnsAt = slotAt(kColumns, 0);
-          int64_t numGroups = tapGroups(tile, cb, accPitch).first;
           auto blockRow = [&](int64_t channel, int64_t tap) {
             return nat ? channel * taps + tap : tap * c + channel;
           };
           const int64_t channelStride = (nat ? taps : 1) * accPitch; // block rows of a tap
           for (int64_t g = 0; g < numGroups; ++g) {
             auto [t0, t1] = nat ? std::pair<int64_t, int64_t>{0, taps} : groupTaps(g, numGroups);
-            int64_t c0 = nat ? c * g / numGroups : 0, c1 = nat ? c * (g + 1) / numGroups : c;
+            auto [c0, c1] = nat ? groupChannels(g, numGroups) : std::pair<int64_t, int64_t>{0, c};
             for (int64_t tap = t0; tap < t1; ++tap) {
               int64_t at = columnsAt + blockRow(c0, tap) * accPitch * es;
               if (!strided()) {
