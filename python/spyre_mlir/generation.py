@@ -119,6 +119,12 @@ def _nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     return (probs >= low) | (probs == most)
 
 
+def _check_sampling(temperature: float, top_k: int, top_p: float) -> None:
+    if temperature < 0 or top_k < 0 or not 0 < top_p <= 1:
+        raise ValueError(f"sampling needs temperature >= 0, top_k >= 0 and 0 < top_p <= 1, "
+                         f"not {temperature}, {top_k}, {top_p}")
+
+
 def next_tokens(logits: torch.Tensor, temperature: float = 1.0, top_k: int = 0,
                 top_p: float = 1.0) -> torch.Tensor:
     """The next token (int64) of each row of `logits` (..., vocab).
@@ -129,9 +135,7 @@ def next_tokens(logits: torch.Tensor, temperature: float = 1.0, top_k: int = 0,
     as Hugging Face's TopKLogitsWarper keeps them) and, within those, over
     the smallest most likely set whose probability reaches top_p (1: all).
     Compile it with backend="spyre" to run it on the card."""
-    if temperature < 0 or top_k < 0 or not 0 < top_p <= 1:
-        raise ValueError(f"sampling needs temperature >= 0, top_k >= 0 and 0 < top_p <= 1, "
-                         f"not {temperature}, {top_k}, {top_p}")
+    _check_sampling(temperature, top_k, top_p)
     if temperature == 0:
         return logits.argmax(-1)
     scores = logits.float() / temperature
@@ -154,7 +158,7 @@ class CardSampling:
     generate's greedy step picks exactly that token."""
 
     def __init__(self, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0):
-        next_tokens(torch.zeros(1, 1), temperature, top_k, top_p)  # checks the arguments
+        _check_sampling(temperature, top_k, top_p)
         self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
         self._choose = torch.compile(self._one_hot, backend="spyre", dynamic=False)
         #: Simulated cycles of each call's choice.

@@ -12,14 +12,12 @@ import torch  # noqa: E402
 
 from spyre_mlir import generation  # noqa: E402
 from spyre_mlir.inductor import counters  # noqa: E402
+from test_torch_scans_sorts import compiled  # noqa: E402
 
 
 def on_card(fn, *args):
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        result = torch.compile(fn, backend="spyre")(*args)
-    assert dict(counters.fallbacks) == {}
+    """Compiled, no CPU fallback (`compiled` checks), and one kernel."""
+    result = compiled(fn, *args)
     assert counters.kernels_run == 1
     return result
 

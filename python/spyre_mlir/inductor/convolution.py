@@ -7,9 +7,9 @@ on the card through a ProgramLauncher (each run counted with its simulated
 cycles, not as a CPU fallback). The convolution decomposition
 (decompositions.convolution) calls it through `fused` for the 2-D
 convolutions the card takes (grouped ones with few channels), outside
-autograd; the others keep the im2col lowering (lowerings.convolution). After Inductor's
-own passes, `fuse_epilogues` folds a ReLU and a residual add that follow
-such a convolution into its kernel.
+autograd; the others keep the im2col lowering (lowerings.convolution).
+After Inductor's own passes, `fuse_epilogues` folds a ReLU and a residual
+add that follow such a convolution into its kernel.
 """
 
 from __future__ import annotations
