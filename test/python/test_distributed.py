@@ -4,6 +4,7 @@ tensor parallelism with torch.distributed.tensor.parallel, one process per
 card started here with torch.multiprocessing."""
 
 import datetime
+import multiprocessing
 import os
 import socket
 import subprocess
@@ -27,14 +28,23 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: Card processes fork from a server that imported these once: a fresh
+#: interpreter per card spent ~4 s importing them, two thirds of a small
+#: test's time. The server imports and forks before any thread pool exists.
+PRELOAD = ["torch", "torch.distributed", "transformers", "spyre_mlir.inductor",
+           "spyre_mlir.distributed"]
+
+
 def run_cards(cards: int, fn, *args, timeout=TIMEOUT, backend="spyre") -> None:
     """Runs fn(rank, cards, *args) in one process per card; a failure in
     any of them fails the test. One thread each, as torchrun does: the cards
     share the machine's few cores."""
     threads = os.environ.get("OMP_NUM_THREADS")
-    os.environ["OMP_NUM_THREADS"] = "1"
+    os.environ["OMP_NUM_THREADS"] = "1"  # before the server starts: the cards inherit its
     try:
-        mp.spawn(_card, args=(cards, _free_port(), timeout, fn, args, backend), nprocs=cards)
+        multiprocessing.set_forkserver_preload(PRELOAD)
+        mp.start_processes(_card, args=(cards, _free_port(), timeout, fn, args, backend),
+                           nprocs=cards, start_method="forkserver")
     finally:
         if threads is None:
             del os.environ["OMP_NUM_THREADS"]
