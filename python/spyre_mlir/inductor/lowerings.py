@@ -313,6 +313,48 @@ def _dense_indices(original):
     return embedding
 
 
+#: Ops that make a broadcast producer worth computing once: the SFU takes
+#: a pass per op per element, and Inductor inlines a producer into every
+#: element of a consumer that broadcasts it. Rotary embeddings' cos and sin
+#: of (position x frequency) were evaluated once per head, in every layer.
+RECOMPUTED_AT_A_COST = frozenset({
+    "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sigmoid", "tanh", "erf", "erfc",
+    "erfinv", "cos", "sin", "tan", "acos", "asin", "atan", "atan2", "cosh", "sinh", "acosh",
+    "asinh", "atanh", "pow", "sqrt", "rsqrt", "lgamma", "digamma"})
+
+
+def _realize_broadcast(original):
+    """StorageBox.should_realize_on_reuse, also realizing (in a spyre compile)
+    a pointwise producer that a consumer broadcasts (loop reuse, not graph
+    fanout, so softmax's exp stays inlined into its sum and its division)
+    when it evaluates a transcendental and evaluating it again for every
+    broadcast element costs the card's SFUs more than the buffer's round
+    trip through device memory. The buffer holds the producer's dtype, as
+    eager's tensor does."""
+    def should_realize_on_reuse(self, users, *, graph_reuse=True):
+        if original(self, users, graph_reuse=graph_reuse):
+            return True
+        if graph_reuse or users < 2 or not isinstance(self.data, ir.Pointwise) or \
+                not active(self.data):
+            return False
+        # A value per row (a norm's rsqrt of the row's mean) is computed once
+        # per row by the card's row tiles already.
+        size = self.data.get_size()
+        if not size or V.graph.sizevars.statically_known_equals(size[-1], 1):
+            return False
+        count = self.data.inner_fn_opcount()
+        if not count.used_ops & RECOMPUTED_AT_A_COST:
+            return False
+        numel = V.graph.sizevars.optimization_hint(ir.sympy_product(size), fallback=0)
+        arch = default_arch()
+        recomputed = (users - 1) * numel * count.num_ops / (
+            arch.sfu_elementwise_per_cycle * arch.cores)
+        round_trip = 2 * (arch.dma_latency_cycles +
+                          numel * self.data.get_dtype().itemsize / arch.device_bytes_per_cycle)
+        return recomputed > round_trip
+    return should_realize_on_reuse
+
+
 OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm,
         aten.convolution: convolution, aten.constant_pad_nd: constant_pad_nd}
 REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota, aten.arange]
@@ -338,7 +380,8 @@ def _dispatch(key, make_ours) -> None:
 
 
 def install() -> None:
-    """Wraps Inductor's lowerings of the ops in OURS and REALIZED (idempotent)."""
+    """Wraps Inductor's lowerings of the ops in OURS and REALIZED, and its
+    choice of what to realize on reuse (idempotent)."""
     global _installed
     if _installed:
         return
@@ -352,4 +395,6 @@ def install() -> None:
     for packet in REALIZED:
         for key in [packet, *(getattr(packet, o) for o in packet.overloads())]:
             _dispatch(key, _dense_indices if packet is aten.embedding else _realized)
+    ir.StorageBox.should_realize_on_reuse = _realize_broadcast(
+        ir.StorageBox.should_realize_on_reuse)
     _installed = True
