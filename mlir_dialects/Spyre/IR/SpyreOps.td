@@ -507,13 +507,17 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
     [ph, pw]`, `dilation = [dh, dw]`), with `g = o / (Co / G)` for `groups =
     G`, as PyTorch's `conv2d`.
     A grouped convolution runs as the dense one of a block-diagonal weight,
-    built in LX. An optional `residual` (shaped as
-    the output) is added to the result, and with `relu` negative results
-    become zero: `relu(conv + bias + residual)` leaves the cores once. No
+    built in LX. An optional `scale` (one value per output channel)
+    multiplies each channel's sums before the bias is added, as an inference
+    BatchNorm folded into the convolution does; an optional `residual`
+    (shaped as the output) is added to the result, and with `relu` negative
+    results become zero: `relu(scale * conv + bias + residual)` leaves the
+    cores once. No
     patch matrix (im2col) reaches device memory: the card multiplies each
     tap's weights with a shifted view of the input rows held in LX.
 
-    Shapes: `in` N x C x H x W, `w` Co x C / G x KH x KW, `bias` Co, `out` N
+    Shapes: `in` N x C x H x W, `w` Co x C / G x KH x KW, `bias` and `scale`
+    Co, `out` N
     x Co x Ho x Wo with Ho = (H + 2 ph - dh (KH - 1) - 1) / sh + 1 (rounded
     down), Wo likewise.
 
@@ -526,6 +530,7 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
   let arguments = (ins Spyre_In:$input, Spyre_In:$weight,
                        Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$bias,
                        Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$residual,
+                       Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$scale,
                        Spyre_Out:$target, OptionalAttr<DenseI64ArrayAttr>:$stride,
                        DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation,
@@ -534,6 +539,7 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
     `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)`
     (`residual` `(` $residual^ `:` type($residual) `)`)?
+    (`scale` `(` $scale^ `:` type($scale) `)`)?
     `outs` `(` $target `:` type($target) `)` (`stride` `=` $stride^)? `padding` `=` $padding
     `dilation` `=` $dilation
     (`groups` `=` $groups^)? (`relu` $relu^)? attr-dict

@@ -468,12 +468,15 @@ LogicalResult Conv2dOp::verify() {
       return emitOpError() << "target " << (d == 0 ? "height" : "width") << " must be "
                            << expected << ", not " << dimString(out.getDimSize(2 + d));
   }
-  if (Value biasValue = getBias()) {
-    BufferType bias = bufferType(biasValue);
-    if (bias.getRank() != 1 || !compatible(bias.getDimSize(0), w.getDimSize(0)))
-      return emitOpError() << "bias must have one value per output channel ("
-                           << dimString(w.getDimSize(0)) << "), not " << bias;
-    if (failed(verifySameElementType(*this, getInput(), biasValue, "input and bias")))
+  for (auto [name, vectorValue] : {std::pair{"bias", getBias()}, {"scale", getScale()}}) {
+    if (!vectorValue)
+      continue;
+    BufferType vector = bufferType(vectorValue);
+    if (vector.getRank() != 1 || !compatible(vector.getDimSize(0), w.getDimSize(0)))
+      return emitOpError() << name << " must have one value per output channel ("
+                           << dimString(w.getDimSize(0)) << "), not " << vector;
+    if (failed(verifySameElementType(*this, getInput(), vectorValue,
+                                     std::string("input and ") + name)))
       return failure();
   }
   if (Value residualValue = getResidual()) {

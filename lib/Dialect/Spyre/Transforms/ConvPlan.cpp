@@ -168,7 +168,7 @@ private:
   /// under the gathered columns) multiplies it. That saves an SFU pass over
   /// the f32 sums when a residual or a ReLU follows; alone, the bias's add
   /// is the pass that narrows the result anyway.
-  bool biasInProduct() const { return hasBias && (hasResidual || relu); }
+  bool biasInProduct() const { return hasBias && !hasScale && (hasResidual || relu); }
   /// The taps' row pitch (elements): side by side when the taps are
   /// gathered (K runs over taps, then channels), else each its own matrix.
   int64_t tapsPitch(ArrayRef<int64_t> tile) const {
@@ -178,7 +178,7 @@ private:
   }
   uint8_t dtype = 0;
   int64_t es = 0;
-  bool hasBias = false, hasResidual = false, relu = false;
+  bool hasBias = false, hasScale = false, hasResidual = false, relu = false;
 };
 
 LogicalResult ConvPlan::analyze() {
@@ -204,6 +204,7 @@ LogicalResult ConvPlan::analyze() {
   dtype = deviceDType(in.getElementType());
   es = deviceDTypeBytes(dtype);
   hasBias = bool(conv.getBias());
+  hasScale = bool(conv.getScale());
   hasResidual = bool(conv.getResidual());
   relu = conv.getRelu();
   return success();
@@ -246,7 +247,7 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
           {"weight", cb * weightPitch(tile) * es, weightCopies},
           {"taps", copiesTaps(tile) ? (gathers(tile) ? 1 : kh * kw) * cb * tapsPitch(tile) * es : 0,
            weightCopies},
-          {"bias", hasBias ? cb * es : 0, weightCopies},
+          {"bias", (int64_t(hasBias) + int64_t(hasScale)) * cb * es, weightCopies},
           {"accumulator", cb * run(rows, q) * 4, 2},
           {"residual", hasResidual ? cb * run(rows, q) * es : 0, 2},
           {"columns", gathers(tile) ? (kh * kw * c + biasInProduct()) * run(rows, q) * es : 0,
@@ -335,9 +336,9 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   double bandsPerCore = std::max(1.0, perCore / double(chunks(cb)));
   double load = (input + latency) * bandsPerCore / perCore +
                 (hasResidual ? residual + latency : 0) +
-                (oneChunk ? 0 : active * weights + latency * (1 + hasBias));
+                (oneChunk ? 0 : active * weights + latency * (1 + hasBias + hasScale));
   store += latency;
-  double start = oneChunk ? weights + latency * (1 + hasBias) +
+  double start = oneChunk ? weights + latency * (1 + hasBias + hasScale) +
                                 std::max(taps, input + residual + latency * (1 + hasResidual))
                           : load + (input + latency) * (1 - bandsPerCore / perCore);
   // A product per tap (each reads and writes the accumulator), or the
@@ -353,10 +354,11 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // the product, the residual's, then the ReLU's or a copy), the last
   // writing the 16-bit result (a broadcast bias streams nothing per
   // element).
-  int64_t biasPass = hasBias && !biasInProduct();
-  int64_t passes = biasPass + int64_t(hasResidual) + (relu || !(biasPass || hasResidual));
+  int64_t vectorPasses = int64_t(hasScale) + int64_t(hasBias && !biasInProduct());
+  int64_t passes = vectorPasses + int64_t(hasResidual) +
+                   (relu || !(vectorPasses || hasResidual));
   for (int64_t pass = 0; pass < passes; ++pass) {
-    bool residualPass = hasResidual && pass == biasPass;
+    bool residualPass = hasResidual && pass == vectorPasses;
     double bytes = 4 + (residualPass ? es : 0) + (pass + 1 == passes ? es : 4);
     compute += arch.sfuCycles(double(cb * length), bytes, false, false);
   }
@@ -405,6 +407,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   const int64_t biasColumn = gather ? kh * kw * c : c;
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
+  // The scale follows the bias in its slot.
+  auto scaleAt = [&](int64_t copy) { return slotAt(kBias, copy) + (hasBias ? cb * es : 0); };
   const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
   const int64_t p = pitch(tile), q = runPitch(tile), edge = margin(tile);
   const int64_t channelPitch = inputRows(band) * p; // elements between input channels in LX
@@ -449,6 +453,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
     if (hasBias)
       step.loads.push_back({em.lx(dtype, slotAt(kBias, wCopy)),
                             em.device(conv.getBias(), dtype, o0 * es), channels * es});
+    if (hasScale)
+      step.loads.push_back({em.lx(dtype, scaleAt(wCopy)),
+                            em.device(conv.getScale(), dtype, o0 * es), channels * es});
   };
   // The SFU's copies of the loaded weights' taps, each a Cb x C matrix,
   // and of the bias into its column (one dense tap without bias needs
@@ -658,19 +665,23 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         // after f32 element e / 2 <= e has been read.
         RefAttr result = em.lx(dtype, accAt, {accPitch * es, es, 0});
         RefAttr acc = em.lx(f32, accAt, {accPitch * 4, 4, 0});
-        SmallVector<RefAttr> addends;
+        // Each channel's scale first (a row of the slot per channel, as the
+        // bias), then the addends.
+        SmallVector<std::pair<StringRef, RefAttr>> passes;
+        if (hasScale)
+          passes.push_back({"mul", em.lx(dtype, scaleAt(wCopy), {es, 0, 0})});
         if (hasBias && !bias)
-          addends.push_back(em.lx(dtype, slotAt(kBias, wCopy), {es, 0, 0}));
+          passes.push_back({"add", em.lx(dtype, slotAt(kBias, wCopy), {es, 0, 0})});
         if (hasResidual)
-          addends.push_back(em.lx(dtype, resAt, {accPitch * es, es, 0}));
-        for (auto [k, addend] : llvm::enumerate(addends)) {
-          bool lastOp = k + 1 == addends.size() && !relu;
-          sc.add(HwBinaryOp::create(builder, loc, "add", lastOp ? result : acc, acc, addend,
-                                    FloatAttr(), channels, length, nullptr, 0, nullptr,
-                                    nullptr),
+          passes.push_back({"add", em.lx(dtype, resAt, {accPitch * es, es, 0})});
+        for (auto [k, pass] : llvm::enumerate(passes)) {
+          bool lastOp = k + 1 == passes.size() && !relu;
+          sc.add(HwBinaryOp::create(builder, loc, pass.first, lastOp ? result : acc, acc,
+                                    pass.second, FloatAttr(), channels, length, nullptr, 0,
+                                    nullptr, nullptr),
                  std::exchange(product, nullptr));
         }
-        if (relu || addends.empty())
+        if (relu || passes.empty())
           sc.add(HwUnaryOp::create(builder, loc, relu ? "relu" : "copy", result, acc, channels,
                                    length, nullptr, 0, nullptr, nullptr),
                  product);

@@ -134,6 +134,8 @@ spyre.kernel @conv2d(%x: !spyre.buffer<2x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3
   spyre.conv2d ins(%x, %w : !spyre.buffer<2x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<2x4x10x8xf16>) padding = [1, 0] dilation = [1, 1]
   // CHECK: spyre.conv2d ins(%{{.*}}, %{{.*}}, %{{.*}} : {{.*}}) residual(%{{.*}} : !spyre.buffer<2x4x10x8xf16>) outs(%{{.*}} : !spyre.buffer<2x4x10x8xf16>) padding = [1, 0] dilation = [1, 1] relu
   spyre.conv2d ins(%x, %w, %b : !spyre.buffer<2x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>, !spyre.buffer<4xf16>) residual(%y : !spyre.buffer<2x4x10x8xf16>) outs(%y : !spyre.buffer<2x4x10x8xf16>) padding = [1, 0] dilation = [1, 1] relu
+  // CHECK: spyre.conv2d ins(%{{.*}}, %{{.*}}, %{{.*}} : {{.*}}) scale(%{{.*}} : !spyre.buffer<4xf16>) outs(%{{.*}} : !spyre.buffer<2x4x10x8xf16>) padding = [1, 0] dilation = [1, 1] relu
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<2x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>, !spyre.buffer<4xf16>) scale(%b : !spyre.buffer<4xf16>) outs(%y : !spyre.buffer<2x4x10x8xf16>) padding = [1, 0] dilation = [1, 1] relu
   // CHECK: spyre.conv2d ins(%{{.*}}, %{{.*}} : !spyre.buffer<2x8x10x10xf16>, !spyre.buffer<4x4x3x3xf16>) outs(%{{.*}} : !spyre.buffer<2x4x10x8xf16>) padding = [1, 0] dilation = [1, 1] groups = 2{{$}}
   spyre.conv2d ins(%x, %wg : !spyre.buffer<2x8x10x10xf16>, !spyre.buffer<4x4x3x3xf16>) outs(%y : !spyre.buffer<2x4x10x8xf16>) padding = [1, 0] dilation = [1, 1] groups = 2
   spyre.return
