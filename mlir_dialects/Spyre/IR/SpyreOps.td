@@ -517,7 +517,7 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
     tap's weights with a shifted view of the input rows held in LX.
 
     Shapes: `in` N x C x H x W, `w` Co x C / G x KH x KW, `bias` and `scale`
-    Co, `out` N
+    Co (of the input's element type, or f32), `out` N
     x Co x Ho x Wo with Ho = (H + 2 ph - dh (KH - 1) - 1) / sh + 1 (rounded
     down), Wo likewise.
 

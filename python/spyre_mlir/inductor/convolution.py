@@ -32,24 +32,30 @@ def output_shape(x_shape, w_shape, stride, padding, dilation) -> tuple:
 
 def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, stride, padding,
                 dilation, groups: int = 1, has_residual: bool = False,
-                relu: bool = False) -> str:
+                relu: bool = False, has_scale: bool = False,
+                vector_dtype: torch.dtype | None = None) -> str:
     """The kernel-level IR of one convolution: x (N, C, H, W), the weight
-    (Co, C / groups, KH, KW), an optional bias (Co), an optional residual
-    and out (N, Co, Ho, Wo)."""
+    (Co, C / groups, KH, KW), an optional bias (Co), an optional residual,
+    an optional scale (Co) and out (N, Co, Ho, Wo); the bias and the scale
+    hold `vector_dtype` (default: x's)."""
     element = ELEMENT[dtype]
+    vector = ELEMENT[vector_dtype or dtype]
     co = w_shape[0]
     out = output_shape(x_shape, w_shape, stride, padding, dilation)
     types = [buffer_type(x_shape, element), buffer_type(w_shape, element)]
     if has_bias:
-        types.append(buffer_type((co,), element))
+        types.append(buffer_type((co,), vector))
     out_type = buffer_type(out, element)
-    residual = f" residual(%a{len(types)} : {out_type})" if has_residual else ""
+    extra = [out_type] * has_residual + [buffer_type((co,), vector)] * has_scale
+    clauses = f" residual(%a{len(types)} : {out_type})" if has_residual else ""
+    if has_scale:
+        clauses += f" scale(%a{len(types) + len(extra) - 1} : {extra[-1]})"
     strides = f" stride = [{stride[0]}, {stride[1]}]" if tuple(stride) != (1, 1) else ""
     return kernel("conv2d", types, out_type,
                   f"{strides} padding = [{padding[0]}, {padding[1]}]"
                   f" dilation = [{dilation[0]}, {dilation[1]}]"
                   f"{f' groups = {groups}' if groups != 1 else ''}{' relu' if relu else ''}",
-                  extra_inputs=[out_type] if has_residual else [], clauses=residual)
+                  extra_inputs=extra, clauses=clauses)
 
 
 class _Signature(NamedTuple):
@@ -64,22 +70,27 @@ class _Signature(NamedTuple):
     groups: int
     has_residual: bool
     relu: bool
+    has_scale: bool
+    vector_dtype: torch.dtype
 
 
 def _signature(x, weight, bias, stride, padding, dilation, groups=1, residual=None,
-               relu=False):
+               relu=False, scale=None):
     return _Signature(tuple(x.shape), tuple(weight.shape), bias is not None, x.dtype,
                       tuple(int(s) for s in stride), tuple(int(p) for p in padding),
                       tuple(int(d) for d in dilation), int(groups), residual is not None,
-                      bool(relu))
+                      bool(relu), scale is not None,
+                      (bias if bias is not None else scale if scale is not None else x).dtype)
 
 
 @functools.lru_cache(maxsize=256)
 def _launcher(signature: _Signature):
     from .launcher import ProgramLauncher
     mlir = kernel_mlir(*signature)
-    names = [f"arg{i}" for i in range(3 + signature.has_bias + signature.has_residual)]
-    ops = (["aten.convolution"] + ["aten.add.Tensor"] * signature.has_residual +
+    names = [f"arg{i}" for i in range(3 + signature.has_bias + signature.has_residual +
+                                      signature.has_scale)]
+    ops = (["aten.convolution"] + ["aten._native_batch_norm_legit_no_training"] *
+           signature.has_scale + ["aten.add.Tensor"] * signature.has_residual +
            ["aten.relu"] * signature.relu)
     return ProgramLauncher("conv2d", mlir, names, graph="extern", ops=ops)
 
@@ -87,15 +98,17 @@ def _launcher(signature: _Signature):
 @torch.library.custom_op("spyre::conv2d", mutates_args=())
 def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
            stride: list[int], padding: list[int], dilation: list[int], groups: int = 1,
-           residual: torch.Tensor | None = None, relu: bool = False) -> torch.Tensor:
-    """F.conv2d(x, weight, bias, stride, padding, dilation, groups) on the
-    card, plus `residual` if given, then ReLU'd if `relu`."""
+           residual: torch.Tensor | None = None, relu: bool = False,
+           scale: torch.Tensor | None = None) -> torch.Tensor:
+    """F.conv2d(x, weight, None, stride, padding, dilation, groups) on the
+    card, times `scale` per output channel if given, plus `bias` and
+    `residual` if given, then ReLU'd if `relu`."""
     launcher = _launcher(_signature(x, weight, bias, stride, padding, dilation, groups, residual,
-                                    relu))
+                                    relu, scale))
     # The card reads and writes NCHW; the result then takes eager's layout.
     out = x.new_empty(output_shape(x.shape, weight.shape, stride, padding, dilation))
     inputs = [x.contiguous(), weight.contiguous()]
-    for optional in (bias, residual):
+    for optional in (bias, residual, scale):
         if optional is not None:
             inputs.append(optional.contiguous())
     launcher(*inputs, out)
@@ -110,7 +123,8 @@ def _memory_format(x, weight):
 
 
 @conv2d.register_fake
-def _(x, weight, bias, stride, padding, dilation, groups=1, residual=None, relu=False):
+def _(x, weight, bias, stride, padding, dilation, groups=1, residual=None, relu=False,
+      scale=None):
     return torch.empty(output_shape(x.shape, weight.shape, stride, padding, dilation),
                        dtype=x.dtype, device=x.device, memory_format=_memory_format(x, weight))
 
@@ -153,9 +167,10 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
     leaves the cores once, not once per op."""
     aten = torch.ops.aten
     for node in list(graph.nodes):
-        # Not yet fused: (x, weight, bias, stride, padding, dilation[, groups]).
-        if node.target is not op or len(node.args) not in (6, 7) or node.kwargs:
+        unfused = _unfused(node)
+        if unfused is None:
             continue
+        x, weight, bias, stride, padding, dilation, groups, scale = unfused
         value = node.meta.get("val")
         residual, last, relu = None, node, False
         users = list(node.users)
@@ -173,18 +188,17 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
             last, relu = users[0], True
         if last is node:
             continue
-        x, weight, bias, stride, padding, dilation, *rest = node.args
-        groups = rest[0] if rest else 1
-        meta = [getattr(a, "meta", {}).get("val") for a in (x, weight, bias, residual)]
-        if any(m is None for m, a in zip(meta, (x, weight, bias, residual)) if a is not None):
+        operands = (x, weight, bias, residual, scale)
+        meta = [getattr(a, "meta", {}).get("val") for a in operands]
+        if any(m is None for m, a in zip(meta, operands) if a is not None):
             continue
         signature = _signature(meta[0], meta[1], meta[2], stride, padding, dilation, groups,
-                               meta[3], relu)
+                               meta[3], relu, meta[4])
         if why_not(_launcher(signature).mlir) is not None:
             continue
         with graph.inserting_before(last):
             fused = graph.call_function(op, (x, weight, bias, stride, padding, dilation, groups,
-                                             residual, relu))
+                                             residual, relu, *([scale] if scale else [])))
         fused.meta = dict(last.meta)
         last.replace_all_uses_with(fused)
         chain = [last]
@@ -193,3 +207,18 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
         chain.append(node)
         for dead in chain:
             graph.erase_node(dead)
+
+
+def _unfused(node):
+    """(x, weight, bias, stride, padding, dilation, groups, scale) of a
+    spyre.conv2d node with no residual and no ReLU folded in yet, else
+    None."""
+    if node.target is not op or node.kwargs:
+        return None
+    args = node.args
+    if len(args) in (6, 7):
+        return (*args[:6], args[6] if len(args) == 7 else 1, None)
+    if len(args) == 10 and args[7] is None and args[8] is False:
+        return (*args[:7], args[9])
+    return None
+

@@ -168,7 +168,9 @@ private:
   /// under the gathered columns) multiplies it. That saves an SFU pass over
   /// the f32 sums when a residual or a ReLU follows; alone, the bias's add
   /// is the pass that narrows the result anyway.
-  bool biasInProduct() const { return hasBias && !hasScale && (hasResidual || relu); }
+  bool biasInProduct() const {
+    return hasBias && !hasScale && biasDtype == dtype && (hasResidual || relu);
+  }
   /// The taps' row pitch (elements): side by side when the taps are
   /// gathered (K runs over taps, then channels), else each its own matrix.
   int64_t tapsPitch(ArrayRef<int64_t> tile) const {
@@ -179,6 +181,10 @@ private:
   uint8_t dtype = 0;
   int64_t es = 0;
   bool hasBias = false, hasScale = false, hasResidual = false, relu = false;
+  /// The bias's and the scale's element types and bytes (the input's, or
+  /// f32, as a folded BatchNorm keeps them).
+  uint8_t biasDtype = 0, scaleDtype = 0;
+  int64_t biasEs = 0, scaleEs = 0;
 };
 
 LogicalResult ConvPlan::analyze() {
@@ -205,6 +211,12 @@ LogicalResult ConvPlan::analyze() {
   es = deviceDTypeBytes(dtype);
   hasBias = bool(conv.getBias());
   hasScale = bool(conv.getScale());
+  for (auto [value, vectorDtype, vectorEs] : {std::tuple{conv.getBias(), &biasDtype, &biasEs},
+                                              {conv.getScale(), &scaleDtype, &scaleEs}})
+    if (value) {
+      *vectorDtype = deviceDType(cast<BufferType>(value.getType()).getElementType());
+      *vectorEs = deviceDTypeBytes(*vectorDtype);
+    }
   hasResidual = bool(conv.getResidual());
   relu = conv.getRelu();
   return success();
@@ -247,7 +259,7 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
           {"weight", cb * weightPitch(tile) * es, weightCopies},
           {"taps", copiesTaps(tile) ? (gathers(tile) ? 1 : kh * kw) * cb * tapsPitch(tile) * es : 0,
            weightCopies},
-          {"bias", (int64_t(hasBias) + int64_t(hasScale)) * cb * es, weightCopies},
+          {"bias", (biasEs + scaleEs) * cb, weightCopies},
           {"accumulator", cb * run(rows, q) * 4, 2},
           {"residual", hasResidual ? cb * run(rows, q) * es : 0, 2},
           {"columns", gathers(tile) ? (kh * kw * c + biasInProduct()) * run(rows, q) * es : 0,
@@ -408,7 +420,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
   // The scale follows the bias in its slot.
-  auto scaleAt = [&](int64_t copy) { return slotAt(kBias, copy) + (hasBias ? cb * es : 0); };
+  auto scaleAt = [&](int64_t copy) { return slotAt(kBias, copy) + cb * biasEs; };
   const int64_t bands = llvm::divideCeil(ho, band), numChunks = chunks(cb);
   const int64_t p = pitch(tile), q = runPitch(tile), edge = margin(tile);
   const int64_t channelPitch = inputRows(band) * p; // elements between input channels in LX
@@ -451,11 +463,13 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                             em.device(conv.getWeight(), dtype, o0 * row * es, {row * es, 0, 0}),
                             row * es, {channels, 1, 1}});
     if (hasBias)
-      step.loads.push_back({em.lx(dtype, slotAt(kBias, wCopy)),
-                            em.device(conv.getBias(), dtype, o0 * es), channels * es});
+      step.loads.push_back({em.lx(biasDtype, slotAt(kBias, wCopy)),
+                            em.device(conv.getBias(), biasDtype, o0 * biasEs),
+                            channels * biasEs});
     if (hasScale)
-      step.loads.push_back({em.lx(dtype, scaleAt(wCopy)),
-                            em.device(conv.getScale(), dtype, o0 * es), channels * es});
+      step.loads.push_back({em.lx(scaleDtype, scaleAt(wCopy)),
+                            em.device(conv.getScale(), scaleDtype, o0 * scaleEs),
+                            channels * scaleEs});
   };
   // The SFU's copies of the loaded weights' taps, each a Cb x C matrix,
   // and of the bias into its column (one dense tap without bias needs
@@ -669,9 +683,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         // bias), then the addends.
         SmallVector<std::pair<StringRef, RefAttr>> passes;
         if (hasScale)
-          passes.push_back({"mul", em.lx(dtype, scaleAt(wCopy), {es, 0, 0})});
+          passes.push_back({"mul", em.lx(scaleDtype, scaleAt(wCopy), {scaleEs, 0, 0})});
         if (hasBias && !bias)
-          passes.push_back({"add", em.lx(dtype, slotAt(kBias, wCopy), {es, 0, 0})});
+          passes.push_back({"add", em.lx(biasDtype, slotAt(kBias, wCopy), {biasEs, 0, 0})});
         if (hasResidual)
           passes.push_back({"add", em.lx(dtype, resAt, {accPitch * es, es, 0})});
         for (auto [k, pass] : llvm::enumerate(passes)) {

@@ -687,9 +687,9 @@ spyre.kernel @conv_scale(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8
 
 // -----
 
-spyre.kernel @conv_scale_type(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %s: !spyre.buffer<4xf32>, %y: !spyre.buffer<1x4x8x8xf16>) {
-  // expected-error @+1 {{input and scale element types differ: 'f16' vs 'f32'}}
-  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) scale(%s : !spyre.buffer<4xf32>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
+spyre.kernel @conv_scale_type(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %s: !spyre.buffer<4xi32>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{scale must hold the input's element type ('f16') or f32, not 'i32'}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) scale(%s : !spyre.buffer<4xi32>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
 

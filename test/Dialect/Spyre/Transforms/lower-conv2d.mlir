@@ -134,28 +134,28 @@ spyre.kernel @grouped(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<6x2x3x3x
 
 // -----
 
-// relu(scale * conv + bias), an inference BatchNorm folded in: the scale
-// loads after the bias, in the same slot (6 bytes after it), and the bias
-// stays out of the product (it is added after the scale): the first tap's
-// product has K = 2, no channel of ones. The f32 sums are multiplied by
-// each channel's scale, the bias is added, and the ReLU writes the 16-bit
-// result.
+// relu(scale * conv + bias), an inference BatchNorm folded in, its scale
+// and bias in f32: the scale loads after the bias, in the same slot (12
+// bytes after it), and the bias stays out of the product (it is added after
+// the scale): the first tap's product has K = 2, no channel of ones. The
+// f32 sums are multiplied by each channel's scale, the bias is added, and
+// the ReLU writes the 16-bit result.
 // CHECK-LABEL: spyre.hw.program @scale_bias_relu
 // CHECK: spyre.hw.core 0 {
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#B:]]>, #spyre.ref<@arg2, dl16> row 6 x [1, 1, 1]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#B+6]]>, #spyre.ref<@arg3, dl16> row 6 x [1, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, f32, offset = [[#B:]]>, #spyre.ref<@arg2, f32> row 12 x [1, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32, offset = [[#B+12]]>, #spyre.ref<@arg3, f32> row 12 x [1, 1, 1]
 // CHECK-NOT: spyre.hw.fill {{.*}} 1.000000e+00
 // CHECK: spyre.hw.matmul {{.*}} m 3 k 2 n 10 {signal_sem
 // CHECK-COUNT-8: spyre.hw.matmul {{.*}} k 2 n 10 {accumulate
-// CHECK-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = [[#B+6]], strides = [2, 0, 0]> [3 x 10]
-// CHECK-NEXT: spyre.hw.binary "add" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, dl16, offset = [[#B]], strides = [2, 0, 0]> [3 x 10]
+// CHECK-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, offset = [[#B+12]], strides = [4, 0, 0]> [3 x 10]
+// CHECK-NEXT: spyre.hw.binary "add" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, offset = [[#B]], strides = [4, 0, 0]> [3 x 10]
 // CHECK-NEXT: spyre.hw.unary "relu" #spyre.ref<lx, dl16, strides = [20, 2, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]> [3 x 10]
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg4, dl16, strides = [8, 32, 0]>
 spyre.kernel @scale_bias_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
-                              %b: !spyre.buffer<3xf16>, %s: !spyre.buffer<3xf16>,
+                              %b: !spyre.buffer<3xf32>, %s: !spyre.buffer<3xf32>,
                               %y: !spyre.buffer<1x3x4x4xf16>) {
-  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
-      scale(%s : !spyre.buffer<3xf16>)
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf32>)
+      scale(%s : !spyre.buffer<3xf32>)
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1] relu
       {spyre.cores = 2 : i64, spyre.tile = array<i64: 2, 3, 0>}
   spyre.return
