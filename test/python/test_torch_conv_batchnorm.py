@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from eager_compare import compiled_and_eager
 from spyre_mlir.inductor import conv_affine, counters
 from test_torch_ops import tolerance
 
@@ -25,16 +26,6 @@ def _conv_bn_relu(channels, side, dtype):
     return block.to(dtype), torch.randn(1, channels, side, side).to(dtype)
 
 
-def _run(fn, *args):
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        actual = torch.compile(fn, backend="spyre")(*args)
-        expected = fn(*args)
-    assert dict(counters.fallbacks) == {}
-    return actual, expected
-
-
 def _scaled(kernels):
     return [k for k in kernels if "spyre.conv2d" in k and " scale(" in k]
 
@@ -43,7 +34,7 @@ def _scaled(kernels):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
 def test_eval_batchnorm_and_relu_run_in_the_convolution(dtype, kernels):
     block, x = _conv_bn_relu(64, 56, dtype)
-    actual, expected = _run(block, x)
+    actual, expected = compiled_and_eager(block, x)
     torch.testing.assert_close(actual, expected, **tolerance(dtype, 64 * 9))
     folded = _scaled(kernels)
     assert len(folded) == 1 and " relu" in folded[0]
@@ -54,7 +45,7 @@ def test_eval_batchnorm_and_relu_run_in_the_convolution(dtype, kernels):
     kernels.clear()
     with pytest.MonkeyPatch.context() as m:
         m.setattr(conv_affine, "_pays", lambda out: False)
-        unfolded, _ = _run(block, x)
+        unfolded, _ = compiled_and_eager(block, x)
     assert not _scaled(kernels)
     torch.testing.assert_close(unfolded, expected, **tolerance(dtype, 64 * 9))
     assert cycles < counters.simulated_cycles
@@ -63,7 +54,7 @@ def test_eval_batchnorm_and_relu_run_in_the_convolution(dtype, kernels):
 def test_a_small_activation_keeps_its_own_pass(kernels):
     # The vectors' kernel would cost more than the pass over 16 x 8 x 8.
     block, x = _conv_bn_relu(16, 8, torch.float16)
-    actual, expected = _run(block, x)
+    actual, expected = compiled_and_eager(block, x)
     torch.testing.assert_close(actual, expected, **tolerance(torch.float16, 16 * 9))
     assert not _scaled(kernels)
 
@@ -76,7 +67,7 @@ def test_any_per_channel_affine_map_folds(kernels):
     def fn(x, w, g, h):
         y = F.conv2d(x, w, padding=1).float()
         return ((y * g.view(32, 1, 1) - 0.25) * 0.5 + h.view(1, 32, 1, 1)).half()
-    actual, expected = _run(fn, x, w, g, h)
+    actual, expected = compiled_and_eager(fn, x, w, g, h)
     torch.testing.assert_close(actual, expected, **tolerance(torch.float16, 32 * 9))
     assert len(_scaled(kernels)) == 1
 
@@ -85,6 +76,6 @@ def test_operands_that_vary_within_a_channel_are_not_folded(kernels):
     torch.manual_seed(2)
     x, w = torch.randn(1, 32, 56, 56).half(), torch.randn(32, 32, 3, 3).half()
     t = torch.rand(1, 1, 56, 56).half()
-    actual, expected = _run(lambda x, w, t: F.conv2d(x, w, padding=1) * t, x, w, t)
+    actual, expected = compiled_and_eager(lambda x, w, t: F.conv2d(x, w, padding=1) * t, x, w, t)
     torch.testing.assert_close(actual, expected, **tolerance(torch.float16, 32 * 9))
     assert not _scaled(kernels)
