@@ -171,6 +171,10 @@ def main(argv=None) -> None:
         report(args, model, cards, steps, first, tokens, same)
         if whole is not None:
             single_card.compare_with_eager(whole, ids, mask, tokens, args.new_tokens)
+    # Every card leaves the group together: a card that shut its group down
+    # and exited while rank 0 still compared with eager was once aborted at
+    # exit ("terminate called without an active exception"), failing the run.
+    dist.barrier()
     dist.destroy_process_group()
 
 
