@@ -22,7 +22,7 @@ import torch
 import torch.fx
 
 from ..simulator import default_arch
-from .convolution import _launcher, _signature, op
+from .convolution import _launcher, _signature, _unfused, op
 from .extern_kernels import why_not
 
 aten, prims = torch.ops.aten, torch.ops.prims
@@ -75,12 +75,20 @@ class _Emitter:
             node.meta["val"] = target(*values, **kwargs)
         return node
 
-    def vector(self, value):
+    def as_f32(self, value):
         """A per-channel operand as f32 of shape (C,) or (1,), or a number."""
         if isinstance(value, numbers.Number):
             return float(value)
         return self(aten.reshape.default, self(prims.convert_element_type.default, value,
                                                torch.float32), [-1])
+
+    def per_channel(self, value, channels: int, device):
+        """A contiguous f32 vector (C,) of `value` (a number, or f32 of shape
+        (1,) or (C,))."""
+        if isinstance(value, float):
+            value = self(aten.full.default, [channels], value, dtype=torch.float32,
+                         device=device)
+        return self(aten.clone.default, self(aten.expand.default, value, [channels]))
 
     def combine(self, target, a, b):
         if isinstance(a, float) and isinstance(b, float):
@@ -93,7 +101,7 @@ def _affine(emit: _Emitter, steps):
     (None: 1 and 0)."""
     scale = shift = None
     for kind, operand in steps:
-        v = emit.vector(operand)
+        v = emit.as_f32(operand)
         if kind == "mul":
             scale = v if scale is None else emit.combine(aten.mul.Tensor, scale, v)
             shift = None if shift is None else emit.combine(aten.mul.Tensor, shift, v)
@@ -121,9 +129,10 @@ def fold_channel_affine(graph: torch.fx.Graph) -> None:
     result, up to a cast back to its dtype, when the card compiles the
     convolution so extended."""
     for node in list(graph.nodes):
-        # Not yet fused: (x, weight, bias, stride, padding, dilation[, groups]).
-        if node.target is not op or len(node.args) not in (6, 7) or node.kwargs:
+        unfused = _unfused(node)
+        if unfused is None or unfused[-1] is not None:  # a scale folded in already
             continue
+        x, weight, bias, stride, padding, dilation, groups, _ = unfused
         out = node.meta.get("val")
         if not isinstance(out, torch.Tensor) or out.dim() != 4:
             continue
@@ -148,26 +157,16 @@ def fold_channel_affine(graph: torch.fx.Graph) -> None:
             continue
         if not _pays(out):
             continue
-        x, weight, bias, stride, padding, dilation, *rest = node.args
-        groups = rest[0] if rest else 1
         emit = _Emitter(graph, last, out.fake_mode)
         scale, shift = _affine(emit, steps)
-        f32 = prims.convert_element_type.default
-        channels = out.shape[1]
-
-        def vector(value):
-            """A per-channel f32 vector (C,) of `value` (a number or (1,)/(C,))."""
-            if isinstance(value, float):
-                value = emit(aten.full.default, [channels], value, dtype=torch.float32,
-                             device=out.device)
-            return emit(aten.clone.default, emit(aten.expand.default, value, [channels]))
-        total = None if bias is None else emit(f32, bias, torch.float32)
+        total = None if bias is None else emit(prims.convert_element_type.default, bias,
+                                                torch.float32)
         if total is not None and scale is not None:
             total = emit(aten.mul.Tensor, total, scale)
         if shift is not None:
             total = shift if total is None else emit(aten.add.Tensor, total, shift)
-        new_bias = None if total is None else vector(total)
-        new_scale = None if scale is None else vector(scale)
+        new_bias = None if total is None else emit.per_channel(total, out.shape[1], out.device)
+        new_scale = None if scale is None else emit.per_channel(scale, out.shape[1], out.device)
         metas = [None if a is None else a.meta["val"] for a in (x, weight, new_bias, new_scale)]
         signature = _signature(metas[0], metas[1], metas[2], stride, padding, dilation, groups,
                                None, False, metas[3])

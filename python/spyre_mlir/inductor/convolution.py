@@ -89,8 +89,9 @@ def _launcher(signature: _Signature):
     mlir = kernel_mlir(*signature)
     names = [f"arg{i}" for i in range(3 + signature.has_bias + signature.has_residual +
                                       signature.has_scale)]
-    ops = (["aten.convolution"] + ["aten._native_batch_norm_legit_no_training"] *
-           signature.has_scale + ["aten.add.Tensor"] * signature.has_residual +
+    # A scale is the multiplication of a folded BatchNorm or per-channel map.
+    ops = (["aten.convolution"] + ["aten.mul.Tensor"] * signature.has_scale +
+           ["aten.add.Tensor"] * signature.has_residual +
            ["aten.relu"] * signature.relu)
     return ProgramLauncher("conv2d", mlir, names, graph="extern", ops=ops)
 
@@ -198,7 +199,8 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
             continue
         with graph.inserting_before(last):
             fused = graph.call_function(op, (x, weight, bias, stride, padding, dilation, groups,
-                                             residual, relu, *([scale] if scale else [])))
+                                             residual, relu,
+                                             *([] if scale is None else [scale])))
         fused.meta = dict(last.meta)
         last.replace_all_uses_with(fused)
         chain = [last]
@@ -221,4 +223,3 @@ def _unfused(node):
     if len(args) == 10 and args[7] is None and args[8] is False:
         return (*args[:7], args[9])
     return None
-

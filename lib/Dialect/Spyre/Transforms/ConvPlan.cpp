@@ -24,9 +24,9 @@
 // copies each tap's positions one output row at a time (a column stride of
 // sw), and the run is the band's output rows at a pitch of Wo.
 //
-// After the last product the SFU converts the accumulator in place (adding
-// a residual band loaded with the step, then the ReLU) and the band is
-// stored. The bias is a product's column of weights times a row of ones
+// After the last product the SFU converts the accumulator in place
+// (multiplying by a per-channel scale, adding the bias and a residual band
+// loaded with the step, then the ReLU) and the band is stored. The bias is a product's column of weights times a row of ones
 // when a residual or a ReLU follows (see `biasInProduct`), else the SFU's
 // add that narrows the sums.
 //
@@ -362,10 +362,10 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
     compute += double(kh * kw) * arch.ptCycles(double(cb), double(c), double(length),
                                                 double((cb + length) * c * es),
                                                 double(cb * length * 8));
-  // The epilogue's SFU passes over the f32 sums (the bias's when not in
-  // the product, the residual's, then the ReLU's or a copy), the last
-  // writing the 16-bit result (a broadcast bias streams nothing per
-  // element).
+  // The epilogue's SFU passes over the f32 sums (the scale's, the bias's
+  // when not in the product, the residual's, then the ReLU's or a copy),
+  // the last writing the 16-bit result (a broadcast scale or bias streams
+  // nothing per element).
   int64_t vectorPasses = int64_t(hasScale) + int64_t(hasBias && !biasInProduct());
   int64_t passes = vectorPasses + int64_t(hasResidual) +
                    (relu || !(vectorPasses || hasResidual));
