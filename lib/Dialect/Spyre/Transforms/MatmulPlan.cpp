@@ -72,10 +72,12 @@ struct ColumnSplit {
     int64_t end = std::min(n, (b.first + w * (i + 1) / count) * unit);
     return {begin, end - begin};
   }
-  /// The busiest core's tiles and their widest, when `gn` cores share the
-  /// columns.
-  std::pair<int64_t, int64_t> busiest(int64_t gn) const {
+  /// The busiest core's tiles and their widest (or their mean width), when
+  /// `gn` cores share the columns.
+  std::pair<int64_t, int64_t> busiest(int64_t gn, bool mean = false) const {
     int64_t w = llvm::divideCeil(units, gn), count = llvm::divideCeil(w, perTile);
+    if (mean)
+      return {count, llvm::divideCeil(std::min<int64_t>(n, w * unit), count)};
     return {count, std::min<int64_t>(n, llvm::divideCeil(w, count) * unit)};
   }
 };
@@ -364,11 +366,19 @@ bool MatmulPlan::walksRows(ArrayRef<int64_t> tile, Grid grid) const {
 }
 
 double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
-  // The busiest core's share: its tiles along each grid dimension, the
-  // widest of its column tiles standing for all of them.
-  auto [columnTiles, tn] = columnSplit(tile[1]).busiest(grid.n);
+  // The busiest core's share: its tiles along each grid dimension, and one
+  // width standing for all of its column tiles. When K takes several steps
+  // the PT paces the run and the mean width prices the columns the core
+  // really has: at the widest, 12800 columns on 13 to 16 grid columns all
+  // looked like four 4-stick tiles, so the fewest cores won (16 sticks on
+  // the busiest core where 16 grid columns give 13: 1132.8 -> 1024.0 us).
+  // With all of K in one step, or with an epilogue, the widest stays: their
+  // time is set by transfers and SFU work that the estimate prices less
+  // well, and at the mean they chose slower tiles (2048 x 512 x 6400 +27%,
+  // the Llama MLP's up projection with its SiLU +7%).
   int64_t tm = tile[0], tk = tile[2];
   int64_t mt = llvm::divideCeil(m, tm), kt = llvm::divideCeil(k, tk);
+  auto [columnTiles, tn] = columnSplit(tile[1]).busiest(grid.n, kt > 1 && !epilogue);
   double bc = double(llvm::divideCeil(batch, grid.b)), mc = double(llvm::divideCeil(mt, grid.m)),
          nc = double(columnTiles);
   double tiles = bc * mc * nc, steps = tiles * double(kt);

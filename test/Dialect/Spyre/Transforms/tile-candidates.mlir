@@ -10,8 +10,9 @@
 // CHECK-LABEL: spyre.kernel @product
 // CHECK: spyre.matmul
 // CHECK-SAME: spyre.tile = array<i64: [[M:[0-9]+]], [[N:[0-9]+]], [[K:[0-9]+]]>
-// Today's ranking for this shape: a 3-stick width next.
-// CHECK-SAME: spyre.tile_candidates = [array<i64: [[M]], [[N]], [[K]]>, array<i64: 256, 192, 512>, array<i64: {{[0-9, ]+}}>, array<i64: {{[0-9, ]+}}>]
+// Today's ranking for this shape: 3 x 2^i-stick widths next (384 columns
+// are 6 sticks, 192 are 3).
+// CHECK-SAME: spyre.tile_candidates = [array<i64: [[M]], [[N]], [[K]]>, array<i64: 128, 384, 512>, array<i64: 256, 192, 512>, array<i64: {{[0-9, ]+}}>]
 // NONE-NOT: spyre.tile_candidates
 spyre.kernel @product(%x: !spyre.buffer<512x2048xf16>, %w: !spyre.buffer<2048x5632xf16>,
                       %y: !spyre.buffer<512x5632xf16>) {

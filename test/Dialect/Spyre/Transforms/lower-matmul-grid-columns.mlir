@@ -1,0 +1,20 @@
+// RUN: spyre-opt %s --spyre-compile | FileCheck %s
+
+// Granite-8B's MLP projection: 12800 output columns are 200 sticks of 64
+// f16, two grid rows take the 512 rows in 256-row tiles, and K takes
+// several steps. Grids are priced at the mean width of the busiest core's
+// column tiles: 16 grid columns give it 13 sticks (tiles of 4, 3, 3 and 3
+// sticks), 13 grid columns 16 sticks (four of 4). Priced at the widest
+// tile, both looked like four 4-stick tiles and the 13 columns won, which
+// left cores 26 to 31 idle.
+// CHECK-LABEL: spyre.hw.program @granite
+// CHECK: spyre.hw.core 1 {
+// CHECK: spyre.hw.matmul {{.*}} m 256 k 512 n 192
+// CHECK: spyre.hw.core 31 {
+// CHECK: spyre.hw.matmul {{.*}} m 256 k 512 n 192
+spyre.kernel @granite(%x: !spyre.buffer<512x4096xf16>, %w: !spyre.buffer<4096x12800xf16>,
+                      %y: !spyre.buffer<512x12800xf16>) {
+  spyre.matmul ins(%x, %w : !spyre.buffer<512x4096xf16>, !spyre.buffer<4096x12800xf16>)
+      outs(%y : !spyre.buffer<512x12800xf16>)
+  spyre.return
+}
