@@ -97,6 +97,36 @@ spyre.yield %s : f16""")
     assert all(c["device_read_bytes"] > 0 for c in result.stats["cores"])
 
 
+def test_sfu_heavy_rows_overlap_their_transfers():
+    # 512 rows on 32 cores are 16 rows a core, which fit LX as one tile.
+    # With this much SFU work per element each core cuts them into two
+    # tiles: one's loads and stores overlap the other's SFU work. A copy of
+    # the same rows, all transfers, keeps one tile a core.
+    m, n = 512, 2048
+    args = [("x", (m, n), "f16"), ("y", (m, n), "f16")]
+    maps = [amap(2, "d0, d1"), amap(2, "d0, d1")]
+    heavy = generic((m, n), [("%x", (m, n), "f16")], [("%y", (m, n), "f16")], maps, """
+%w = arith.extf %a0 : f16 to f32
+%e = math.exp %w : f32
+%s = arith.mulf %e, %w : f32
+%t = math.tanh %s : f32
+%r = arith.truncf %t : f32 to f16
+spyre.yield %r : f16""")
+    x = np.random.default_rng(5).standard_normal((m, n)).astype(np.float16)
+    out, result = run(kernel("heavy", args, heavy), {"arg0": x})
+    w = rounded(x).astype(np.float64)
+    close(out["arg1"], np.tanh(np.exp(w) * w))
+    for core in result.stats["cores"]:
+        dma, sfu = core["engines"]["dma"], core["engines"]["sfu"]
+        assert dma["instructions"] == 4  # two loads, two stores
+        assert result.stats["cycles"] < dma["busy_cycles"] + sfu["busy_cycles"]
+    copy = generic((m, n), [("%x", (m, n), "f16")], [("%y", (m, n), "f16")], maps,
+                   "spyre.yield %a0 : f16")
+    out, result = run(kernel("copy", args, copy), {"arg0": x})
+    np.testing.assert_array_equal(out["arg1"], rounded(x))
+    assert all(c["engines"]["dma"]["instructions"] == 2 for c in result.stats["cores"])
+
+
 def test_fewer_cores_on_request():
     m, n = 64, 64
     body = generic((m, n), [("%x", (m, n), "f32")], [("%y", (m, n), "f32")],

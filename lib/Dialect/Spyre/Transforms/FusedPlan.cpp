@@ -156,7 +156,14 @@ SmallVector<int64_t> FusedPlan::chooseTile(int64_t cores, int64_t lxBytes) const
   for (auto [i, size] : llvm::enumerate(sizes))
     if (int(i) != row && !first.getReductionLoops()[i])
       others *= size;
-  int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores, others));
+  double sfu = 0;
+  int64_t transfers = 0;
+  for (const auto &member : members) {
+    sfu += member->sfuCycles(cores);
+    transfers += member->transfersPerTile();
+  }
+  int64_t depth = overlapDepth(sfu, transfers, arch);
+  int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores * depth, others));
   tile[row] = largestFitting(llvm::divideCeil(sizes[row], pieces), 1, [&](int64_t r) {
     SmallVector<int64_t> t(tile);
     t[row] = r;

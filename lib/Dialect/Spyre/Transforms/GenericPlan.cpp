@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
+#include "spyre-mlir/Dialect/Spyre/Analysis/CostModel.h"
 #include "spyre-mlir/Isa/Isa.h"
 
 using namespace mlir;
@@ -260,7 +261,8 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t lxBy
   if (row < 0)
     return tile;
   int64_t others = parallelTiles(tile, row);
-  int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores, others));
+  int64_t depth = overlapDepth(sfuCycles(cores), transfersPerTile(), arch);
+  int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores * depth, others));
   int64_t rowLimit = std::min<int64_t>(
       sizes[row], llvm::alignTo(llvm::divideCeil(sizes[row], pieces), granule));
   tile[row] = largestFitting(rowLimit, granule, [&](int64_t r) {
@@ -279,6 +281,13 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t lxBy
         tile[col], llvm::alignTo(llvm::divideCeil(sizes[col], colPieces), stickElems));
   }
   return tile;
+}
+
+double GenericPlan::sfuCycles(int64_t cores) const {
+  std::string why;
+  std::optional<OpCost> cost = CostModel(arch).estimate(generic, why);
+  return cost ? cost->computeCycles * double(arch.cores) / double(std::max<int64_t>(cores, 1))
+              : 0;
 }
 
 int64_t GenericPlan::rowStickElems() const {

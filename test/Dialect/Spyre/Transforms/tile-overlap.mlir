@@ -1,0 +1,81 @@
+// RUN: spyre-opt %s -split-input-file --spyre-compile=stop-after=tile | FileCheck %s
+
+// 512 rows on 32 cores are 16 rows each, which fit LX as one tile. With
+// enough SFU work per element (the cost model's estimate against the DMA
+// latency of the extra transfers), each core's rows become two tiles, so
+// that one tile's loads and stores overlap the other's SFU work.
+// CHECK-LABEL: spyre.kernel @sfu_heavy
+// CHECK: spyre.generic {{.*}}spyre.tile = array<i64: 8, 2048>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+spyre.kernel @sfu_heavy(%x: !spyre.buffer<512x2048xf16>, %y: !spyre.buffer<512x2048xf16>) {
+  spyre.generic domain [512, 2048] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<512x2048xf16>) outs(%y : !spyre.buffer<512x2048xf16>) {
+  ^bb0(%v: f16):
+    %w = arith.extf %v : f16 to f32
+    %e = math.exp %w : f32
+    %s = arith.mulf %e, %w : f32
+    %t = math.tanh %s : f32
+    %u = arith.addf %t, %w : f32
+    %r = arith.truncf %u : f32 to f16
+    spyre.yield %r : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// A copy is all transfers: a second tile per core would only add their
+// latency, so each core keeps its 16 rows as one tile.
+// CHECK-LABEL: spyre.kernel @transfers_only
+// CHECK: spyre.generic {{.*}}spyre.tile = array<i64: 16, 2048>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+spyre.kernel @transfers_only(%x: !spyre.buffer<512x2048xf16>, %y: !spyre.buffer<512x2048xf16>) {
+  spyre.generic domain [512, 2048] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<512x2048xf16>) outs(%y : !spyre.buffer<512x2048xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// An RMSNorm (sum of squares, then the scaled row) is one fused group over
+// the rows; its members' SFU work together decides: two tiles per core.
+// CHECK-LABEL: spyre.kernel @rms_norm
+// CHECK: spyre.fused {{.*}}spyre.tile = array<i64: 8, 2048>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#col = affine_map<(d0, d1) -> (d1)>
+spyre.kernel @rms_norm(%x: !spyre.buffer<512x2048xf16>, %g: !spyre.buffer<2048xf16>,
+                       %y: !spyre.buffer<512x2048xf16>) {
+  %sq = spyre.alloc() : !spyre.buffer<512xf32>
+  spyre.generic domain [512, 2048] {combiners = [#spyre.combiner<sum>], indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<512x2048xf16>) outs(%sq : !spyre.buffer<512xf32>) {
+  ^bb0(%v: f16):
+    %w = arith.extf %v : f16 to f32
+    %s = arith.mulf %w, %w : f32
+    spyre.yield %s : f32
+  }
+  spyre.generic domain [512, 2048] {indexing_maps = [#col, #id, #row, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%g, %x, %sq : !spyre.buffer<2048xf16>, !spyre.buffer<512x2048xf16>, !spyre.buffer<512xf32>)
+      outs(%y : !spyre.buffer<512x2048xf16>) {
+  ^bb0(%a: f16, %b: f16, %ss: f32):
+    %ga = arith.extf %a : f16 to f32
+    %xb = arith.extf %b : f16 to f32
+    %n = arith.constant 2.048000e+03 : f32
+    %m = arith.divf %ss, %n : f32
+    %eps = arith.constant 9.99999997E-7 : f32
+    %me = arith.addf %m, %eps : f32
+    %r = math.rsqrt %me : f32
+    %xr = arith.mulf %xb, %r : f32
+    %o = arith.mulf %ga, %xr : f32
+    %t = arith.truncf %o : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.return
+}
