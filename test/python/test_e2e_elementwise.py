@@ -127,6 +127,23 @@ spyre.yield %r : f16""")
     assert all(c["engines"]["dma"]["instructions"] == 2 for c in result.stats["cores"])
 
 
+def test_sfu_heavy_flat_elementwise_overlaps_its_transfers():
+    # A flat domain (a pointwise op over a contiguous tensor) has one loop,
+    # cut the same way: two tiles a core.
+    n = 1 << 20
+    body = generic((n,), [("%x", (n,), "f16")], [("%y", (n,), "f16")],
+                   [amap(1, "d0"), amap(1, "d0")], """
+%w = arith.extf %a0 : f16 to f32
+%e = math.exp %w : f32
+%t = math.tanh %e : f32
+%r = arith.truncf %t : f32 to f16
+spyre.yield %r : f16""")
+    x = np.random.default_rng(6).standard_normal(n).astype(np.float16)
+    out, result = run(kernel("flat", [("x", (n,), "f16"), ("y", (n,), "f16")], body), {"arg0": x})
+    close(out["arg1"], np.tanh(np.exp(rounded(x).astype(np.float64))))
+    assert all(c["engines"]["dma"]["instructions"] == 4 for c in result.stats["cores"])
+
+
 def test_fewer_cores_on_request():
     m, n = 64, 64
     body = generic((m, n), [("%x", (m, n), "f32")], [("%y", (m, n), "f32")],

@@ -244,10 +244,11 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t lxBy
   int64_t stickElems = arch.stickBytes / 2;
   // Cols: whole rows when they fit; a parallel col loop is also split when
   // the other loops give too few tiles for every core.
+  int64_t depth = overlapDepth(sfuCycles(cores), transfersPerTile(), arch);
   int64_t colLimit = sizes[col];
   if (!reduction[col] && row < 0) {
     int64_t others = parallelTiles(tile, col);
-    int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores, others));
+    int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores * depth, others));
     colLimit = std::min<int64_t>(sizes[col], llvm::alignTo(llvm::divideCeil(sizes[col], pieces),
                                                            stickElems));
   }
@@ -261,7 +262,6 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t lxBy
   if (row < 0)
     return tile;
   int64_t others = parallelTiles(tile, row);
-  int64_t depth = overlapDepth(sfuCycles(cores), transfersPerTile(), arch);
   int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores * depth, others));
   int64_t rowLimit = std::min<int64_t>(
       sizes[row], llvm::alignTo(llvm::divideCeil(sizes[row], pieces), granule));

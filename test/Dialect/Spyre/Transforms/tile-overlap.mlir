@@ -79,3 +79,25 @@ spyre.kernel @rms_norm(%x: !spyre.buffer<512x2048xf16>, %g: !spyre.buffer<2048xf
   }
   spyre.return
 }
+
+// -----
+
+// A flat domain (Inductor's pointwise kernels over contiguous tensors) has
+// no row loop: its one loop is cut the same way, 1M elements in 64 tiles.
+// CHECK-LABEL: spyre.kernel @flat
+// CHECK: spyre.generic {{.*}}spyre.tile = array<i64: 16384>
+#flat = affine_map<(d0) -> (d0)>
+spyre.kernel @flat(%x: !spyre.buffer<1048576xf16>, %y: !spyre.buffer<1048576xf16>) {
+  spyre.generic domain [1048576] {indexing_maps = [#flat, #flat],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<1048576xf16>) outs(%y : !spyre.buffer<1048576xf16>) {
+  ^bb0(%v: f16):
+    %w = arith.extf %v : f16 to f32
+    %e = math.exp %w : f32
+    %s = arith.mulf %e, %w : f32
+    %t = math.tanh %s : f32
+    %r = arith.truncf %t : f32 to f16
+    spyre.yield %r : f16
+  }
+  spyre.return
+}
