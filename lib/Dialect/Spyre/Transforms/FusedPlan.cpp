@@ -156,6 +156,8 @@ SmallVector<int64_t> FusedPlan::chooseTile(int64_t cores, int64_t lxBytes) const
   for (auto [i, size] : llvm::enumerate(sizes))
     if (int(i) != row && !first.getReductionLoops()[i])
       others *= size;
+  // The members' SFU work together; their transfers counted as if none of
+  // their values stayed in LX (fewer tiles when in doubt).
   double sfu = 0;
   int64_t transfers = 0;
   for (const auto &member : members) {
