@@ -31,10 +31,13 @@ fi
 python -m pip install -q --upgrade pip
 
 # Build requirements come from pyproject.toml, so they are pinned in one place.
+# torch (the `torch` extra) comes first too: the build compiles the device's
+# and the process group's torch extensions when it can import torch.
 echo "== installing the toolchain (pinned MLIR/LLVM wheels, nanobind, pybind11, torch)"
 python - <<'PY' > build-requirements.txt
 import tomllib
-print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))
+project = tomllib.load(open("pyproject.toml", "rb"))
+print("\n".join(project["build-system"]["requires"] + project["project"]["optional-dependencies"]["torch"]))
 PY
 python -m pip install -q -r build-requirements.txt ninja "cmake>=3.20"
 rm -f build-requirements.txt

@@ -179,3 +179,39 @@ def test_attention_on_the_spyre_device_is_fused():
                          timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("ok")
+
+
+def test_the_torch_extensions_come_built_with_the_package(tmp_path):
+    # The device's allocator and the process group were compiled when the
+    # package was built: registering them compiles nothing (torch would
+    # build into TORCH_EXTENSIONS_DIR, ~25 s each), and the modules loaded
+    # are the installed ones.
+    script = textwrap.dedent("""
+        import os, torch, spyre_mlir
+        import spyre_mlir.device
+        from spyre_mlir.distributed import process_group
+        spyre_mlir.device.register()
+        package = os.path.dirname(spyre_mlir.__file__)
+        module = process_group._module()
+        assert module.__file__.startswith(package), module.__file__
+        assert torch.ones(2).to("spyre").device.type == "spyre"
+    """)
+    env = dict(__import__("os").environ, TORCH_EXTENSIONS_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not any(tmp_path.iterdir()), list(tmp_path.iterdir())
+
+
+def test_an_extension_built_for_another_torch_is_compiled_again(tmp_path, monkeypatch):
+    # An installed .so that does not import (here: not a library at all, as
+    # one built against another torch fails) falls back to compiling the
+    # source with torch's cpp_extension.
+    from torch.utils import cpp_extension
+    from spyre_mlir import cpp_extensions
+    source = tmp_path / "ext.cpp"
+    source.write_text("")
+    (tmp_path / "ext.so").write_bytes(b"not a shared library")
+    calls = []
+    monkeypatch.setattr(cpp_extension, "load", lambda **kw: calls.append(kw) or "compiled")
+    assert cpp_extensions.load("ext", str(source)) == "compiled"
+    assert calls[0]["name"] == "ext" and calls[0]["extra_cflags"] == cpp_extensions.CFLAGS

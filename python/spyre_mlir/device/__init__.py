@@ -1,7 +1,7 @@
 """The "spyre" device: ``model.to("spyre")`` then ``torch.compile(model)``.
 
-PrivateUse1 renamed "spyre", with a small C++ extension (built on first use
-with torch's cpp_extension, then cached) whose allocator hands out the
+PrivateUse1 renamed "spyre", with a small C++ extension (built with the
+package, see spyre_mlir.cpp_extensions) whose allocator hands out the
 simulated card's device memory. Compiled graphs on spyre tensors use our
 Inductor Scheduling and bind the tensors to the simulator without copies;
 eager ops run through PyTorch's CPU fallback, counted in
@@ -23,10 +23,9 @@ def register() -> None:
     global _loaded
     if _loaded:
         return
-    from torch.utils import cpp_extension
-    source = os.path.join(os.path.dirname(__file__), "spyre_device.cpp")
-    module = cpp_extension.load(name="spyre_device", sources=[source], extra_cflags=["-O1"],
-                                verbose=False)
+    from .. import cpp_extensions
+    module = cpp_extensions.load("spyre_device",
+                                 os.path.join(os.path.dirname(__file__), "spyre_device.cpp"))
     # Eager ops that run through the CPU fallback are counted like a compiled
     # graph's (counters.fallbacks, "eager <op>"), or refused in strict mode.
     from ..inductor import counting

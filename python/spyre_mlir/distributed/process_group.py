@@ -1,6 +1,6 @@
 """The process group of the "spyre" backend: gloo for the data, wrapped in
-a C++ c10d backend (spyre_backend.cpp, built on first use with torch's
-cpp_extension, then cached) that times every collective with clock.py."""
+a C++ c10d backend (spyre_backend.cpp, built with the package, see
+spyre_mlir.cpp_extensions) that times every collective with clock.py."""
 
 from __future__ import annotations
 
@@ -22,8 +22,7 @@ def create(store, rank: int, size: int, timeout):
 def _module():
     global _extension
     if _extension is None:
-        from torch.utils import cpp_extension
-        source = os.path.join(os.path.dirname(__file__), "spyre_backend.cpp")
-        _extension = cpp_extension.load(name="spyre_distributed", sources=[source],
-                                        extra_cflags=["-O1"], verbose=False)
+        from .. import cpp_extensions
+        _extension = cpp_extensions.load(
+            "spyre_distributed", os.path.join(os.path.dirname(__file__), "spyre_backend.cpp"))
     return _extension
