@@ -18,10 +18,12 @@ import os
 CFLAGS = ["-O1"]
 
 
-def build(name: str, source: str, directory: str):
-    """Compiles `source` into `directory`/`name`.so with torch's own flags."""
+def build(name: str, source: str, directory: str | None = None):
+    """Compiles `source` into `directory`/`name`.so (default: torch's cache)
+    with torch's own flags, and imports it."""
     from torch.utils import cpp_extension
-    os.makedirs(directory, exist_ok=True)
+    if directory is not None:
+        os.makedirs(directory, exist_ok=True)
     return cpp_extension.load(name=name, sources=[source], extra_cflags=CFLAGS,
                               build_directory=directory, verbose=False)
 
@@ -38,5 +40,4 @@ def load(name: str, source: str):
             return module
         except ImportError:  # built against another torch: compile for this one
             pass
-    from torch.utils import cpp_extension
-    return cpp_extension.load(name=name, sources=[source], extra_cflags=CFLAGS, verbose=False)
+    return build(name, source)

@@ -26,9 +26,10 @@
 //
 // After the last product the SFU converts the accumulator in place
 // (multiplying by a per-channel scale, adding the bias and a residual band
-// loaded with the step, then the ReLU) and the band is stored. The bias is a product's column of weights times a row of ones
-// when a residual or a ReLU follows (see `biasInProduct`), else the SFU's
-// add that narrows the sums.
+// loaded with the step, then the ReLU) and the band is stored. The bias is
+// a product's column of weights times a row of ones when a residual or a
+// ReLU follows (see `biasInProduct`), else the SFU's add that narrows the
+// sums.
 //
 // The weights arrive as PyTorch stores them (output channel, input
 // channel, tap). Gathered taps may keep that order (the tile's third size

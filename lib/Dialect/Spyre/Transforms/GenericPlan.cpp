@@ -221,21 +221,22 @@ int64_t GenericPlan::parallelTiles(ArrayRef<int64_t> tile, int skip) const {
 }
 
 SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  SmallVector<int64_t> plain = tileWithRowGranule(cores, lxBytes, 1);
+  int64_t depth = overlapDepth(sfuCycles(cores), transfersPerTile(), arch);
+  SmallVector<int64_t> plain = tileWithRowGranule(cores, depth, lxBytes, 1);
   int64_t granule = row >= 0 ? rowStickElems() : 1;
   if (granule == 1 || plain.empty())
     return plain;
   // Whole-stick rows unless they leave cores idle that the plain tiles use
   // (a tensor too small to give every core a whole stick).
-  SmallVector<int64_t> whole = tileWithRowGranule(cores, lxBytes, granule);
+  SmallVector<int64_t> whole = tileWithRowGranule(cores, depth, lxBytes, granule);
   if (!whole.empty() &&
       parallelTiles(whole, -1) >= std::min(cores, parallelTiles(plain, -1)))
     return whole;
   return plain;
 }
 
-SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t lxBytes,
-                                                     int64_t granule) const {
+SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t depth,
+                                                     int64_t lxBytes, int64_t granule) const {
   int64_t n = sizes.size();
   SmallVector<int64_t> tile(n, 1);
   if (row >= 0)
@@ -244,7 +245,6 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t lxBy
   int64_t stickElems = arch.stickBytes / 2;
   // Cols: whole rows when they fit; a parallel col loop is also split when
   // the other loops give too few tiles for every core.
-  int64_t depth = overlapDepth(sfuCycles(cores), transfersPerTile(), arch);
   int64_t colLimit = sizes[col];
   if (!reduction[col] && row < 0) {
     int64_t others = parallelTiles(tile, col);

@@ -168,7 +168,9 @@ private:
   void chooseRowLoop();
   /// Row-tile granule: whole sticks of operands whose rows run along the row loop.
   int64_t rowStickElems() const;
-  SmallVector<int64_t> tileWithRowGranule(int64_t cores, int64_t lxBytes,
+  /// The largest tile whose rows are whole granules, with at least `depth`
+  /// tiles per core (`overlapDepth`) where the sizes allow.
+  SmallVector<int64_t> tileWithRowGranule(int64_t cores, int64_t depth, int64_t lxBytes,
                                           int64_t granule) const;
   /// Tiles of the parallel loops other than `skip` (-1: all).
   int64_t parallelTiles(ArrayRef<int64_t> tile, int skip) const;
