@@ -87,3 +87,22 @@ def test_batched_linear_keeps_its_epilogue():
     actual, expected = compiled_and_eager(lambda x: F.silu(layer(x)), x)
     torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, 72))
     assert counters.kernels_run == 1
+
+
+def test_the_epilogue_does_not_hold_up_the_next_operands():
+    # GPT-2's MLP up projection at 512 tokens, with its GELU: the SFU works
+    # on a tile's epilogue while the PT runs the next steps, whose operand
+    # loads wait for the product only, not for the epilogue (and go ahead of
+    # the tile's store). When they queued behind the store, which waits for
+    # the epilogue, the GELU cost 21% on top of the product (111.1 against
+    # 91.9 us); it costs 7.5% now. Simulated cycles: deterministic.
+    x, w = rand(512, 768, dtype=torch.float16) / 4, rand(3072, 768, dtype=torch.float16) / 4
+    cycles = {}
+    for name, fn in [("product", lambda x, w: x @ w.T),
+                     ("gelu", lambda x, w: F.gelu(x @ w.T))]:
+        actual, expected = compiled_and_eager(fn, x, w)
+        torch.testing.assert_close(actual.float(), expected.float(),
+                                   **tolerance(torch.float16, 768))
+        assert counters.kernels_run == 1
+        cycles[name] = counters.simulated_cycles
+    assert cycles["gelu"] <= 1.12 * cycles["product"], cycles

@@ -97,39 +97,62 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
   const int64_t loadBase = core.signalled[kLoad], computeBase = core.signalled[kCompute],
                 storeBase = core.signalled[kStore];
   SmallVector<int64_t> loadsThrough, storesThrough; // cumulative counts per step
+  // Per step, how many of its loads went ahead of the stores of step t - 2.
+  SmallVector<size_t> loadsAhead;
   SmallVector<TileStep> steps;
-  auto issueLoads = [&](int64_t t) {
-    steps.push_back(stepAt(t));
-    for (auto [i, transfer] : llvm::enumerate(steps.back().loads)) {
-      Operation *op = dma(core, loc, transfer);
-      if (i == 0 && t >= 2)
-        sync(op, kCompute, computeBase + t - 1);
+  // Loads [from, to) of step t, the first waiting for `wait` (a semaphore
+  // and its count) when given.
+  auto issue = [&](int64_t t, size_t from, size_t to,
+                   std::optional<std::pair<int64_t, int64_t>> wait) {
+    for (size_t i = from; i < to; ++i) {
+      Operation *op = dma(core, loc, steps[t].loads[i]);
+      if (i == from && wait)
+        sync(op, wait->first, wait->second);
       signal(core, op, kLoad);
     }
-    loadsThrough.push_back(core.signalled[kLoad] - loadBase);
   };
-  for (int64_t t = 0; t < std::min<int64_t>(2, numSteps); ++t)
-    issueLoads(t);
+  for (int64_t t = 0; t < std::min<int64_t>(2, numSteps); ++t) {
+    steps.push_back(stepAt(t));
+    issue(t, 0, steps.back().loads.size(), std::nullopt);
+    loadsThrough.push_back(core.signalled[kLoad] - loadBase);
+    loadsAhead.push_back(0);
+  }
   for (int64_t t = 0; t < numSteps; ++t) {
     if (overSpan || overBudget)
       return;
     TileStep &step = steps[t];
+    assert(step.operandLoads <= step.loads.size() && "more operand loads than loads");
     StepCompute compute(core.builder, loc);
     step.compute(compute);
     ArrayRef<Operation *> ops = compute.ops();
     assert(!ops.empty() && "a step computes nothing");
-    if (!step.loads.empty())
+    // Every step starts after its loads and after the stores of step t - 2
+    // (its slots may be the ones those read): for t >= 2 the DMA queue
+    // holds the loads of step t that went ahead, then step t - 2's stores,
+    // then step t's other loads, so the last of those that exists implies
+    // the rest.
+    bool storesBefore = t >= 2 && storesThrough[t - 2] > (t >= 3 ? storesThrough[t - 3] : 0);
+    if (step.loads.size() > loadsAhead[t] || (!step.loads.empty() && !storesBefore))
       sync(ops.front(), kLoad, loadBase + loadsThrough[t]);
     else if (t >= 2 && storesThrough[t - 2] > 0)
       sync(ops.front(), kStore, storeBase + storesThrough[t - 2]);
+    Operation *releaser = compute.getReleaser();
+    if (releaser == ops.back()) // its completion is the step's
+      releaser = nullptr;
+    assert((!releaser || engineOf(releaser) == Engine::pt) &&
+           "releases count in order only on one engine");
     if (compute.dependencies().empty()) {
       for (size_t i = 1; i < ops.size(); ++i) {
         if (engineOf(ops[i]) == engineOf(ops[i - 1]))
           continue;
-        signal(core, ops[i - 1], kChain);
-        sync(ops[i], kChain, core.signalled[kChain]);
+        Sem sem = ops[i - 1] == releaser ? kRelease : kChain;
+        signal(core, ops[i - 1], sem);
+        sync(ops[i], sem, core.signalled[sem]);
       }
+      if (releaser && !releaser->hasAttr("signal_sem"))
+        signal(core, releaser, kRelease);
     } else {
+      assert(!releaser && "a step with explicit dependencies names no releaser");
       explicitDependencies(core, ops, compute.dependencies());
       if (Operation *early = compute.getNextLoadsWaiter()) {
         assert(t + 1 < numSteps && "no next step to start");
@@ -137,17 +160,29 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       }
     }
     signal(core, ops.back(), kCompute);
-    for (auto [i, transfer] : llvm::enumerate(step.stores)) {
+    std::pair<int64_t, int64_t> done = {kCompute, computeBase + t + 1};
+    bool next = t + 2 < numSteps;
+    if (next) {
+      steps.push_back(stepAt(t + 2));
+      // Without a releaser they would wait for what the stores wait for:
+      // the stores go first, as they hold the oldest results.
+      loadsAhead.push_back(releaser ? steps.back().operandLoads : 0);
+      issue(t + 2, 0, loadsAhead.back(), std::pair<int64_t, int64_t>{kRelease, core.signalled[kRelease]});
+    }
+    TileStep &current = steps[t]; // the push may have moved it
+    for (auto [i, transfer] : llvm::enumerate(current.stores)) {
       Operation *op = dma(core, loc, transfer);
       if (i == 0)
-        sync(op, kCompute, computeBase + t + 1);
+        sync(op, done.first, done.second);
       signal(core, op, kStore);
     }
     storesThrough.push_back(core.signalled[kStore] - storeBase);
-    instructions += int64_t(ops.size() + step.stores.size() + step.loads.size());
+    instructions += int64_t(ops.size() + current.stores.size() + current.loads.size());
     overBudget |= instructions > kMaxInstructions;
-    if (t + 2 < numSteps)
-      issueLoads(t + 2);
+    if (next) {
+      issue(t + 2, loadsAhead.back(), steps.back().loads.size(), done);
+      loadsThrough.push_back(core.signalled[kLoad] - loadBase);
+    }
     // Steps before t - 1 are no longer needed: keep memory flat on long runs.
     if (t >= 1)
       steps[t - 1] = TileStep();

@@ -15,6 +15,15 @@
 //   - stores of step t wait for the compute of step t;
 //   - loads of step t + 2 wait for the compute of step t, whose slots they
 //     overwrite.
+// A step may name the instruction that is the last to read its operand
+// slots (StepCompute::releasesOperands: a matmul before its epilogue); the
+// loads of step t + 2 into those slots (the first `operandLoads` of its
+// loads) then wait for that instruction only and go ahead of step t's
+// stores in the DMA queue, so that a long SFU tail does not hold up the
+// next operands:
+//   ... C0 Lop2 S0 L2 C1 Lop3 S1 L3 ...
+// and the first compute instruction of step t + 2 waits for step t's
+// stores (which follow its operand loads) where step t has any.
 // Inside a step, consecutive compute instructions on different engines are
 // chained through a semaphore; on one engine they are ordered already. A
 // step may instead name each instruction's dependency (StepCompute::add
@@ -63,6 +72,10 @@ public:
   /// inputs and waits for that step's loads instead: a step may start the
   /// next one's work, which a later step then names as its `after`.
   void waitsForNextLoads(Operation *op) { nextLoadsWaiter = op; }
+  /// `op` (added, on the PT) is the last instruction of this step to read
+  /// the slots of the step's operand loads (TileStep::operandLoads).
+  void releasesOperands(Operation *op) { releaser = op; }
+  Operation *getReleaser() const { return releaser; }
   ArrayRef<Operation *> ops() const { return emitted; }
   /// The instruction each one waits for (explicit style), else empty.
   ArrayRef<Operation *> dependencies() const { return after; }
@@ -72,7 +85,7 @@ private:
   OpBuilder &builder;
   Location loc;
   SmallVector<Operation *> emitted, after;
-  Operation *nextLoadsWaiter = nullptr;
+  Operation *nextLoadsWaiter = nullptr, *releaser = nullptr;
 };
 
 /// The two LX copies of an input slot: the panel each holds and the step
@@ -101,6 +114,9 @@ struct SlotCopies {
 /// What a step does; `compute` must emit at least one instruction.
 struct TileStep {
   SmallVector<Transfer> loads, stores;
+  /// How many of `loads`, from the first, fill slots that only the
+  /// releasing instruction of a step reads (see the file comment).
+  size_t operandLoads = 0;
   std::function<void(StepCompute &)> compute;
 };
 
@@ -143,10 +159,18 @@ public:
   static constexpr int64_t kMaxInstructions = int64_t{1} << 21;
 
 private:
-  enum Sem : int64_t { kLoad = 0, kCompute = 1, kStore = 2, kChain = 3, kPtDone = 4, kSfuDone = 5 };
+  enum Sem : int64_t {
+    kLoad = 0,
+    kCompute = 1,
+    kStore = 2,
+    kChain = 3,
+    kPtDone = 4,
+    kSfuDone = 5,
+    kRelease = 6
+  };
   struct Core {
     OpBuilder builder;
-    std::array<int64_t, 6> signalled = {0, 0, 0, 0, 0, 0};
+    std::array<int64_t, 7> signalled = {0, 0, 0, 0, 0, 0, 0};
     /// First and last byte touched, per device buffer symbol.
     llvm::StringMap<std::pair<int64_t, int64_t>> touched;
     /// Explicit style: the semaphore count each instruction brought its

@@ -758,6 +758,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         step.loads.push_back(a.load);
       if (o.rhsNew)
         step.loads.push_back(w.load);
+      step.operandLoads = step.loads.size();
       bool loadInit = accumulate && first;
       if (loadInit) // the output's current content starts the sum
         step.loads.push_back({stage, device, an * es, {am, 1, 1}});
@@ -819,9 +820,9 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         if (loadInit && staged())
           sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(acc, 4), sfuView(stage, es), am,
                                    an, nullptr, 0, nullptr, nullptr));
-        sc.add(HwMatmulOp::create(builder, loc, accRows, lhsView, w.view, rowCount, ak, an,
-                                  lhs.transposed, rhs.transposed, !first || accumulate, nullptr, 0,
-                                  nullptr, nullptr));
+        sc.releasesOperands(sc.add(HwMatmulOp::create(
+            builder, loc, accRows, lhsView, w.view, rowCount, ak, an, lhs.transposed,
+            rhs.transposed, !first || accumulate, nullptr, 0, nullptr, nullptr)));
         if (last && epilogue)
           emitEpilogue(em, sc, loc, tile, slotAt(2, outCopy), epiViews, tempAt, r0, r1, an);
         else if (epilogue)
