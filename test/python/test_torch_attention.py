@@ -398,6 +398,22 @@ def test_fused_attention_over_several_key_blocks(causal):
     close(actual.float(), fn(q.float(), k.float(), v.float()), 600)
 
 
+def test_causal_blocks_that_straddle_a_key_block():
+    """32 heads of 768 positions, 96 wide: blocks of 128 query rows, key
+    blocks of 448, so the rows 384-511 meet the second key block 64 keys
+    after their diagonal starts. Each core computes the causal pattern
+    once; such a block reads it 63 columns in."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 32, 768, 96, dtype=torch.float16) for _ in range(3))
+
+    def fn(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    actual = compiled(fn, q, k, v)
+    assert _ran_fused() and dict(counters.fallbacks) == {}
+    close(actual.float(), fn(q.float(), k.float(), v.float()), 768)
+
+
 def test_fused_attention_keeps_scores_out_of_device_memory():
     """The kernel writes only its output: the 8 heads x 256 x 256 f32
     scores (2 MiB) are never stored, nor read back."""

@@ -118,7 +118,7 @@ SmallVector<LxSlot> AttentionPlan::slots(ArrayRef<int64_t> tile) const {
           {"mask", hasMask ? (maskRows == 1 ? 1 : panel) * tk * maskEs : 0, 2},
           {"scores", block * tk * 4, 2},
           {"probabilities", block * tk * probEs, 2},
-          {"causal", causal ? block * tk * 4 : 0, 1},
+          {"causal", causal ? block * block * 4 : 0, 1},
           {"accumulator", panel * (dv + 1) * 4, 1},
           {"output", panel * dv * es, 2},
           {"rows", (kNumRowVecs * panel + 3) * 4, 1}};
@@ -327,9 +327,10 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
                      after);
         };
         auto select = [&](RefAttr dst, RefAttr cond, RefAttr lhs, RefAttr rhs, int64_t r,
-                          int64_t c) {
+                          int64_t c, Operation *after = nullptr) {
           return add(HwSelectOp::create(b, loc, dst, cond, lhs, rhs, r, c, nullptr, 0, nullptr,
-                                        nullptr));
+                                        nullptr),
+                     after);
         };
         auto reduce = [&](StringRef func, RefAttr dst, RefAttr src, int64_t r, int64_t c) {
           return add(HwReduceOp::create(b, loc, func, dst, src, nullptr, nullptr, true,
@@ -353,6 +354,16 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           for (int64_t copy = 0; copy < 2; ++copy)
             fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
           setup = fill(acc(0), 0, rows, dv + 1);
+        }
+        // Where key j of a causal block lies after query row i: 1 + j - i > 0,
+        // computed once per core. A block whose keys start o - 1 columns
+        // before its diagonal reads it from column o - 1.
+        const int64_t causalRow = block * 4;
+        if (causal && i == 0) {
+          RefAttr after = view(f32, slotAt(kCausal, 0), causalRow, 4);
+          add(HwFillOp::create(b, loc, after, APFloat(1.0), APFloat(-1.0), APFloat(1.0), block,
+                               block, nullptr, 0, nullptr, nullptr));
+          binaryImm("gt", after, after, 0, block, block);
         }
         // Item n's scores and probabilities use copy (base + n) % 2 of their
         // slots, so the PT computes the next item's scores while the SFU
@@ -406,16 +417,14 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           // on can be, at most the block's last `r` columns.
           int64_t from = std::max<int64_t>(0, q0 + it.r0 - k0 + 1);
           if (causal && from < c) {
-            int64_t cols = c - from;
-            RefAttr after = view(f32, slotAt(kCausal, 0), tk * 4, 4);
-            add(HwFillOp::create(b, loc, after, APFloat(double(k0 + from - q0 - it.r0)),
-                                 APFloat(-1.0), APFloat(1.0), r, cols, nullptr, 0, nullptr,
-                                 nullptr),
-                scoresReady);
-            scoresReady = nullptr;
-            binaryImm("gt", after, after, 0, r, cols);
+            // Masked where o + j - i > 0, o = k0 + from - q0 - r0 >= 1: the
+            // core's pattern from column o - 1 (o - 1 + cols < the block).
+            int64_t cols = c - from, o = k0 + from - q0 - it.r0;
+            assert(o >= 1 && o - 1 + cols <= block && "beyond the causal pattern");
+            RefAttr after = view(f32, slotAt(kCausal, 0) + (o - 1) * 4, causalRow, 4);
             RefAttr tail = view(f32, slotAt(kScores, copyOf(n)) + from * 4, tk * 4, 4);
-            select(tail, after, cell(0), tail, r, cols);
+            select(tail, after, cell(0), tail, r, cols, scoresReady);
+            scoresReady = nullptr;
           }
           // Online softmax: the new running maximum (0 while a row has seen
           // only masked keys, so that exp(-inf - 0) = 0 rather than NaN),

@@ -6,8 +6,9 @@
 // blocks that share each key/value block loaded; keys in blocks of 256.
 // A block multiplies only the keys up to its last row (the products past
 // the diagonal are never computed), and masks the keys after each row with
-// an iota, a comparison and a select over the block's last 63 columns only
-// (every row sees the keys before them). Values are loaded as rows of 65
+// one select over the block's last 63 columns only (every row sees the keys
+// before them), whose condition (key after row: an iota and a comparison)
+// each core computes once. Values are loaded as rows of 65
 // (a column of ones after them), so that the product with the probabilities
 // also sums them, into the accumulator's last column: no sum on the SFU. Scores stay in LX: the only store
 // is the output. Core 1 runs the first panel. The PT computes the second block's scores before the SFU
@@ -21,17 +22,18 @@
 // CHECK: m 64 k 64 n 256 {{{.*}}transpose_b
 // CHECK: spyre.hw.core 1 {
 // CHECK: spyre.hw.fill {{.*}} [128 x 65] {signal_sem = [[SFU:5]] : i64}
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, f32, offset = [[AFTER:[0-9]+]], strides = [256, 4, 0]>, 1.000000e+00 [64 x 64] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, signal_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.binary "gt" #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 64]
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 64 {signal_sem = [[PT:4]] : i64, transpose_b, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 128 {signal_sem = [[PT]] : i64, transpose_b}
-// CHECK-NEXT: spyre.hw.fill {{.*}}, 1.000000e+00 [64 x 63] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
-// CHECK-NEXT: spyre.hw.binary "gt"
-// CHECK-NEXT: spyre.hw.select
+// CHECK-NEXT: spyre.hw.select #spyre.ref<lx, f32, offset = 4, {{.*}}>, #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 63] {signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 64] {accumulate
 // CHECK-NOT: spyre.hw.reduce "sum"
 // CHECK: spyre.hw.unary "exp" #spyre.ref<lx, dl16, {{.*}} [64 x 64]
 // CHECK-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, f32, offset = [[ACC:[0-9]+]], strides = [260, 4, 0]>, {{.*}} [64 x 65] {signal_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC]], strides = [260, 0, 0]> = {{.*}}, strides = [130, 0, 0]> m 64 k 64 n 65 {accumulate, signal_sem = [[PT]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
-// CHECK-NEXT: spyre.hw.fill {{.*}}, 1.000000e+00 [64 x 63] {{.*}}wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
+// CHECK-NEXT: spyre.hw.select {{.*}}, #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 63] {{.*}}wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
+// CHECK-NOT: spyre.hw.binary "gt"
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 128] {accumulate
 // CHECK: spyre.hw.matmul {{.*}} m 64 k 128 n 65 {accumulate, signal_sem = [[PT]] : i64
 // CHECK-NEXT: spyre.hw.binary "eq" {{.*}} [128 x 1] {signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
