@@ -167,7 +167,8 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       // Without a releaser they would wait for what the stores wait for:
       // the stores go first, as they hold the oldest results.
       loadsAhead.push_back(releaser ? steps.back().operandLoads : 0);
-      issue(t + 2, 0, loadsAhead.back(), std::pair<int64_t, int64_t>{kRelease, core.signalled[kRelease]});
+      std::pair<int64_t, int64_t> released = {kRelease, core.signalled[kRelease]};
+      issue(t + 2, 0, loadsAhead.back(), released);
     }
     TileStep &current = steps[t]; // the push may have moved it
     for (auto [i, transfer] : llvm::enumerate(current.stores)) {
