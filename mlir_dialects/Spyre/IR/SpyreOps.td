@@ -477,7 +477,9 @@ def Spyre_AttentionOp : Spyre_Op<"attention"> {
 
     Shapes: `q` heads x Lq x D, `k` kv_heads x Lk x D, `v` kv_heads x Lk x
     Dv, `out` heads x Lq x Dv, `mask` mask_batch x (1 or Lq) x Lk (added to
-    the scaled scores; -inf masks).
+    the scaled scores; -inf masks). `out` may instead be batch x Lq x
+    heads / batch x Dv, `out[b, i, h']` holding head `b * heads / batch + h'`:
+    each query row with its heads, as a model that merges them reads it.
 
     Example:
     ```mlir

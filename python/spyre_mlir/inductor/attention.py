@@ -22,12 +22,15 @@ from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
 
 
 def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
-                mask_dtype: torch.dtype | None, scale: float, causal: bool) -> str:
+                mask_dtype: torch.dtype | None, scale: float, causal: bool,
+                batch: int = 0) -> str:
     """The kernel-level IR of one attention: q (heads, Lq, D), k (kv_heads,
     Lk, D), v (kv_heads, Lk, Dv), an optional additive mask (batch, 1 or Lq,
-    Lk), out (heads, Lq, Dv)."""
+    Lk), out (heads, Lq, Dv), or with `batch` (batch, Lq, heads / batch, Dv):
+    each query row with its heads, as a model reads it back."""
     element = ELEMENT[dtype]
-    out_shape = (q_shape[0], q_shape[1], v_shape[2])
+    out_shape = (q_shape[0], q_shape[1], v_shape[2]) if not batch else \
+        (batch, q_shape[1], q_shape[0] // batch, v_shape[2])
     types = [buffer_type(q_shape, element), buffer_type(k_shape, element),
              buffer_type(v_shape, element)]
     if mask_shape is not None:
@@ -36,24 +39,25 @@ def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
                   f" scale = {float(scale)!r}{' causal' if causal else ''}")
 
 
-def _signature(q, k, v, mask, scale, causal):
+def _signature(q, k, v, mask, scale, causal, batch):
     mask_part = None if mask is None else (tuple(mask.shape), mask.dtype)
     return (tuple(q.shape), tuple(k.shape), tuple(v.shape), mask_part, q.dtype, float(scale),
-            bool(causal))
+            bool(causal), int(batch))
 
 
 @functools.lru_cache(maxsize=256)
 def _launcher(signature):
     from .launcher import ProgramLauncher
-    q_shape, k_shape, v_shape, mask_part, dtype, scale, causal = signature
+    q_shape, k_shape, v_shape, mask_part, dtype, scale, causal, batch = signature
     mask_shape, mask_dtype = mask_part if mask_part is not None else (None, None)
-    mlir = kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype, mask_dtype, scale, causal)
+    mlir = kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype, mask_dtype, scale, causal,
+                       batch)
     names = [f"arg{i}" for i in range(4 + (mask_part is not None))]
     return ProgramLauncher("attention", mlir, names, graph="extern",
                            ops=["aten.scaled_dot_product_attention"])
 
 
-def compiles(q, k, v, mask, scale, causal) -> str | None:
+def compiles(q, k, v, mask, scale, causal, batch=0) -> str | None:
     """None if the card runs this attention (compiling it now, so the run
     finds it in the kernel cache), else why not."""
     if q.dtype not in ELEMENT or k.dtype != q.dtype or v.dtype != q.dtype:
@@ -64,29 +68,45 @@ def compiles(q, k, v, mask, scale, causal) -> str | None:
         return "dynamic sizes"
     if not math.isfinite(scale):
         return f"scale {scale}"
-    return why_not(_launcher(_signature(q, k, v, mask, scale, causal)).mlir)
+    return why_not(_launcher(_signature(q, k, v, mask, scale, causal, batch)).mlir)
+
+
+def _output(q, v, batch, empty):
+    """The output, and the buffer the kernel writes: (heads, Lq, Dv), or
+    with `batch` (batch, heads / batch, Lq, Dv) stored as (batch, Lq, heads /
+    batch, Dv), whose transpose(1, 2) (a model merging its heads) is then
+    contiguous and needs no copy."""
+    heads, length, dv = q.shape[0], q.shape[1], v.shape[2]
+    if not batch:
+        out = empty((heads, length, dv))
+        return out, out
+    stored = empty((batch, length, heads // batch, dv))
+    return stored.permute(0, 2, 1, 3), stored
 
 
 @torch.library.custom_op("spyre::attention", mutates_args=())
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
-              scale: float, causal: bool) -> torch.Tensor:
+              scale: float, causal: bool, batch: int = 0) -> torch.Tensor:
     """softmax(scale * q @ k^T + mask) @ v per head on the card: q (heads,
     Lq, D), k and v (kv_heads, Lk, D / Dv), query head h attending with
     key/value head h // (heads // kv_heads), mask (batch, 1 or Lq, Lk) added
     for head h from batch h // (heads // batch); `causal` masks key j for
-    query i when j > i. Rows with every key masked give zeros."""
-    launcher = _launcher(_signature(q, k, v, mask, scale, causal))
-    out = torch.empty((q.shape[0], q.shape[1], v.shape[2]), dtype=q.dtype, device=q.device)
+    query i when j > i. Rows with every key masked give zeros. The output is
+    (heads, Lq, Dv), or with `batch` > 0 (batch, heads / batch, Lq, Dv) laid
+    out as (batch, Lq, heads / batch, Dv) (`_output`)."""
+    launcher = _launcher(_signature(q, k, v, mask, scale, causal, batch))
+    out, stored = _output(q, v, batch,
+                          lambda shape: torch.empty(shape, dtype=q.dtype, device=q.device))
     inputs = [t.contiguous() for t in (q, k, v)]
     if mask is not None:
         inputs.append(mask.contiguous())
-    launcher(*inputs, out)
+    launcher(*inputs, stored)
     return out
 
 
 @attention.register_fake
-def _(q, k, v, mask, scale, causal):
-    return q.new_empty((q.shape[0], q.shape[1], v.shape[2]))
+def _(q, k, v, mask, scale, causal, batch=0):
+    return _output(q, v, batch, q.new_empty)[0]
 
 
 op = torch.ops.spyre.attention.default
@@ -129,7 +149,14 @@ def fused(query, key, value, attn_mask, is_causal: bool, scale: float):
         q3 = query.reshape(b * h, length, query.shape[-1])
     k3 = key.reshape(b * kv_heads, keys, key.shape[-1])
     v3 = value.reshape(b * kv_heads, keys, value.shape[-1])
-    if compiles(q3, k3, v3, mask, scale, is_causal) is not None:
+    # The result is laid out as the query (as the CPU kernel's): a query
+    # whose rows hold their heads (a model's projection viewed as heads,
+    # then transposed) gets an output written that way, which the model's
+    # transpose(1, 2) that merges the heads then reads without a copy.
+    rows_hold_heads = length > 1 and not stacked and h > 1 and \
+        query.stride(1) < query.stride(2)
+    batch = b if rows_hold_heads else 0
+    if compiles(q3, k3, v3, mask, scale, is_causal, batch) is not None:
         return None
-    out = attention(q3, k3, v3, mask, scale, is_causal)
-    return out.reshape(b, h, length, value.shape[-1])
+    out = attention(q3, k3, v3, mask, scale, is_causal, batch)
+    return out if batch else out.reshape(b, h, length, value.shape[-1])

@@ -495,10 +495,32 @@ LogicalResult Conv2dOp::verify() {
 LogicalResult AttentionOp::verify() {
   BufferType q = bufferType(getQuery()), k = bufferType(getKey()), v = bufferType(getValue()),
              out = bufferType(getTarget());
-  for (auto [name, type] : {std::pair{"query", q}, {"key", k}, {"value", v}, {"target", out}})
+  for (auto [name, type] : {std::pair{"query", q}, {"key", k}, {"value", v}})
     if (type.getRank() != 3)
       return emitOpError() << name << " must have rank 3 (heads x length x head size), not "
                            << type.getRank();
+  if (out.getRank() == 4) {
+    // batch x Lq x heads per batch x Dv: each query row holds its heads.
+    int64_t batch = out.getDimSize(0), perBatch = out.getDimSize(2);
+    bool heads = ShapedType::isDynamic(batch) || ShapedType::isDynamic(perBatch) ||
+                 compatible(batch * perBatch, q.getDimSize(0));
+    if (!heads || !compatible(out.getDimSize(1), q.getDimSize(1)) ||
+        !compatible(out.getDimSize(3), v.getDimSize(2)))
+      return emitOpError() << "a rank-4 target (" << dimString(batch) << "x"
+                           << dimString(out.getDimSize(1)) << "x" << dimString(perBatch) << "x"
+                           << dimString(out.getDimSize(3))
+                           << ") must be batch x query length x heads per batch x value head "
+                              "size, with batch x heads per batch = "
+                           << dimString(q.getDimSize(0)) << " heads, query length "
+                           << dimString(q.getDimSize(1)) << ", value head size "
+                           << dimString(v.getDimSize(2));
+    out = BufferType::get({q.getDimSize(0), q.getDimSize(1), v.getDimSize(2)},
+                          out.getElementType());
+  } else if (out.getRank() != 3) {
+    return emitOpError() << "target must have rank 3 (heads x length x head size) or 4 (batch "
+                            "x length x heads per batch x head size), not "
+                         << out.getRank();
+  }
   if (!isa<FloatType>(q.getElementType()))
     return emitOpError() << "query must hold floats, not " << q.getElementType();
   for (Value other : {getKey(), getValue(), getTarget()})

@@ -58,6 +58,8 @@ private:
   mutable AttentionOp attn;
   int64_t heads = 0, lq = 0, d = 0, kvHeads = 0, lk = 0, dv = 0;
   int64_t maskBatch = 0, maskRows = 0;
+  /// Heads per batch of a rank-4 target (its rows hold their heads), else 0.
+  int64_t outHeads = 0;
   uint8_t dtype = 0, maskDtype = 0;
   int64_t es = 0, maskEs = 0;
   bool causal = false, hasMask = false;
@@ -88,6 +90,9 @@ LogicalResult AttentionPlan::analyze() {
   }
   causal = attn.getCausal();
   scale = attn.getScale().convertToDouble();
+  auto out = cast<BufferType>(attn.getTarget().getType());
+  if (out.getRank() == 4)
+    outHeads = out.getDimSize(2);
   return success();
 }
 
@@ -279,10 +284,19 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
              keys * maskEs,
              {maskRows == 1 ? 1 : rows, 1, 1}});
       }
-      if (last)
+      if (last && outHeads) {
+        // Row i of head h of batch b goes to row q0 + i of batch b, after
+        // the row's first h heads.
+        int64_t b = unit.head / outHeads, h = unit.head % outHeads;
+        step.stores.push_back(
+            {em.device(attn.getTarget(), dtype, ((b * lq + unit.q0) * outHeads + h) * dv * es,
+                       {outHeads * dv * es, 0, 0}),
+             em.lx(dtype, outAt, {dv * es, 0, 0}), dv * es, {rows, 1, 1}});
+      } else if (last) {
         step.stores.push_back({em.device(attn.getTarget(), dtype,
                                          (unit.head * lq + unit.q0) * dv * es),
                                em.lx(dtype, outAt), rows * dv * es});
+      }
 
       SmallVector<Item> items = itemsAt[i], nextItems;
       int64_t q0 = unit.q0, base = itemBase[i];

@@ -591,6 +591,30 @@ spyre.kernel @attention_target(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer
 
 // -----
 
+spyre.kernel @attention_target_heads(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<2x16x3x64xf16>) {
+  // expected-error @+1 {{a rank-4 target (2x16x3x64) must be batch x query length x heads per batch x value head size, with batch x heads per batch = 8 heads, query length 16, value head size 64}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<2x16x3x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_target_length(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<2x8x4x64xf16>) {
+  // expected-error @+1 {{a rank-4 target (2x8x4x64) must be batch x query length x heads per batch x value head size}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<2x8x4x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_target_rank(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8192xf16>) {
+  // expected-error @+1 {{target must have rank 3 (heads x length x head size) or 4 (batch x length x heads per batch x head size), not 1}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8192xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
 spyre.kernel @conv_rank(%x: !spyre.buffer<8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
   // expected-error @+1 {{input must have rank 4, not 3}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1]

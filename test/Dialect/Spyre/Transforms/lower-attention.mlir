@@ -91,3 +91,22 @@ spyre.kernel @keys(%q: !spyre.buffer<2x256x64xf16>, %k: !spyre.buffer<2x1024x64x
   spyre.attention ins(%q, %k, %v : !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x1024x64xf16>, !spyre.buffer<2x1024x64xf16>) outs(%o : !spyre.buffer<2x256x64xf16>) scale = 0.125
   spyre.return
 }
+
+// -----
+
+// A rank-4 target (batch x query length x heads per batch x head size): each
+// query row holds its heads, the layout a model's transpose(1, 2) reads, so
+// no copy merges them. Head h of batch b stores its rows from row 0 of batch
+// b after h heads, one row of 128 bytes every 2 x 64 elements.
+// CHECK-LABEL: spyre.hw.program @rows_hold_heads
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.core 1 {
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 128, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16512, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+spyre.kernel @rows_hold_heads(%q: !spyre.buffer<4x64x64xf16>, %k: !spyre.buffer<4x64x64xf16>,
+                              %v: !spyre.buffer<4x64x64xf16>, %o: !spyre.buffer<2x64x2x64xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<4x64x64xf16>, !spyre.buffer<4x64x64xf16>, !spyre.buffer<4x64x64xf16>) outs(%o : !spyre.buffer<2x64x2x64xf16>) scale = 0.125 causal
+  spyre.return
+}
