@@ -159,15 +159,8 @@ public:
   static constexpr int64_t kMaxInstructions = int64_t{1} << 21;
 
 private:
-  enum Sem : int64_t {
-    kLoad = 0,
-    kCompute = 1,
-    kStore = 2,
-    kChain = 3,
-    kPtDone = 4,
-    kSfuDone = 5,
-    kRelease = 6
-  };
+  /// The semaphores, numbered from 0 in this order.
+  enum Sem : int64_t { kLoad, kCompute, kStore, kChain, kPtDone, kSfuDone, kRelease };
   struct Core {
     OpBuilder builder;
     std::array<int64_t, 7> signalled = {0, 0, 0, 0, 0, 0, 0};
