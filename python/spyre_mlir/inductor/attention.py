@@ -21,16 +21,22 @@ import torch
 from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
 
 
+def _stored_shape(q_shape, v_shape, batch: int) -> tuple:
+    """The shape the kernel writes: (heads, Lq, Dv), or with `batch`
+    (batch, Lq, heads / batch, Dv), each query row with its heads, as a model
+    reads it back."""
+    heads, length, dv = q_shape[0], q_shape[1], v_shape[2]
+    return (heads, length, dv) if not batch else (batch, length, heads // batch, dv)
+
+
 def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
                 mask_dtype: torch.dtype | None, scale: float, causal: bool,
                 batch: int = 0) -> str:
     """The kernel-level IR of one attention: q (heads, Lq, D), k (kv_heads,
     Lk, D), v (kv_heads, Lk, Dv), an optional additive mask (batch, 1 or Lq,
-    Lk), out (heads, Lq, Dv), or with `batch` (batch, Lq, heads / batch, Dv):
-    each query row with its heads, as a model reads it back."""
+    Lk), out as `_stored_shape`."""
     element = ELEMENT[dtype]
-    out_shape = (q_shape[0], q_shape[1], v_shape[2]) if not batch else \
-        (batch, q_shape[1], q_shape[0] // batch, v_shape[2])
+    out_shape = _stored_shape(q_shape, v_shape, batch)
     types = [buffer_type(q_shape, element), buffer_type(k_shape, element),
              buffer_type(v_shape, element)]
     if mask_shape is not None:
@@ -72,16 +78,12 @@ def compiles(q, k, v, mask, scale, causal, batch=0) -> str | None:
 
 
 def _output(q, v, batch, empty):
-    """The output, and the buffer the kernel writes: (heads, Lq, Dv), or
-    with `batch` (batch, heads / batch, Lq, Dv) stored as (batch, Lq, heads /
-    batch, Dv), whose transpose(1, 2) (a model merging its heads) is then
-    contiguous and needs no copy."""
-    heads, length, dv = q.shape[0], q.shape[1], v.shape[2]
-    if not batch:
-        out = empty((heads, length, dv))
-        return out, out
-    stored = empty((batch, length, heads // batch, dv))
-    return stored.permute(0, 2, 1, 3), stored
+    """The output, and the buffer the kernel writes (`_stored_shape`): with
+    `batch`, the output (batch, heads / batch, Lq, Dv) is a view of it whose
+    transpose(1, 2) (a model merging its heads) is contiguous and needs no
+    copy."""
+    stored = empty(_stored_shape(q.shape, v.shape, batch))
+    return (stored.permute(0, 2, 1, 3) if batch else stored), stored
 
 
 @torch.library.custom_op("spyre::attention", mutates_args=())

@@ -100,12 +100,12 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
   // Per step, how many of its loads went ahead of the stores of step t - 2.
   SmallVector<size_t> loadsAhead;
   SmallVector<TileStep> steps;
-  // Loads [from, to) of step t, the first waiting for `wait` (a semaphore
+  // Loads [from, to) of `step`, the first waiting for `wait` (a semaphore
   // and its count) when given.
-  auto issue = [&](int64_t t, size_t from, size_t to,
+  auto issue = [&](const TileStep &step, size_t from, size_t to,
                    std::optional<std::pair<int64_t, int64_t>> wait) {
     for (size_t i = from; i < to; ++i) {
-      Operation *op = dma(core, loc, steps[t].loads[i]);
+      Operation *op = dma(core, loc, step.loads[i]);
       if (i == from && wait)
         sync(op, wait->first, wait->second);
       signal(core, op, kLoad);
@@ -113,7 +113,7 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
   };
   for (int64_t t = 0; t < std::min<int64_t>(2, numSteps); ++t) {
     steps.push_back(stepAt(t));
-    issue(t, 0, steps.back().loads.size(), std::nullopt);
+    issue(steps.back(), 0, steps.back().loads.size(), std::nullopt);
     loadsThrough.push_back(core.signalled[kLoad] - loadBase);
     loadsAhead.push_back(0);
   }
@@ -161,28 +161,30 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
     }
     signal(core, ops.back(), kCompute);
     std::pair<int64_t, int64_t> done = {kCompute, computeBase + t + 1};
-    bool next = t + 2 < numSteps;
-    if (next) {
-      steps.push_back(stepAt(t + 2));
+    // Step t + 2 joins `steps` after step t's stores are emitted, so that
+    // `step` stays valid until then.
+    std::optional<TileStep> next;
+    if (t + 2 < numSteps) {
+      next = stepAt(t + 2);
       // Without a releaser they would wait for what the stores wait for:
       // the stores go first, as they hold the oldest results.
-      loadsAhead.push_back(releaser ? steps.back().operandLoads : 0);
+      loadsAhead.push_back(releaser ? next->operandLoads : 0);
       std::pair<int64_t, int64_t> released = {kRelease, core.signalled[kRelease]};
-      issue(t + 2, 0, loadsAhead.back(), released);
+      issue(*next, 0, loadsAhead.back(), released);
     }
-    TileStep &current = steps[t]; // the push may have moved it
-    for (auto [i, transfer] : llvm::enumerate(current.stores)) {
+    for (auto [i, transfer] : llvm::enumerate(step.stores)) {
       Operation *op = dma(core, loc, transfer);
       if (i == 0)
         sync(op, done.first, done.second);
       signal(core, op, kStore);
     }
     storesThrough.push_back(core.signalled[kStore] - storeBase);
-    instructions += int64_t(ops.size() + current.stores.size() + current.loads.size());
+    instructions += int64_t(ops.size() + step.stores.size() + step.loads.size());
     overBudget |= instructions > kMaxInstructions;
     if (next) {
-      issue(t + 2, loadsAhead.back(), steps.back().loads.size(), done);
+      issue(*next, loadsAhead.back(), next->loads.size(), done);
       loadsThrough.push_back(core.signalled[kLoad] - loadBase);
+      steps.push_back(std::move(*next));
     }
     // Steps before t - 1 are no longer needed: keep memory flat on long runs.
     if (t >= 1)
