@@ -358,6 +358,32 @@ def _realize_broadcast(original):
 OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm,
         aten.convolution: convolution, aten.constant_pad_nd: constant_pad_nd}
 REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota, aten.arange]
+def _written_in_place(original):
+    """`copy_(input, new)` where nothing else reads `new` (inplace_updates.py
+    arranges that for updated graph inputs): `new` is computed into the
+    input's storage. Inductor's own lowering computes it into a buffer of its
+    own and copies that (it cannot know that no later mutation of the input
+    is visible to other readers of `new`: here there are none)."""
+    def lower(dst, src, non_blocking=False):
+        node = V.graph.current_node
+        new = node.args[1] if node is not None and len(node.args) == 2 else None
+        data = src.data if isinstance(src, ir.TensorBox) else src
+        if not isinstance(new, torch.fx.Node) or len(new.users) != 1 or \
+                node.args[0].op != "placeholder" or not isinstance(data, ir.StorageBox) or \
+                not isinstance(dst, ir.TensorBox) or not dst.data.is_input_buffer() or \
+                list(src.get_size()) != list(dst.get_size()) or \
+                src.get_dtype() != dst.get_dtype() or src.get_device() != dst.get_device():
+            return original(dst, src, non_blocking)
+        computed = data.data
+        if not isinstance(computed, ir.Pointwise) and not (
+                isinstance(computed, ir.ComputedBuffer) and
+                isinstance(computed.layout, ir.FlexibleLayout)):
+            return original(dst, src, non_blocking)
+        ir.MutationLayoutSHOULDREMOVE.realize_into(data, dst.data, unsafe_alias=True)
+        return dst
+    return lower
+
+
 _installed = False
 
 
@@ -392,6 +418,7 @@ def install() -> None:
         _dispatch(key, lambda original, ours=ours: ours)
     for key, ours in _random.lowerings().items():  # random numbers in loop bodies
         _dispatch(key, lambda original, ours=ours: ours)
+    _dispatch(aten.copy_.default, _written_in_place)
     for packet in REALIZED:
         for key in [packet, *(getattr(packet, o) for o in packet.overloads())]:
             _dispatch(key, _dense_indices if packet is aten.embedding else _realized)

@@ -1,0 +1,99 @@
+"""A graph input the graph updates (a static KV cache's index_copy_) is
+computed in place when the graph also reads its new value
+(spyre_mlir.inductor.inplace_updates and the copy_ lowering it enables):
+no buffer of its own and no copy back."""
+
+import re
+
+import torch
+import torch.nn.functional as F
+from torch import fx
+
+from spyre_mlir.inductor import counters
+from spyre_mlir.inductor.inplace_updates import write_updates_in_place
+
+
+def decode_step(cache, position, row, query):
+    """A cache row written, then attention over the whole cache, as a static
+    cache's decode step does."""
+    cache.index_copy_(2, position, row)
+    return F.scaled_dot_product_attention(query, cache, cache)
+
+
+def _inputs():
+    g = torch.Generator().manual_seed(0)
+    cache = torch.randn(1, 4, 96, 64, generator=g).half()
+    row = torch.randn(1, 4, 1, 64, generator=g).half()
+    query = torch.randn(1, 4, 1, 64, generator=g).half()
+    return cache, torch.tensor([37]), row, query
+
+
+def test_the_update_is_written_into_the_input(kernels):
+    cache, position, row, query = _inputs()
+    expected_cache = cache.clone()
+    expected = decode_step(expected_cache, position, row, query)
+    torch._dynamo.reset()
+    counters.reset()
+    out = torch.compile(decode_step, backend="spyre")(cache, position, row, query)
+    torch.testing.assert_close(out, expected, atol=2e-3, rtol=2e-3)
+    # Within DLFloat16's rounding: the card keeps fp16 as DLFloat16.
+    torch.testing.assert_close(cache, expected_cache, atol=1e-3, rtol=2e-3)
+    assert counters.fallbacks == {}
+    # One kernel updates the cache, reading and writing the input buffer in
+    # the same op; none copies a buffer of the new cache into it afterwards.
+    updates = [k for k in kernels if "arg0_1" in k]
+    assert updates, kernels
+    for k in updates:
+        cache_arg = re.search(r'(%arg\d+): !spyre.buffer<[^>]*> {spyre.name = "arg0_1"}', k)[1]
+        writers = re.findall(rf"ins\(([^)]*)\) outs\({cache_arg} ", k)
+        assert writers and all(cache_arg in ins.split(":")[0] for ins in writers), k
+
+
+def _graph(late_reader: bool) -> tuple[fx.Graph, fx.Node]:
+    """x updated to x + 1, read after the update by a mul; with
+    `late_reader`, a node after the update also reads the old x."""
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    x.meta["val"] = torch.empty(4, 8)
+    new = graph.call_function(torch.ops.aten.add.Tensor, (x, 1))
+    new.meta["val"] = torch.empty(4, 8)
+    reader = graph.call_function(torch.ops.aten.mul.Tensor, (new, 2))
+    outputs = [reader]
+    if late_reader:
+        outputs.append(graph.call_function(torch.ops.aten.sub.Tensor, (x, 1)))
+    copy = graph.call_function(torch.ops.aten.copy_.default, (x, new))
+    graph.output(tuple(outputs))
+    return graph, copy
+
+
+def test_the_copy_moves_to_the_new_value_and_its_readers_read_the_input():
+    graph, copy = _graph(late_reader=False)
+    assert write_updates_in_place(graph) == 1
+    nodes = list(graph.nodes)
+    new = copy.args[1]
+    assert nodes.index(copy) == nodes.index(new) + 1
+    assert list(new.users) == [copy]
+    assert [u.target for u in copy.users] == [torch.ops.aten.mul.Tensor]
+
+
+def test_a_returned_new_value_stays_a_tensor_of_its_own():
+    def update_and_return(x):
+        y = x * 2 + 1
+        x.copy_(y)
+        return y.t()
+    x = torch.randn(32, 64)
+    expected_x = x.clone()
+    expected = update_and_return(expected_x)
+    torch._dynamo.reset()
+    y = torch.compile(update_and_return, backend="spyre")(x)
+    torch.testing.assert_close(y, expected)
+    torch.testing.assert_close(x, expected_x)
+    assert y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+
+
+def test_an_old_value_read_after_the_update_keeps_the_copy_last():
+    graph, copy = _graph(late_reader=True)
+    before = [n.name for n in graph.nodes]
+    assert write_updates_in_place(graph) == 0
+    assert [n.name for n in graph.nodes] == before
+    assert len(copy.args[1].users) == 2
