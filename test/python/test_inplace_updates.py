@@ -49,6 +49,19 @@ def test_the_update_is_written_into_the_input(kernels):
         assert writers and all(cache_arg in ins.split(":")[0] for ins in writers), k
 
 
+def test_an_update_that_reads_other_elements_is_not_computed_in_place():
+    # Element i reads element n - 1 - i: written in place, the later tiles
+    # would read rows the earlier ones have already written.
+    def mirrored(x):
+        x.add_(x.flip(0))
+    x = torch.randn(8192, 1024)
+    expected = x.clone()
+    mirrored(expected)
+    torch._dynamo.reset()
+    torch.compile(mirrored, backend="spyre")(x)
+    torch.testing.assert_close(x, expected)
+
+
 def _graph(late_reader: bool) -> tuple[fx.Graph, fx.Node]:
     """x updated to x + 1, read after the update by a mul; with
     `late_reader`, a node after the update also reads the old x."""

@@ -358,19 +358,42 @@ def _realize_broadcast(original):
 OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm,
         aten.convolution: convolution, aten.constant_pad_nd: constant_pad_nd}
 REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota, aten.arange]
+
+
+def _reads_only_where_it_writes(dst, src) -> bool:
+    """Whether `src`, written into `dst`, reads each element of `dst` only
+    at the index it writes (a one-hot row update does; `x.flip(0) + x` does
+    not, and computed in place it would read elements already written)."""
+    from torch._inductor.dependencies import MemoryDep, extract_read_writes
+    name, indexer = dst.get_name(), dst.get_layout().make_indexer()
+    try:
+        loader = src.make_loader()
+        rw = extract_read_writes(lambda index: ops.store(name, indexer(index), loader(index)),
+                                 src.get_size())
+    except AssertionError:  # it reads a buffer whose layout is not fixed yet: unknown
+        return False
+    writes = [d for d in rw.writes if d.name == name]
+    return len(writes) == 1 and all(
+        isinstance(d, MemoryDep) and d.index == writes[0].index and
+        d.var_names == writes[0].var_names for d in rw.reads if d.name == name)
+
+
 def _written_in_place(original):
     """`copy_(input, new)` where nothing else reads `new` (inplace_updates.py
     arranges that for updated graph inputs): `new` is computed into the
-    input's storage. Inductor's own lowering computes it into a buffer of its
-    own and copies that (it cannot know that no later mutation of the input
-    is visible to other readers of `new`: here there are none)."""
+    input's storage where that reads no element it has already written.
+    Inductor's own lowering computes it into a buffer of its own and copies
+    that (it cannot know that no later mutation of the input is visible to
+    other readers of `new`: here there are none)."""
     def lower(dst, src, non_blocking=False):
         node = V.graph.current_node
-        new = node.args[1] if node is not None and len(node.args) == 2 else None
+        args = node.args if node is not None else ()
+        new = args[1] if len(args) == 2 else None
         data = src.data if isinstance(src, ir.TensorBox) else src
         if not isinstance(new, torch.fx.Node) or len(new.users) != 1 or \
-                node.args[0].op != "placeholder" or not isinstance(data, ir.StorageBox) or \
-                not isinstance(dst, ir.TensorBox) or not dst.data.is_input_buffer() or \
+                not isinstance(args[0], torch.fx.Node) or args[0].op != "placeholder" or \
+                not isinstance(data, ir.StorageBox) or not isinstance(dst, ir.TensorBox) or \
+                not dst.data.is_input_buffer() or \
                 list(src.get_size()) != list(dst.get_size()) or \
                 src.get_dtype() != dst.get_dtype() or src.get_device() != dst.get_device():
             return original(dst, src, non_blocking)
@@ -378,6 +401,8 @@ def _written_in_place(original):
         if not isinstance(computed, ir.Pointwise) and not (
                 isinstance(computed, ir.ComputedBuffer) and
                 isinstance(computed.layout, ir.FlexibleLayout)):
+            return original(dst, src, non_blocking)
+        if not _reads_only_where_it_writes(dst, data):
             return original(dst, src, non_blocking)
         ir.MutationLayoutSHOULDREMOVE.realize_into(data, dst.data, unsafe_alias=True)
         return dst
