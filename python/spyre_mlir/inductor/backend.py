@@ -13,9 +13,9 @@ from .manual_attention import AttentionGraphPasses
 class _PostGradPasses(CustomGraphPass):
     """Our passes over the post-grad graph (a per-channel affine map after a
     convolution, as an eval BatchNorm, and its ReLU and residual add folded
-    into its kernel; updated graph inputs written in place); the uuid keys Inductor's FX graph cache on
-    our compiler version, so a cached graph is never one compiled by an
-    older compiler (or by the CPU backend)."""
+    into its kernel; updated graph inputs written in place); the uuid keys
+    Inductor's FX graph cache on our compiler version, so a cached graph is
+    never one compiled by an older compiler (or by the CPU backend)."""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         from .conv_affine import fold_channel_affine

@@ -59,12 +59,13 @@ def write_updates_in_place(graph: fx.Graph) -> int:
     moved = 0
     for copy in copies:
         dst, new = copy.args[0], copy.args[1]
-        if dst.op != "placeholder" or targets.count(dst) != 1 or len(copy.args) != 2 or \
-                copy.kwargs or not isinstance(new, fx.Node) or new.op != "call_function" or \
+        if not isinstance(dst, fx.Node) or dst.op != "placeholder" or \
+                targets.count(dst) != 1 or len(copy.args) != 2 or copy.kwargs or \
+                not isinstance(new, fx.Node) or new.op != "call_function" or \
                 _aliases(new.target) or not _same_layout(dst, new):
             continue
-        # Every reader of the old value (but the copy itself) comes before
-        # `new` is complete: those are the nodes `new` is computed from.
+        # Every reader of the old value (but the copy itself) comes no later
+        # than `new`, which the copy then follows.
         if any(order[r] > order[new] for r in _readers(dst) if r is not copy):
             continue
         others = [u for u in new.users if u is not copy]
