@@ -17,10 +17,14 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 # ASan build of the simulator: minutes). Debug info with paths relative to the
 # checkout makes the directory irrelevant, and ccache is told so.
 export CCACHE_NOHASHDIR=1
+# Each phase's time and the cache's counts, so that a slow CI run says which
+# phase was slow and whether it compiled or hit the cache.
+phase() { echo "-- sanitizers: $1 after ${SECONDS} s; ccache: $(ccache -s 2>/dev/null | grep -E '^ +(Hits|Misses):' | tr -s ' ' | tr '\n' ';')"; }
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cmake -G Ninja -S . -B build/sanitize -DSPYRE_BUILD_COMPILER=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="$flags -fdebug-prefix-map=$PWD=." -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
 ninja -C build/sanitize -j2 _simulator
+phase "simulator built"
 
 # A copy of the installed package with the sanitized module in it.
 installed=$(python -c "import os, spyre_mlir; print(os.path.dirname(spyre_mlir.__file__))")
@@ -39,6 +43,7 @@ export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 PYTHONPATH="$PWD/$pkg" python -m pytest -q -p no:cacheprovider \
   test/python/test_dlfloat16.py test/python/test_simulator_*.py
+phase "simulator tested"
 
 # The compiler: our code sanitized, linked against the wheel's MLIR. UBSan's
 # vptr check needs RTTI, which LLVM is built without.
@@ -52,9 +57,11 @@ cflags="$flags -fno-sanitize=vptr -O1"
 cmake -G Ninja -S . -B build/sanitize-opt -DSPYRE_ENABLE_PYTHON=OFF -DCMAKE_BUILD_TYPE= \
   -DCMAKE_CXX_FLAGS="$cflags" -DCMAKE_EXE_LINKER_FLAGS="$cflags" -DCMAKE_SHARED_LINKER_FLAGS="$cflags" >/dev/null
 ninja -C build/sanitize-opt -j2 spyre-opt spyre-translate
+phase "compiler built"
 SPYRE_TOOLS_DIR="$PWD/build/sanitize-opt/bin" lit -s test
 SPYRE_FUZZ_MEMORY_LIMIT=0 SPYRE_TOOLS_DIR="$PWD/build/sanitize-opt/bin" python -m pytest -q -p no:cacheprovider \
   test/python/test_fuzz_regressions.py
+phase "lit and fuzzing inputs checked"
 
 # The kernels the pytest run compiled (scripts/test.sh keeps them), through
 # the sanitized pipeline: the compiler inside the Python module is never
@@ -63,3 +70,4 @@ SPYRE_FUZZ_MEMORY_LIMIT=0 SPYRE_TOOLS_DIR="$PWD/build/sanitize-opt/bin" python -
 # dozens of loads). A sample by content hash keeps this step short.
 python scripts/compile_corpus.py "${SPYRE_KERNEL_CORPUS:-build/kernel-corpus}" \
   --tools "$PWD/build/sanitize-opt/bin" --sample 4
+phase "corpus compiled"
