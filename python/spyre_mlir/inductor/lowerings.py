@@ -7,6 +7,7 @@ and emits `spyre.matmul`. Outside a spyre compile the original lowerings run.
 from __future__ import annotations
 
 import math
+from unittest.mock import patch
 
 import torch
 from torch._inductor import ir
@@ -366,11 +367,15 @@ def _reads_only_where_it_writes(dst, src) -> bool:
     not, and computed in place it would read elements already written)."""
     from torch._inductor.dependencies import MemoryDep, extract_read_writes
     name, indexer = dst.get_name(), dst.get_layout().make_indexer()
+    # Only the indices into `dst` (an input: its layout is fixed) are
+    # compared; other buffers' layouts may still be flexible, and their
+    # indices are read as Inductor's own get_reads does.
     try:
         loader = src.make_loader()
-        rw = extract_read_writes(lambda index: ops.store(name, indexer(index), loader(index)),
-                                 src.get_size())
-    except AssertionError:  # it reads a buffer whose layout is not fixed yet: unknown
+        with patch.object(ir.FlexibleLayout, "allow_indexing", True):
+            rw = extract_read_writes(lambda index: ops.store(name, indexer(index), loader(index)),
+                                     src.get_size())
+    except AssertionError:  # Inductor could not tell what it reads: unknown
         return False
     writes = [d for d in rw.writes if d.name == name]
     return len(writes) == 1 and all(
