@@ -83,10 +83,19 @@ def SpyreFuseElementwise : Pass<"spyre-fuse-elementwise", "::mlir::ModuleOp"> {
     ```mlir
     spyre.generic domain [64] {...} ins(%x, %y) outs(%z) { exp; add }
     ```
+
+    A producer that loads nothing (an iota, a constant or a little index
+    arithmetic: at most four ops besides constants) and writes each element
+    of a temporary once is instead recomputed by every later
+    `spyre.generic` that reads the temporary, whatever its domain and map:
+    its `spyre.index_expr` maps are composed with the map the reader loaded
+    with. A kernel phase (the temporary's store, a barrier, the load after
+    it) costs more than a few instructions per tile.
   }];
   let options = [
     Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
-           "Emit a remark where a producer writing a temporary is not fused, with the reason">
+           "Emit a remark where a producer writing a temporary is not fused or not "
+           "recomputed, with the reason">
   ];
 }
 

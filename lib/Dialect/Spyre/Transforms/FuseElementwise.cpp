@@ -4,11 +4,19 @@
 // as before, so results are unchanged; what disappears is the temporary's
 // write and read through device memory.
 //
+// A producer that loads nothing (an iota, a constant, a little index
+// arithmetic: the positions and masks Inductor realizes) is recomputed in
+// every reader, whatever their domains: its few ops per element cost less
+// than the kernel phase that writes the temporary, and the barrier and load
+// after it (about a microsecond each on the card).
+//
 //===----------------------------------------------------------------------===//
 
 #include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYREFUSEELEMENTWISE
@@ -78,6 +86,96 @@ Candidate analyse(GenericOp producer) {
   return c;
 }
 
+/// Ops a producer without inputs may have (constants aside) to be
+/// recomputed by its readers: an index, a comparison or two.
+constexpr unsigned kMaxRecomputedOps = 4;
+
+/// A reader of a temporary: the generic and the input that loads it.
+struct Read {
+  GenericOp reader;
+  unsigned input;
+};
+
+/// Why `producer` cannot be recomputed by the readers of its output, or
+/// (nothing, and) those readers in `reads`.
+std::string whyNotRecomputed(GenericOp producer, SmallVectorImpl<Read> &reads) {
+  if (!producer.getInputs().empty())
+    return "it loads inputs";
+  if (producer.getOutputs().size() != 1 || producer.getCombiners() ||
+      !producer.getReductionLoops().empty() || !producer.getSymbols().empty())
+    return "it has several outputs, reductions or symbols";
+  Value temp = producer.getOutputs().front();
+  Block &body = producer.getBody().front();
+  // A constant in a one-element temporary (Inductor's domain [1], written
+  // at (0)) reads the same wherever it is loaded.
+  bool constant = body.getOps<IndexExprOp>().empty() &&
+                  cast<BufferType>(temp.getType()).getNumElements() == 1 &&
+                  llvm::all_of(producer.getStaticDomain(), [](int64_t n) { return n == 1; });
+  if (!temp.getDefiningOp<AllocOp>() || (!constant && !producer.getOutputMap(0).isPermutation()))
+    return "it does not write each element of a temporary once";
+  if (llvm::count_if(body.without_terminator(), [](Operation &op) {
+        return !isa<arith::ConstantOp>(op);
+      }) > kMaxRecomputedOps)
+    return "it computes too much to repeat per element";
+  // (A reader loading the temporary twice is one user.)
+  for (Operation *user : llvm::SetVector<Operation *>(llvm::from_range, temp.getUsers())) {
+    if (user == producer || isa<DeallocOp>(user))
+      continue;
+    auto reader = dyn_cast<GenericOp>(user);
+    if (!reader || reader->getBlock() != producer->getBlock() ||
+        !producer->isBeforeInBlock(reader) || !reader.getSymbols().empty() ||
+        llvm::is_contained(reader.getOutputs(), temp))
+      return "the temporary has a user that is not a later generic reading it";
+    for (auto [i, input] : llvm::enumerate(reader.getInputs()))
+      if (input == temp)
+        reads.push_back({reader, unsigned(i)});
+  }
+  if (reads.empty())
+    return "the temporary is never read";
+  return "";
+}
+
+/// Each read of `producer`'s temporary becomes the producer's body in the
+/// reader, its index_exprs taken through the map the reader loaded with.
+void recompute(GenericOp producer, ArrayRef<Read> reads, RewriterBase &rewriter) {
+  Block &producerBody = producer.getBody().front();
+  Value yielded = cast<YieldOp>(producerBody.getTerminator()).getValues()[0];
+  // (Null for a one-element constant: it has no index_expr to remap.)
+  AffineMap toProducer = inversePermutation(producer.getOutputMap(0));
+  // Later inputs first, so that erasing one keeps the others' numbers.
+  SmallVector<Read> ordered(reads);
+  llvm::sort(ordered, [](const Read &a, const Read &b) {
+    return a.reader == b.reader ? a.input > b.input
+                                : a.reader->isBeforeInBlock(b.reader);
+  });
+  for (const Read &read : ordered) {
+    GenericOp reader = read.reader;
+    Block &body = reader.getBody().front();
+    rewriter.setInsertionPointToStart(&body);
+    IRMapping mapping;
+    for (Operation &op : producerBody.without_terminator()) {
+      Operation *clone = rewriter.clone(op, mapping);
+      if (auto expr = dyn_cast<IndexExprOp>(clone)) {
+        AffineMap loaded = toProducer.compose(reader.getInputMap(read.input));
+        expr.setMapAttr(AffineMapAttr::get(expr.getMap().compose(loaded)));
+      }
+    }
+    rewriter.replaceAllUsesWith(body.getArgument(read.input), mapping.lookupOrDefault(yielded));
+    rewriter.modifyOpInPlace(reader, [&] {
+      SmallVector<Attribute> maps(reader.getIndexingMaps().getValue());
+      maps.erase(maps.begin() + read.input);
+      body.eraseArgument(read.input);
+      reader.getInputsMutable().erase(read.input);
+      reader.setIndexingMapsAttr(rewriter.getArrayAttr(maps));
+    });
+  }
+  Value temp = producer.getOutputs().front();
+  rewriter.eraseOp(producer);
+  for (Operation *user : llvm::make_early_inc_range(temp.getUsers()))
+    rewriter.eraseOp(user); // its deallocations
+  rewriter.eraseOp(temp.getDefiningOp());
+}
+
 /// Replaces producer + consumer by one generic: the producer's inputs, then
 /// the consumer's other inputs; the producer's body computes the value the
 /// consumer used to load.
@@ -132,6 +230,19 @@ struct SpyreFuseElementwisePass
 
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
+    SmallVector<GenericOp> loadless;
+    getOperation().walk([&](GenericOp g) {
+      if (g.getInputs().empty())
+        loadless.push_back(g);
+    });
+    for (GenericOp producer : loadless) {
+      SmallVector<Read> reads;
+      std::string why = whyNotRecomputed(producer, reads);
+      if (why.empty())
+        recompute(producer, reads, rewriter);
+      else if (reportMissed && producer.getOutputs().front().getDefiningOp<AllocOp>())
+        producer.emitRemark() << "not recomputed by its readers: " << why;
+    }
     // Fusing may make the fused op a producer again: iterate to a fixed point.
     bool changed = true;
     while (changed) {

@@ -293,7 +293,8 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
 
 void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows,
                            int64_t viewCols, function_ref<RefAttr(Value)> viewOf,
-                           function_ref<void(IndexExprOp, RefAttr)> index) {
+                           function_ref<void(IndexExprOp, RefAttr, int64_t)> index,
+                           function_ref<bool(IndexExprOp)> indexAlongRowsOnly) {
   OpBuilder &b = sc.b();
   auto imm = [&](Value v) -> std::optional<double> {
     const BodyValue &info = plan.values.at(v);
@@ -305,8 +306,9 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
   // such as a select's) is one element read with zero strides: its fill
   // costs the SFU's startup, not a pass over the tile.
   // A temporary computed from values constant along the columns only (row
-  // statistics: a maximum, a sum, the input of a row-broadcast load) is
-  // computed once per row, its column 0, and read with a zero column stride.
+  // statistics: a maximum, a sum, the input of a row-broadcast load, an
+  // index of the row) is computed once per row, its column 0, and read with
+  // a zero column stride.
   DenseSet<Value> perRow;
   auto withStrides = [](RefAttr r, int64_t rowStride) {
     return RefAttr::get(r.getContext(), r.getBuffer(), r.getDtype(), r.getOffset(),
@@ -334,6 +336,14 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
   };
   for (auto &[op, vop] : plan.ops) {
     Value result = op->getResult(0);
+    if (auto expr = dyn_cast<IndexExprOp>(op)) {
+      bool once = plan.values.at(result).kind == BodyValue::Kind::temp &&
+                  readByBodyInstructionsOnly(result) && indexAlongRowsOnly(expr);
+      if (once)
+        perRow.insert(result);
+      index(expr, view(result), once ? 1 : viewCols);
+      continue;
+    }
     int64_t cols = viewCols;
     if (rowTemp(op)) {
       perRow.insert(result);
@@ -345,10 +355,6 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
       int64_t r = info.scalar ? 1 : rows, c = info.scalar ? 1 : cols;
       sc.add(HwFillOp::create(b, loc, dst, APFloat(info.immediate), APFloat(0.0), APFloat(0.0),
                               r, c, nullptr, 0, nullptr, nullptr));
-      continue;
-    }
-    if (auto expr = dyn_cast<IndexExprOp>(op)) {
-      index(expr, dst);
       continue;
     }
     switch (vop.kind) {

@@ -57,11 +57,15 @@ class StepCompute;
 /// Emits the instructions of `plan` into `sc` over a `rows` x `cols` tile:
 /// one SFU instruction per body op (a fill per constant held in a
 /// temporary), each value read from and written to the LX view `view` gives
-/// for it. `index` fills the tile of a `spyre.index_expr`. Yielded values
-/// (copies into outputs, combiners) are the caller's.
+/// for it. `index` fills the given columns of every row of a
+/// `spyre.index_expr`'s tile: one column when `indexAlongRowsOnly` says its
+/// value does not change along a row (its readers then read that column
+/// with a zero stride). Yielded values (copies into outputs, combiners) are
+/// the caller's.
 void emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows, int64_t cols,
               function_ref<RefAttr(Value)> view,
-              function_ref<void(IndexExprOp, RefAttr)> index);
+              function_ref<void(IndexExprOp, RefAttr, int64_t)> index,
+              function_ref<bool(IndexExprOp)> indexAlongRowsOnly);
 
 } // namespace mlir::spyre
 

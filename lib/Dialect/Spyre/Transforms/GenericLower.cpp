@@ -172,14 +172,20 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
       sc.add(HwFillOp::create(b, loc, dst, APFloat(start), APFloat(rowStep),
                               APFloat(colStep), r, c, nullptr, 0, nullptr, nullptr));
     };
-    emitBody(sc, loc, body, rows, cols, view, [&](IndexExprOp expr, RefAttr dst) {
-      LinearAccess value = linearCoefficients(expr.getMap().getResult(0), n);
-      double start = double(value.base);
-      for (int64_t d = 0; d < n; ++d)
-        start += double(value.strides[d]) * double(origin[d]);
-      fill(dst, start, row < 0 ? 0.0 : double(value.strides[row]), double(value.strides[col]),
-           rows, cols);
-    });
+    auto coefficients = [&](IndexExprOp expr) {
+      return linearCoefficients(expr.getMap().getResult(0), n);
+    };
+    emitBody(
+        sc, loc, body, rows, cols, view,
+        [&](IndexExprOp expr, RefAttr dst, int64_t filled) {
+          LinearAccess value = coefficients(expr);
+          double start = double(value.base);
+          for (int64_t d = 0; d < n; ++d)
+            start += double(value.strides[d]) * double(origin[d]);
+          fill(dst, start, row < 0 ? 0.0 : double(value.strides[row]),
+               double(value.strides[col]), rows, filled);
+        },
+        [&](IndexExprOp expr) { return coefficients(expr).strides[col] == 0; });
     auto yield = cast<YieldOp>(block.getTerminator());
     SmallVector<CombinerKind> combiners = generic.getCombinerKinds();
     for (auto [v, yielded] : llvm::enumerate(yield.getValues())) {

@@ -877,8 +877,10 @@ void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
       }
       }
     };
-    emitBody(sc, loc, body, rows, cols, view,
-             [](IndexExprOp, RefAttr) { llvm_unreachable("refused by analyzeEpilogue"); });
+    auto refused = [](IndexExprOp) -> bool { llvm_unreachable("refused by analyzeEpilogue"); };
+    emitBody(
+        sc, loc, body, rows, cols, view,
+        [&](IndexExprOp expr, RefAttr, int64_t) { refused(expr); }, refused);
     if (body.values.at(yielded).kind != BodyValue::Kind::output)
       sc.add(HwUnaryOp::create(sc.b(), loc, "copy", output, view(yielded), rows, cols, nullptr,
                                0, nullptr, nullptr));

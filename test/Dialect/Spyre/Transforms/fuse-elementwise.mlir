@@ -149,3 +149,150 @@ spyre.kernel @in_place(%x: !spyre.buffer<8xf32>) {
   }
   spyre.return
 }
+
+// -----
+
+#pos = affine_map<(d0) -> (d0)>
+#one = affine_map<(d0) -> (0)>
+#row3 = affine_map<(d0, d1, d2) -> (d1)>
+#first3 = affine_map<(d0, d1, d2) -> (0)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+
+// Positions (an iota) and a constant, computed without loads, are
+// recomputed by each reader over the reader's own domain: the iota's
+// index_expr follows the map the reader loaded it with, and the temporaries
+// go. Two readers both recompute.
+// CHECK: #[[ROW:map[0-9]*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: spyre.kernel @loadless_producers
+// CHECK-NOT: spyre.alloc
+// CHECK: spyre.generic domain [4, 8, 16]
+// CHECK-SAME: ins(%arg0 : !spyre.buffer<4x8x16xf16>) outs(%arg1
+// CHECK-DAG: %[[AT:.*]] = arith.constant 3 : i32
+// CHECK-DAG: %[[P:.*]] = spyre.index_expr #[[ROW]] : i32
+// CHECK: arith.cmpi eq, %[[P]], %[[AT]] : i32
+// CHECK: spyre.generic domain [4, 8, 16]
+// CHECK-SAME: ins(%arg0 : !spyre.buffer<4x8x16xf16>) outs(%arg2
+// CHECK: spyre.index_expr #[[ROW]] : i32
+// CHECK-NOT: spyre.generic
+spyre.kernel @loadless_producers(%x: !spyre.buffer<4x8x16xf16>, %y: !spyre.buffer<4x8x16xf16>, %z: !spyre.buffer<4x8x16xf16>) {
+  %pos = spyre.alloc() : !spyre.buffer<8xi32>
+  %at = spyre.alloc() : !spyre.buffer<1xi32>
+  spyre.generic domain [8] {indexing_maps = [#pos], iterator_types = [#spyre.iterator<parallel>]}
+      outs(%pos : !spyre.buffer<8xi32>) {
+    %p = spyre.index_expr #pos : i32
+    spyre.yield %p : i32
+  }
+  spyre.generic domain [1] {indexing_maps = [#one], iterator_types = [#spyre.iterator<parallel>]}
+      outs(%at : !spyre.buffer<1xi32>) {
+    %c = arith.constant 3 : i32
+    spyre.yield %c : i32
+  }
+  spyre.generic domain [4, 8, 16] {indexing_maps = [#row3, #first3, #id3, #id3], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%pos, %at, %x : !spyre.buffer<8xi32>, !spyre.buffer<1xi32>, !spyre.buffer<4x8x16xf16>) outs(%y : !spyre.buffer<4x8x16xf16>) {
+  ^bb0(%p: i32, %a: i32, %v: f16):
+    %hit = arith.cmpi eq, %p, %a : i32
+    %zero = arith.constant 0.0 : f16
+    %r = arith.select %hit, %zero, %v : f16
+    spyre.yield %r : f16
+  }
+  spyre.generic domain [4, 8, 16] {indexing_maps = [#row3, #id3, #id3], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%pos, %x : !spyre.buffer<8xi32>, !spyre.buffer<4x8x16xf16>) outs(%z : !spyre.buffer<4x8x16xf16>) {
+  ^bb0(%p: i32, %v: f16):
+    %f = arith.sitofp %p : i32 to f16
+    %r = arith.addf %f, %v : f16
+    spyre.yield %r : f16
+  }
+  spyre.dealloc %pos : !spyre.buffer<8xi32>
+  spyre.dealloc %at : !spyre.buffer<1xi32>
+  spyre.return
+}
+
+// -----
+
+#pos = affine_map<(d0) -> (d0)>
+#r = affine_map<(d0, d1) -> (d0)>
+#c = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A reader that loads the positions twice (a causal mask: row >= column)
+// recomputes them for each load, each through its own map.
+// CHECK-DAG: #[[R:map[0-9]*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[C:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: spyre.kernel @loadless_read_twice
+// CHECK-NOT: spyre.alloc
+// CHECK: ins(%arg0 : !spyre.buffer<4x4xf32>)
+// CHECK-DAG: %[[I:.*]] = spyre.index_expr #[[R]] : i32
+// CHECK-DAG: %[[J:.*]] = spyre.index_expr #[[C]] : i32
+// CHECK: arith.cmpi sge, %[[I]], %[[J]] : i32
+spyre.kernel @loadless_read_twice(%x: !spyre.buffer<4x4xf32>, %y: !spyre.buffer<4x4xf32>) {
+  %pos = spyre.alloc() : !spyre.buffer<4xi32>
+  spyre.generic domain [4] {indexing_maps = [#pos], iterator_types = [#spyre.iterator<parallel>]}
+      outs(%pos : !spyre.buffer<4xi32>) {
+    %p = spyre.index_expr #pos : i32
+    spyre.yield %p : i32
+  }
+  spyre.generic domain [4, 4] {indexing_maps = [#r, #c, #id, #id], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%pos, %pos, %x : !spyre.buffer<4xi32>, !spyre.buffer<4xi32>, !spyre.buffer<4x4xf32>) outs(%y : !spyre.buffer<4x4xf32>) {
+  ^bb0(%i: i32, %j: i32, %v: f32):
+    %seen = arith.cmpi sge, %i, %j : i32
+    %inf = arith.constant 0xFF800000 : f32
+    %m = arith.select %seen, %v, %inf : f32
+    spyre.yield %m : f32
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#flat = affine_map<(d0, d1) -> (d0 * 4 + d1)>
+
+// A producer that writes its temporary transposed: element [a, b] of the
+// temporary is the producer's index at (b, a), so its reader computes
+// b * 4 + a.
+// CHECK: #[[SWAPPED:map[0-9]*]] = affine_map<(d0, d1) -> (d1 * 4 + d0)>
+// CHECK-LABEL: spyre.kernel @loadless_transposed
+// CHECK-NOT: spyre.alloc
+// CHECK: spyre.generic domain [4, 8]
+// CHECK: spyre.index_expr #[[SWAPPED]] : i32
+// CHECK-NOT: spyre.generic
+spyre.kernel @loadless_transposed(%z: !spyre.buffer<4x8xi32>) {
+  %t = spyre.alloc() : !spyre.buffer<4x8xi32>
+  spyre.generic domain [8, 4] {indexing_maps = [#t], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      outs(%t : !spyre.buffer<4x8xi32>) {
+    %p = spyre.index_expr #flat : i32
+    spyre.yield %p : i32
+  }
+  spyre.generic domain [4, 8] {indexing_maps = [#id, #id], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%t : !spyre.buffer<4x8xi32>) outs(%z : !spyre.buffer<4x8xi32>) {
+  ^bb0(%v: i32):
+    spyre.yield %v : i32
+  }
+  spyre.return
+}
+
+// -----
+
+#pos = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// Not recomputed: a product reads the positions, and it has no body to
+// compute them in.
+// CHECK-LABEL: spyre.kernel @loadless_read_by_a_product
+// CHECK: spyre.alloc
+// CHECK: spyre.generic
+// CHECK: spyre.matmul
+spyre.kernel @loadless_read_by_a_product(%w: !spyre.buffer<64x64xf16>, %z: !spyre.buffer<1x64xf32>) {
+  %t = spyre.alloc() : !spyre.buffer<1x64xf16>
+  // expected-remark @+2 {{not recomputed by its readers: the temporary has a user that is not a later generic reading it}}
+  // expected-remark @+1 {{not fused: the temporary has other users than one consumer}}
+  spyre.generic domain [1, 64] {indexing_maps = [#pos], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      outs(%t : !spyre.buffer<1x64xf16>) {
+    %p = spyre.index_expr #col : i32
+    %f = arith.sitofp %p : i32 to f16
+    spyre.yield %f : f16
+  }
+  spyre.matmul ins(%t, %w : !spyre.buffer<1x64xf16>, !spyre.buffer<64x64xf16>) outs(%z : !spyre.buffer<1x64xf32>)
+  spyre.return
+}

@@ -62,3 +62,28 @@ spyre.kernel @per_row(%x: !spyre.buffer<64x64xf32>, %s: !spyre.buffer<64xf32>, %
   }
   spyre.return
 }
+
+// -----
+
+// An index of the row only (the position a cache row is compared with) is
+// filled once per row, its column 0, and what is computed from it alone
+// (the comparison) runs once per row too; the select over the tile reads
+// it with a zero column stride.
+// CHECK-LABEL: spyre.hw.program @row_index
+// CHECK: spyre.hw.fill #spyre.ref<lx, i32, offset = [[IX:[0-9]+]], strides = [{{[0-9]+}}, 0, 0]>, {{.*}} [2 x 1]
+// CHECK: spyre.hw.binary "eq" #spyre.ref<lx, u8, offset = [[EQ:[0-9]+]], strides = [{{[0-9]+}}, 0, 0]>, #spyre.ref<lx, i32, offset = [[IX]], strides = [{{[0-9]+}}, 0, 0]> imm 5.000000e+00 [2 x 1]
+// CHECK: spyre.hw.select {{.*}}, #spyre.ref<lx, u8, offset = [[EQ]], strides = [{{[0-9]+}}, 0, 0]>, {{.*}} [2 x 64]
+spyre.kernel @row_index(%x: !spyre.buffer<64x64xf32>, %y: !spyre.buffer<64x64xf32>) {
+  spyre.generic domain [64, 64] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<64x64xf32>) outs(%y : !spyre.buffer<64x64xf32>) {
+  ^bb0(%v: f32):
+    %row = spyre.index_expr affine_map<(d0, d1) -> (d0)> : i32
+    %five = arith.constant 5 : i32
+    %zero = arith.constant 0.0 : f32
+    %hit = arith.cmpi eq, %row, %five : i32
+    %s = arith.select %hit, %zero, %v : f32
+    spyre.yield %s : f32
+  }
+  spyre.return
+}
