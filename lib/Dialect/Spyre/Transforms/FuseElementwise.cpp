@@ -151,14 +151,15 @@ void recompute(GenericOp producer, ArrayRef<Read> reads, RewriterBase &rewriter)
   for (const Read &read : ordered) {
     GenericOp reader = read.reader;
     Block &body = reader.getBody().front();
+    // The producer's point each element of the reader loaded.
+    AffineMap loaded =
+        toProducer ? toProducer.compose(reader.getInputMap(read.input)) : AffineMap();
     rewriter.setInsertionPointToStart(&body);
     IRMapping mapping;
     for (Operation &op : producerBody.without_terminator()) {
       Operation *clone = rewriter.clone(op, mapping);
-      if (auto expr = dyn_cast<IndexExprOp>(clone)) {
-        AffineMap loaded = toProducer.compose(reader.getInputMap(read.input));
+      if (auto expr = dyn_cast<IndexExprOp>(clone))
         expr.setMapAttr(AffineMapAttr::get(expr.getMap().compose(loaded)));
-      }
     }
     rewriter.replaceAllUsesWith(body.getArgument(read.input), mapping.lookupOrDefault(yielded));
     rewriter.modifyOpInPlace(reader, [&] {

@@ -152,12 +152,7 @@ SmallVector<int64_t> FusedPlan::chooseTile(int64_t cores, int64_t lxBytes) const
     return {};
   if (row < 0)
     return tile;
-  // Tiles along the other loops: one per point of each parallel loop but
-  // the columns, which a tile takes whole.
-  int64_t others = 1;
-  for (auto [i, size] : llvm::enumerate(sizes))
-    if (int(i) != row && int(i) != col && !first.getReductionLoops()[i])
-      others *= size;
+  int64_t others = first.parallelTiles(tile, row);
   // The members' SFU work together; their transfers counted as if none of
   // their values stayed in LX (fewer tiles when in doubt).
   double sfu = 0;

@@ -137,6 +137,8 @@ public:
   GenericOp getGeneric() const { return generic; }
   ArrayRef<int64_t> getSizes() const { return sizes; }
   ArrayRef<bool> getReductionLoops() const { return reduction; }
+  /// Tiles of the parallel loops other than `skip` (-1: all).
+  int64_t parallelTiles(ArrayRef<int64_t> tile, int skip) const;
   int getRowLoop() const { return row; }
   int getColLoop() const { return col; }
   const LinearAccess &getInputAccess(unsigned i) const { return inputs[i]; }
@@ -172,8 +174,6 @@ private:
   /// tiles per core (`overlapDepth`) where the sizes allow.
   SmallVector<int64_t> tileWithRowGranule(int64_t cores, int64_t depth, int64_t lxBytes,
                                           int64_t granule) const;
-  /// Tiles of the parallel loops other than `skip` (-1: all).
-  int64_t parallelTiles(ArrayRef<int64_t> tile, int skip) const;
   uint8_t accType(const Output &out) const;
   bool needsStaging(const Output &out) const { return accType(out) != out.dtype; }
   int64_t fitsBytes(ArrayRef<int64_t> tile) const {
