@@ -21,8 +21,10 @@ class _PostGradPasses(CustomGraphPass):
         from .conv_affine import fold_channel_affine
         from .convolution import fuse_epilogues
         from .inplace_updates import write_updates_in_place
+        from .rotate_half import swap_halves
         fold_channel_affine(graph)
         fuse_epilogues(graph)
+        swap_halves(graph)
         write_updates_in_place(graph)
 
     def uuid(self):

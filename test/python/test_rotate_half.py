@@ -1,0 +1,61 @@
+"""rotate_half (`torch.cat((-x2, x1), -1)` of a tensor's halves) as one
+elementwise expression (spyre_mlir.inductor.rotate_half): the rewritten
+graph computes what the concatenation did, and a rotary embedding compiles
+with no concatenation of halves left."""
+
+import pytest
+import torch
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from spyre_mlir.inductor import counters, rotate_half
+from spyre_mlir.inductor.rotate_half import swap_halves
+
+
+def hf_rotate_half(x):
+    """Hugging Face Llama's."""
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+CASES = {
+    "hf": (hf_rotate_half, 1),
+    "second negated": (lambda x: torch.cat((x[..., 4:], -x[..., :4]), -1), 1),
+    "both negated": (lambda x: torch.cat((-x[..., 4:], -x[..., :4]), -1), 1),
+    "none negated": (lambda x: torch.cat((x[..., 4:], x[..., :4]), -1), 1),
+    "along dim 1": (lambda x: torch.cat((-x[:, 2:], x[:, :2]), 1), 1),
+    # Not a swap of halves: left as concatenations.
+    "halves in order": (lambda x: torch.cat((-x[..., :4], x[..., 4:]), -1), 0),
+    "two tensors": (lambda x: torch.cat((-x[..., 4:], x.flip(0)[..., :4]), -1), 0),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_rewritten_graph_computes_the_concatenation(name):
+    fn, expected_rewrites = CASES[name]
+    x = torch.randn(3, 4, 8)
+    gm = make_fx(fn, tracing_mode="fake")(x)
+    assert swap_halves(gm.graph) == expected_rewrites
+    gm.recompile()
+    if expected_rewrites:
+        assert torch.ops.aten.cat.default not in {n.target for n in gm.graph.nodes}
+    torch.testing.assert_close(gm(x), fn(x), rtol=0, atol=0)
+
+
+def test_a_rotary_embedding_compiles_without_the_concatenation(monkeypatch):
+    rewrites = []
+    swap = rotate_half.swap_halves
+    monkeypatch.setattr(rotate_half, "swap_halves", lambda g: rewrites.append(swap(g)))
+
+    def rotary(q, cos, sin):
+        return q * cos + hf_rotate_half(q) * sin
+    g = torch.Generator().manual_seed(0)
+    q, cos, sin = (torch.randn(s, generator=g).half()
+                   for s in ((1, 4, 8, 64), (1, 1, 8, 64), (1, 1, 8, 64)))
+    torch._dynamo.reset()
+    counters.reset()
+    # A graph compiled before comes from Inductor's cache without its passes.
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        out = torch.compile(rotary, backend="spyre")(q, cos, sin)
+    torch.testing.assert_close(out, rotary(q, cos, sin), atol=2e-2, rtol=2e-2)
+    assert rewrites == [1] and counters.fallbacks == {}
