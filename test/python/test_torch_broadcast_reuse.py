@@ -1,9 +1,10 @@
 """What Inductor inlines into a consumer and what the card computes once:
 a pointwise producer that a consumer broadcasts and that evaluates a
-transcendental is realized into a buffer (lowerings._realize_broadcast),
-so that rotary embeddings' cos and sin of (position x frequency) are not
-evaluated again for every head. Values per row (a norm's rsqrt) stay
-inlined, and so do producers cheaper to recompute than to store and load."""
+transcendental is realized into a buffer (lowerings._realize_broadcast)
+where evaluating it again for every broadcast copy costs more than the
+buffer's round trip: a table computed from a tensor as large as itself is,
+rotary embeddings' cos and sin of (position x frequency), computed from a
+few frequencies, are not. Values per row (a norm's rsqrt) stay inlined."""
 
 import pytest
 import torch
@@ -45,26 +46,68 @@ def _domains_evaluating(kernels, op):
     return sizes
 
 
-@torch._inductor.config.patch(force_disable_caches=True)  # the same graph compiles twice
-def test_rotary_cos_and_sin_are_computed_once_not_per_head(kernels):
+class _Arch:
+    """The card with SFUs so slow that the rule realizes every candidate."""
+    def __init__(self, card):
+        self.card = card
+
+    def __getattr__(self, name):
+        return 1e-9 if name == "sfu_elementwise_per_cycle" else getattr(self.card, name)
+
+
+def _cycles_realized_and_inline(kernels, fn, *args):
+    """Simulated cycles of `fn` with every candidate producer realized, and
+    with none; the kernels' IR of each run is left in `kernels`."""
+    results = []
+    with pytest.MonkeyPatch.context() as m:
+        card = lowerings.default_arch()
+        m.setattr(lowerings, "default_arch", lambda: _Arch(card))
+        results.append(compiled_and_eager(fn, *args)[0])
+        realized, realized_kernels = counters.simulated_cycles, list(kernels)
+        kernels.clear()
+        m.setattr(lowerings, "RECOMPUTED_AT_A_COST", frozenset())
+        results.append(compiled_and_eager(fn, *args)[0])
+    torch.testing.assert_close(results[0], results[1])
+    return realized, realized_kernels, counters.simulated_cycles
+
+
+@torch._inductor.config.patch(force_disable_caches=True)  # the same graph compiles thrice
+def test_rotary_cos_and_sin_are_evaluated_per_head_where_that_costs_less(kernels):
+    # The table's inputs are 32 frequencies and the positions: recomputing
+    # cos and sin in every head's tiles costs the SFUs less than loading a
+    # realized [seq, DIM] table once per head.
     heads, seq = 32, 256
     q, k, inv_freq = _inputs(heads, seq)
     (rq, rk), (eq, ek) = compiled_and_eager(_rotary, q, k, inv_freq)
     for a, e in ((rq, eq), (rk, ek)):
         torch.testing.assert_close(a.float(), e.float(), atol=2e-2, rtol=1e-2)
-    for op in ("math.cos", "math.sin"):
-        assert _domains_evaluating(kernels, op) == [seq * DIM], op
-    realized = counters.simulated_cycles
-
-    # Without the rule, every head evaluates them again, and it takes longer.
-    kernels.clear()
-    with pytest.MonkeyPatch.context() as m:
-        m.setattr(lowerings, "RECOMPUTED_AT_A_COST", frozenset())
-        (iq, ik), _ = compiled_and_eager(_rotary, q, k, inv_freq)
     assert max(_domains_evaluating(kernels, "math.cos")) == heads * seq * DIM
-    torch.testing.assert_close(iq, rq)
-    torch.testing.assert_close(ik, rk)
-    assert realized < counters.simulated_cycles
+    chosen = counters.simulated_cycles
+
+    kernels.clear()
+    realized, realized_kernels, inline = _cycles_realized_and_inline(
+        kernels, _rotary, q, k, inv_freq)
+    assert _domains_evaluating(realized_kernels, "math.cos") == [seq * DIM]
+    assert chosen == inline < realized
+
+
+@torch._inductor.config.patch(force_disable_caches=True)
+def test_a_table_as_large_as_its_input_is_computed_once_not_per_head(kernels):
+    # Its input is as large as the table: loading either per head costs the
+    # same, so computing it once saves the SFUs' work in every other head.
+    def scaled(q, t):
+        x = t.float()
+        return q * (x.cos() * x.sin()).half()
+    q, t = rand(1, 32, 256, 128, dtype=torch.float16), rand(256, 128, dtype=torch.float16)
+    actual, expected = compiled_and_eager(scaled, q, t)
+    torch.testing.assert_close(actual.float(), expected.float(), atol=2e-2, rtol=1e-2)
+    assert _domains_evaluating(kernels, "math.cos") == [256 * 128]
+    chosen = counters.simulated_cycles
+
+    kernels.clear()
+    realized, _, inline = _cycles_realized_and_inline(kernels, scaled, q, t)
+    assert max(_domains_evaluating(kernels, "math.cos")) == 32 * 256 * 128
+    assert chosen == realized < inline
 
 
 def test_a_few_heads_of_a_short_sequence_evaluate_them_inline(kernels):

@@ -324,14 +324,25 @@ RECOMPUTED_AT_A_COST = frozenset({
     "asinh", "atanh", "pow", "sqrt", "rsqrt", "lgamma", "digamma"})
 
 
+def _bytes_read(name, at_most, unknown):
+    """Bytes of buffer `name` that a loop over `at_most` elements can read
+    (`unknown` if Inductor does not know the buffer)."""
+    buffer = V.graph.try_get_buffer(name)
+    if buffer is None:
+        return unknown
+    numel = V.graph.sizevars.optimization_hint(ir.sympy_product(buffer.get_size()), fallback=0)
+    return min(numel, at_most) * buffer.get_dtype().itemsize
+
+
 def _realize_broadcast(original):
     """StorageBox.should_realize_on_reuse, also realizing (in a spyre compile)
     a pointwise producer that a consumer broadcasts (loop reuse, not graph
     fanout, so softmax's exp stays inlined into its sum and its division)
     when it evaluates a transcendental and evaluating it again for every
-    broadcast element costs the card's SFUs more than the buffer's round
-    trip through device memory. The buffer holds the producer's dtype, as
-    eager's tensor does."""
+    broadcast copy costs the card's SFUs more than the buffer's round trip
+    through device memory (less the loads of the producer's inputs that the
+    round trip saves). The buffer holds the producer's dtype, as eager's
+    tensor does."""
     def should_realize_on_reuse(self, users, *, graph_reuse=True):
         if original(self, users, graph_reuse=graph_reuse):
             return True
@@ -348,10 +359,20 @@ def _realize_broadcast(original):
             return False
         numel = V.graph.sizevars.optimization_hint(ir.sympy_product(size), fallback=0)
         arch = default_arch()
-        recomputed = (users - 1) * numel * count.num_ops / (
-            arch.sfu_elementwise_per_cycle * arch.cores)
-        round_trip = 2 * (arch.dma_latency_cycles +
-                          numel * self.data.get_dtype().itemsize / arch.device_bytes_per_cycle)
+        # Loads are the DMA engine's work, not the SFUs'.
+        ops = count.num_ops - len(count.read_buffers)
+        recomputed = (users - 1) * numel * ops / (arch.sfu_elementwise_per_cycle * arch.cores)
+        # Either way the consumer's tiles (which do not span the broadcast
+        # dimension) load something per broadcast copy: the buffer, realized;
+        # the producer's own inputs, inlined (a rotary table's few
+        # frequencies, or a tensor as large as the buffer).
+        realized_bytes = numel * self.data.get_dtype().itemsize
+        inputs_bytes = sum(_bytes_read(name, numel, realized_bytes)
+                           for name in dict.fromkeys(count.read_buffers))
+        # Realized: written once, its inputs read once, in a phase of its own.
+        extra_traffic = realized_bytes + inputs_bytes + \
+            users * (realized_bytes - inputs_bytes)
+        round_trip = 2 * arch.dma_latency_cycles + extra_traffic / arch.device_bytes_per_cycle
         return recomputed > round_trip
     return should_realize_on_reuse
 
