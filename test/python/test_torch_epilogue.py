@@ -106,3 +106,20 @@ def test_the_epilogue_does_not_hold_up_the_next_operands():
         assert counters.kernels_run == 1
         cycles[name] = counters.simulated_cycles
     assert cycles["gelu"] <= 1.12 * cycles["product"], cycles
+
+
+@pytest.mark.parametrize("name", ["linear", "linear+bias+silu", "residual add", "x@W+bias, gelu"])
+def test_a_decode_steps_last_columns_come_in_two_halves(name):
+    # One row against a 4096 x 1024 weight: the loads pace every core, so
+    # its last step loads, multiplies and finishes (epilogue, conversion)
+    # its tile's columns in two halves (MatmulPlan::splitsColumns; the
+    # weight as nn.Linear stores it is split anywhere, x @ W by sticks):
+    # each half's values land in their own columns.
+    fn, kind = (lambda x, w, b: F.linear(x, w), "linear") if name == "linear" else CASES[name]
+    k, n = 1024, 4096
+    x, w = rand(1, k, dtype=torch.float16) / 4, rand(n, k, dtype=torch.float16) / 4
+    third = {"linear": rand(n, dtype=torch.float16), "plain": rand(n, dtype=torch.float16),
+             "residual": rand(1, n, dtype=torch.float16)}[kind]
+    actual, expected = compiled_and_eager(fn, x, w.T.contiguous() if kind == "plain" else w, third)
+    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, k))
+    assert counters.kernels_run == 1

@@ -120,11 +120,11 @@ private:
   }
   /// SFU cycles of the epilogue over `rows` x `cols` in strips of `er` rows.
   double epilogueCycles(int64_t rows, int64_t cols, int64_t er) const;
-  /// Emits the epilogue over rows [r0, r1) (`cols` columns) of the output
-  /// tile whose accumulator is at LX offset `accAt`.
+  /// Emits the epilogue over rows [r0, r1) and columns [c0, c1) of the
+  /// output tile whose accumulator is at LX offset `accAt`.
   void emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc, ArrayRef<int64_t> tile,
                     int64_t accAt, ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt,
-                    int64_t r0, int64_t r1, int64_t cols) const;
+                    int64_t r0, int64_t r1, int64_t c0, int64_t c1) const;
   /// Accumulating into a 16-bit output widens its current content into the
   /// f32 tile, which cannot be done in place (the wider element would
   /// overwrite one not yet read): only then a staging slot of its own.
@@ -151,6 +151,11 @@ private:
   struct Grid {
     int64_t b = 1, m = 1, n = 1;
   };
+  /// Whether a one-row tile's last step (`ak` deep, `cols` columns) ends
+  /// sooner as two column halves: when its rhs panel's load paces the run,
+  /// half the product is left after the last load, but the second half's
+  /// load pays the DMA latency again.
+  bool splitsColumns(ArrayRef<int64_t> tile, int64_t ak, int64_t cols, Grid grid) const;
   /// Whether a core walks its output tiles down the rows (the rhs panel
   /// stays in LX from tile to tile) rather than along the columns (the lhs
   /// panel stays). Panels stay only when all of K fits one step.
@@ -493,6 +498,26 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   return std::max(compute, transfer);
 }
 
+bool MatmulPlan::splitsColumns(ArrayRef<int64_t> tile, int64_t ak, int64_t cols,
+                               Grid grid) const {
+  double latency = double(arch.dmaLatencyCycles);
+  double rhsBytes = double(ak * cols * esOf(rhs)), cores = double(grid.b * grid.m * grid.n);
+  double load = std::max(cores * rhsBytes / arch.deviceBytesPerCycle(),
+                         rhsBytes / double(arch.dmaPortBytesPerCycle)) +
+                latency;
+  bool kSteps = llvm::divideCeil(k, tile[2]) > 1;
+  double accBytes = double(cols) * (direct(tile) ? double(esOf(out)) : (kSteps ? 8.0 : 4.0));
+  double pt = arch.ptCycles(1, double(ak), double(cols), double(ak * esOf(lhs)) + rhsBytes,
+                            accBytes);
+  // The last step's load starts as the step before it starts its product
+  // (that step's load is done); the second half's load waits for that
+  // product too (the loads of step t wait for the compute of step t - 2).
+  double halfLoad = (load - latency) / 2 + latency;
+  double firstHalf = std::max(halfLoad, pt);
+  double split = std::max(firstHalf + pt / 2, firstHalf + halfLoad) + pt / 2;
+  return split < std::max(load, pt) + pt;
+}
+
 MatmulPlan::Grid MatmulPlan::chooseGrid(int64_t cores, ArrayRef<int64_t> tile,
                                         double &time) const {
   int64_t mt = llvm::divideCeil(m, tile[0]), units = columnSplit(tile[1]).units;
@@ -658,8 +683,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       /// The tile whose store's second half this step issues (-1: none).
       int64_t deferred = -1;
       /// The output rows of the tile this step computes ([0, rowEnd) when
-      /// rowEnd < 0: all).
-      int64_t rowBegin = 0, rowEnd = -1;
+      /// rowEnd < 0: all), and its columns likewise.
+      int64_t rowBegin = 0, rowEnd = -1, colBegin = 0, colEnd = -1;
     };
     std::vector<Order> order;
     SlotCopies lhsCopies, rhsCopies;
@@ -709,15 +734,33 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
     }
     // The core's last step runs as two row halves, so that the first
     // half's conversion and store overlap the second half's product: only
-    // the second half's store is left when the PT is done.
+    // the second half's store is left when the PT is done. A tile of one
+    // row (a decode step's GEMV) runs it as two column halves instead, each
+    // loading its half of the rhs panel: the first half's product overlaps
+    // the second half's load, and only half the panel's product is left
+    // when the last load is done (1 x 2048 x 5632: 163.2 -> 161.6 us).
     if (!order.empty() && !accumulate) {
       Order lastStep = order.back();
-      int64_t rows = std::min(tm, m - (mBegin + tileAt(lastStep.local)[1]) * tm);
+      auto [lb, lmi, lni] = tileAt(lastStep.local);
+      int64_t rows = std::min(tm, m - (mBegin + lmi) * tm);
+      int64_t cols = split.columns(columnBlock, lni).second;
+      // Halves of whole sticks of a row-major rhs panel; a transposed one
+      // (nn.Linear's weight) is stored by columns, any of which may start.
+      int64_t unit = rhs.transposed ? 1 : split.unit;
+      int64_t half = cols / (2 * unit) * unit;
       if (rows >= 2) {
         order.back().rowEnd = rows / 2;
         lastStep.rowBegin = rows / 2;
         lastStep.rowEnd = rows;
         lastStep.lhsNew = lastStep.rhsNew = false;
+        lastStep.deferred = -1;
+        order.push_back(lastStep);
+      } else if (lastStep.rhsNew && half > 0 &&
+                 splitsColumns(tile, std::min(tk, k - lastStep.s * tk), cols, grid)) {
+        order.back().colEnd = half;
+        lastStep.colBegin = half;
+        lastStep.colEnd = cols;
+        lastStep.lhsNew = false;
         lastStep.deferred = -1;
         order.push_back(lastStep);
       }
@@ -731,6 +774,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       int64_t m0 = (mBegin + mi) * tm, k0 = s * tk;
       int64_t am = std::min(tm, m - m0), ak = std::min(tk, k - k0);
       int64_t r0 = o.rowBegin, r1 = o.rowEnd < 0 ? am : o.rowEnd;
+      int64_t c0 = o.colBegin, c1 = o.colEnd < 0 ? an : o.colEnd;
+      bool lastPart = o.colEnd < 0 || o.colEnd == an;
       auto shift = [&](RefAttr r, int64_t bytes) {
         ArrayRef<int64_t> st = r.getStrides();
         return em.lx(r.getDtype(), r.getOffset() + bytes, {st[0], st[1], st[2]});
@@ -743,7 +788,9 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       if (whole)
         a.view = em.lx(lhs.dtype, a.view.getOffset() + k0 * (lhs.transposed ? tm : 1) * esOf(lhs),
                        {a.view.getStrides()[0], 0, 0});
-      Placed w = place(rhs, b, k0, n0, ak, an, tk, tn, slotAt(1, o.rhsCopy));
+      // Columns [c0, c1) of the rhs panel, in their place in its slot.
+      Placed w = place(rhs, b, k0, n0 + c0, ak, c1 - c0, tk, tn,
+                       slotAt(1, o.rhsCopy) + c0 * (rhs.transposed ? tk : 1) * esOf(rhs));
       RefAttr acc = em.lx(accType, slotAt(2, outCopy), {tn * accBytes, 0, 0});
       int64_t es = esOf(out);
       // The converted tile: in the acc slot unless accumulating needs staging.
@@ -778,7 +825,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
           TileLayout l =
               layoutTile(access.strides[0], access.strides[1], tm, tn, am, an, ies);
           int64_t at = slotAt(unsigned(slot), outCopy);
-          if (last && o.rowBegin == 0)
+          if (last && o.rowBegin == 0 && o.colBegin == 0)
             step.loads.push_back(
                 {em.lx(dtype, at, l.lxStrides),
                  em.device(epilogue.getInputs()[e], dtype,
@@ -800,7 +847,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
                 em.lx(out.dtype, at, {tn * es, 0, 0}), cols * es, {r1 - r0, 1, 1}};
       };
       bool split = last && i + 1 < int64_t(order.size()) && order[i + 1].deferred == local;
-      if (last)
+      if (last && lastPart)
         step.stores.push_back(split ? storeRows(local, 0, am / 2) : storeRows(local, r0, r1));
       if (o.deferred >= 0) {
         auto [db, dmi, dni] = tileAt(o.deferred);
@@ -810,8 +857,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       // Rows [r0, r1) of the output are rows [r0, r1) of the lhs tile (its
       // columns when LX holds it transposed) and of the accumulator.
       RefAttr lhsView = shift(a.view, r0 * (lhs.transposed ? 1 : kSpan) * esOf(lhs));
-      RefAttr accRows = shift(acc, r0 * tn * accBytes);
-      int64_t rowCount = r1 - r0;
+      RefAttr accRows = shift(acc, (r0 * tn + c0) * accBytes);
+      int64_t rowCount = r1 - r0, colCount = c1 - c0;
       step.compute = [=, this, &em](StepCompute &sc) {
         OpBuilder &builder = sc.b();
         auto sfuView = [&](RefAttr r, int64_t e) {
@@ -821,10 +868,10 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
           sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(acc, 4), sfuView(stage, es), am,
                                    an, nullptr, 0, nullptr, nullptr));
         sc.releasesOperands(sc.add(HwMatmulOp::create(
-            builder, loc, accRows, lhsView, w.view, rowCount, ak, an, lhs.transposed,
+            builder, loc, accRows, lhsView, w.view, rowCount, ak, colCount, lhs.transposed,
             rhs.transposed, !first || accumulate, nullptr, 0, nullptr, nullptr)));
         if (last && epilogue)
-          emitEpilogue(em, sc, loc, tile, slotAt(2, outCopy), epiViews, tempAt, r0, r1, an);
+          emitEpilogue(em, sc, loc, tile, slotAt(2, outCopy), epiViews, tempAt, r0, r1, c0, c1);
         else if (epilogue)
           // Steps signal their completion on one counter, which the stores
           // and the loads of later steps wait for: it must count steps in
@@ -836,8 +883,9 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
                                    em.lx(accType, accRows.getOffset(), {accBytes, accBytes, 0}),
                                    1, 1, nullptr, 0, nullptr, nullptr));
         else if (last && staged() && !inOne)
-          sc.add(HwUnaryOp::create(builder, loc, "copy", shift(sfuView(stage, es), r0 * tn * es),
-                                   sfuView(accRows, 4), rowCount, an, nullptr, 0, nullptr,
+          sc.add(HwUnaryOp::create(builder, loc, "copy",
+                                   shift(sfuView(stage, es), (r0 * tn + c0) * es),
+                                   sfuView(accRows, 4), rowCount, colCount, nullptr, 0, nullptr,
                                    nullptr));
       };
       return step;
@@ -850,30 +898,30 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
 void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
                               ArrayRef<int64_t> tile, int64_t accAt,
                               ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt, int64_t r0,
-                              int64_t r1, int64_t cols) const {
-  int64_t tn = tile[1], er = tile[3], es = esOf(out);
+                              int64_t r1, int64_t c0, int64_t c1) const {
+  int64_t tn = tile[1], er = tile[3], es = esOf(out), cols = c1 - c0;
   const BodyPlan &body = epiPlan->getBodyPlan();
   Value yielded = cast<YieldOp>(epilogue.getBody().front().getTerminator()).getValues()[0];
   for (int64_t s0 = r0; s0 < r1; s0 += er) {
     int64_t rows = std::min(er, r1 - s0);
-    // Row s0 of the strip: of the f32 accumulator, of the output written
-    // over it, and of each loaded input (a broadcast row stays put).
-    RefAttr output = em.lx(out.dtype, accAt + s0 * tn * es, {tn * es, es, 0});
+    // Row s0, column c0 of the strip: of the f32 accumulator, of the output
+    // written over it, and of each loaded input (a broadcast row stays put).
+    RefAttr output = em.lx(out.dtype, accAt + (s0 * tn + c0) * es, {tn * es, es, 0});
     auto view = [&](Value v) -> RefAttr {
       const BodyValue &info = body.values.at(v);
       switch (info.kind) {
       case BodyValue::Kind::input: {
         if (isProduct[info.index])
-          return em.lx(uint8_t(ISA::DType::f32), accAt + s0 * tn * 4, {tn * 4, 4, 0});
+          return em.lx(uint8_t(ISA::DType::f32), accAt + (s0 * tn + c0) * 4, {tn * 4, 4, 0});
         RefAttr r = inputViews[info.index];
         ArrayRef<int64_t> st = r.getStrides();
-        return em.lx(r.getDtype(), r.getOffset() + s0 * st[0], {st[0], st[1], 0});
+        return em.lx(r.getDtype(), r.getOffset() + s0 * st[0] + c0 * st[1], {st[0], st[1], 0});
       }
       case BodyValue::Kind::output:
         return output;
       default: {
         int64_t tes = deviceDTypeBytes(info.dtype);
-        return em.lx(info.dtype, tempAt[info.index], {tn * tes, tes, 0});
+        return em.lx(info.dtype, tempAt[info.index] + c0 * tes, {tn * tes, tes, 0});
       }
       }
     };
