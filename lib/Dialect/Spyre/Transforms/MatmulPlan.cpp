@@ -387,7 +387,10 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double bc = double(llvm::divideCeil(batch, grid.b)), mc = double(llvm::divideCeil(mt, grid.m)),
          nc = double(columnTiles);
   double tiles = bc * mc * nc, steps = tiles * double(kt);
-  double lhsBytes = double(tm * tk * esOf(lhs)), rhsBytes = double(tk * tn * esOf(rhs)),
+  // A step's operands and PT work at the mean depth of a K step: a ragged
+  // last step (K 5632 in steps of 1024) is not priced as a whole one.
+  double depth = double(k) / double(kt);
+  double lhsBytes = double(tm) * depth * esOf(lhs), rhsBytes = depth * double(tn * esOf(rhs)),
          outBytes = double(tm * tn * esOf(out));
   double cores = double(grid.b * grid.m * grid.n);
   double bw = arch.deviceBytesPerCycle(), port = double(arch.dmaPortBytesPerCycle),
@@ -446,7 +449,7 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // stores, all cores at once.
   double accBytes =
       direct(tile) ? outBytes : double(tm * tn * 4 * (kt > 1 || accumulate ? 2 : 1));
-  double pt = arch.ptCycles(double(tm), double(tk), double(tn), lhsBytes + rhsBytes, accBytes);
+  double pt = arch.ptCycles(double(tm), depth, double(tn), lhsBytes + rhsBytes, accBytes);
   // Staged output: the f32 accumulator (4 bytes) converted to 16 bits (2).
   double convert = staged() && !direct(tile) ? arch.sfuCycles(double(tm * tn), 6, false, false) : 0;
   if (epilogue)
