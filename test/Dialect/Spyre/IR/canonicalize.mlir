@@ -128,3 +128,86 @@ spyre.kernel @repeated_inputs(%a: !spyre.buffer<9xf16>, %b: !spyre.buffer<8xf16>
   }
   spyre.return
 }
+
+// -----
+
+// A one-hot row update as Inductor's index_put writes it: the mask is
+// `select(hit, 0, -1) == 0` (that is, `hit`), and the chosen value is
+// widened and narrowed back. What is left per element: one compare and one
+// select, in f16.
+// CHECK-LABEL: spyre.kernel @one_hot_update
+// CHECK: ^bb0(%[[POS:.*]]: i32, %[[NEW:.*]]: f16, %[[OLD:.*]]: f16):
+// CHECK-NEXT: %[[ROW:.*]] = spyre.index_expr
+// CHECK-NEXT: %[[HIT:.*]] = arith.cmpi eq, %[[POS]], %[[ROW]] : i32
+// CHECK-NEXT: %[[V:.*]] = arith.select %[[HIT]], %[[NEW]], %[[OLD]] : f16
+// CHECK-NEXT: spyre.yield %[[V]] : f16
+spyre.kernel @one_hot_update(%pos: !spyre.buffer<1xi32>, %row: !spyre.buffer<64xf16>,
+                             %cache: !spyre.buffer<8x64xf16>) {
+  spyre.generic domain [8, 64] {indexing_maps = [affine_map<(d0, d1) -> (0)>,
+      affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+      affine_map<(d0, d1) -> (d0, d1)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%pos, %row, %cache : !spyre.buffer<1xi32>, !spyre.buffer<64xf16>, !spyre.buffer<8x64xf16>)
+      outs(%cache : !spyre.buffer<8x64xf16>) {
+  ^bb0(%p: i32, %new: f16, %old: f16):
+    %r = spyre.index_expr affine_map<(d0, d1) -> (d0)> : i32
+    %hit = arith.cmpi eq, %p, %r : i32
+    %c0 = arith.constant 0 : i32
+    %cm1 = arith.constant -1 : i32
+    %code = arith.select %hit, %c0, %cm1 : i32
+    %again = arith.cmpi eq, %code, %c0 : i32
+    %both = arith.andi %hit, %again : i1
+    %zero = arith.constant 0.0 : f32
+    %n = arith.extf %new : f16 to f32
+    %o = arith.extf %old : f16 to f32
+    %masked = arith.select %both, %n, %zero : f32
+    %chosen = arith.select %hit, %masked, %o : f32
+    %t = arith.truncf %chosen : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// The other outcomes of comparing a select of constants: its negation, a
+// constant; and a narrowing to another type than the widened values' stays.
+// CHECK-LABEL: spyre.kernel @compare_select_outcomes
+// CHECK: ^bb0(%[[X:.*]]: i32, %[[A:.*]]: f16, %[[B:.*]]: f16):
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK: %[[HIT:.*]] = arith.cmpi sgt, %[[X]], %[[ZERO]]
+// The negation (xori with true) of a compare is the inverse compare upstream.
+// CHECK: %[[MISS:.*]] = arith.cmpi sle, %[[X]], %[[ZERO]]
+// CHECK: %[[FLAG:.*]] = arith.extui %[[MISS]] : i1 to i32
+// CHECK: %[[WA:.*]] = arith.extf %[[A]]
+// CHECK: %[[WB:.*]] = arith.extf %[[B]]
+// CHECK: %[[S:.*]] = arith.select %[[HIT]], %[[WA]], %[[WB]] : f32
+// CHECK: %[[T:.*]] = arith.truncf %[[S]] : f32 to bf16
+// CHECK: spyre.yield %[[FLAG]], %[[ZERO]], %[[T]] : i32, i32, bf16
+spyre.kernel @compare_select_outcomes(%x: !spyre.buffer<8xi32>, %a: !spyre.buffer<8xf16>,
+                                      %b: !spyre.buffer<8xf16>, %flags: !spyre.buffer<8xi32>,
+                                      %nevers: !spyre.buffer<8xi32>, %other: !spyre.buffer<8xbf16>) {
+  spyre.generic domain [8] {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>,
+      affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>,
+      affine_map<(d0) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%x, %a, %b : !spyre.buffer<8xi32>, !spyre.buffer<8xf16>, !spyre.buffer<8xf16>)
+      outs(%flags, %nevers, %other : !spyre.buffer<8xi32>, !spyre.buffer<8xi32>, !spyre.buffer<8xbf16>) {
+  ^bb0(%v: i32, %p: f16, %q: f16):
+    %c0 = arith.constant 0 : i32
+    %c3 = arith.constant 3 : i32
+    %c7 = arith.constant 7 : i32
+    %hit = arith.cmpi sgt, %v, %c0 : i32
+    %code = arith.select %hit, %c3, %c7 : i32
+    %not = arith.cmpi eq, %code, %c7 : i32
+    %never = arith.cmpi eq, %code, %c0 : i32
+    %f1 = arith.extui %not : i1 to i32
+    %f2 = arith.extui %never : i1 to i32
+    %w1 = arith.extf %p : f16 to f32
+    %w2 = arith.extf %q : f16 to f32
+    %s4 = arith.select %hit, %w1, %w2 : f32
+    %t = arith.truncf %s4 : f32 to bf16
+    spyre.yield %f1, %f2, %t : i32, i32, bf16
+  }
+  spyre.return
+}
