@@ -744,9 +744,9 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
     // when the last load is done (1 x 2048 x 5632: 163.2 -> 161.6 us).
     if (!order.empty() && !accumulate) {
       Order lastStep = order.back();
-      auto [lb, lmi, lni] = tileAt(lastStep.local);
-      int64_t rows = std::min(tm, m - (mBegin + lmi) * tm);
-      int64_t cols = split.columns(columnBlock, lni).second;
+      std::array<int64_t, 3> lastTile = tileAt(lastStep.local);
+      int64_t rows = std::min(tm, m - (mBegin + lastTile[1]) * tm);
+      int64_t cols = split.columns(columnBlock, lastTile[2]).second;
       // Halves of whole sticks of a row-major rhs panel; a transposed one
       // (nn.Linear's weight) is stored by columns, any of which may start.
       int64_t unit = rhs.transposed ? 1 : split.unit;
