@@ -30,7 +30,8 @@ struct CompareSelectOfConstants : OpRewritePattern<arith::CmpIOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(arith::CmpIOp op, PatternRewriter &rewriter) const override {
     bool eq = op.getPredicate() == arith::CmpIPredicate::eq;
-    if (!eq && op.getPredicate() != arith::CmpIPredicate::ne)
+    // Scalars (generic bodies): the replacement constants are i1.
+    if ((!eq && op.getPredicate() != arith::CmpIPredicate::ne) || !op.getType().isInteger(1))
       return failure();
     for (unsigned side : {0u, 1u}) {
       auto select = op->getOperand(side).getDefiningOp<arith::SelectOp>();
