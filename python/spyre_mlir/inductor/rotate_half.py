@@ -28,7 +28,8 @@ def _half(node, dim: int, size: int):
     if not (isinstance(node, fx.Node) and node.op == "call_function" and
             node.target is aten.slice.Tensor):
         return None
-    source, sdim, start, end, step = (list(node.args) + [0, None, None, 1][len(node.args) - 1:])[:5]
+    defaults = (None, 0, None, None, 1)  # aten.slice.Tensor(self, dim, start, end, step)
+    source, sdim, start, end, step = (*node.args, *defaults[len(node.args):])
     value = source.meta.get("val") if isinstance(source, fx.Node) else None
     if not isinstance(value, torch.Tensor) or step != 1 or \
             sdim % value.dim() != dim or value.shape[dim] != size:

@@ -36,8 +36,7 @@ struct CompareSelectOfConstants : OpRewritePattern<arith::CmpIOp> {
     for (unsigned side : {0u, 1u}) {
       auto select = op->getOperand(side).getDefiningOp<arith::SelectOp>();
       APInt k, ifTrue, ifFalse;
-      if (!select || select.getCondition().getType() != op.getType() ||
-          !matchPattern(op->getOperand(1 - side), m_ConstantInt(&k)) ||
+      if (!select || !matchPattern(op->getOperand(1 - side), m_ConstantInt(&k)) ||
           !matchPattern(select.getTrueValue(), m_ConstantInt(&ifTrue)) ||
           !matchPattern(select.getFalseValue(), m_ConstantInt(&ifFalse)))
         continue;
