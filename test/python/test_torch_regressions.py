@@ -184,3 +184,22 @@ def test_float_to_integer_conversions_wrap_as_pytorch(dtype):
     actual = torch.compile(lambda t: (t * 1).to(dtype), backend="spyre")(x)
     assert dict(counters.fallbacks) == {} and counters.kernels_run > 0
     assert torch.equal(actual, (x * 1).to(dtype))
+
+
+# A sum of f32 products written as pointwise ops ran on the matrix unit,
+# which rounds its operands to DLFloat16: (x[:, None] * y).sum(-1) over 27
+# values was off by 1.5e-2. It stays a reduction in f32, as exact as on the
+# CPU. Products the program asks for (a matrix-vector product, which
+# Inductor also decomposes into a multiply and a sum) and 16-bit operands
+# still take the matrix unit.
+def test_f32_sums_of_products_keep_f32_precision(kernels):
+    x, y = rand(65, 27), rand(65, 27)
+    check(lambda x, y: (x[:, None, :] * y[None, :, :]).sum(-1), x, y)
+    assert kernels and not any("spyre.matmul" in k for k in kernels)
+    kernels.clear()
+    check(lambda a, v: a @ v, rand(64, 300), rand(300), depth=300)
+    assert any("spyre.matmul" in k for k in kernels)
+    kernels.clear()
+    check(lambda x, y: (x[:, None, :] * y[None, :, :]).sum(-1), x.half(), y.half(),
+          dtype=torch.float16, depth=27)
+    assert any("spyre.matmul" in k for k in kernels)

@@ -45,6 +45,10 @@ class Trace:
     #: affine (pieces.py), None if the trace needs no split.
     pieces: list[Trace] | None = None
     split_checked: bool = False
+    #: Whether the node computes a matrix product the program asked for
+    #: (aten.mm, mv, addmm, bmm, ... before decomposition), not a sum of
+    #: products written as pointwise ops.
+    from_product: bool = False
 
 
 def _key_part(a):
@@ -145,6 +149,12 @@ class TraceHandler:
         return op
 
 
+#: aten ops whose decompositions are sums of products (Inductor turns small
+#: ones into a pointwise multiply and a sum).
+_PRODUCTS = {f"aten.{op}" for op in ("mm", "mv", "addmm", "addmv", "bmm", "baddbmm", "addbmm",
+                                     "matmul", "dot", "vdot", "linear", "_int_mm")}
+
+
 def trace_node(node) -> Trace:
     """The trace of one SchedulerNode (its body over fresh loop variables)."""
     sizes, reduction_sizes = node.get_ranges()
@@ -154,6 +164,9 @@ def trace_node(node) -> Trace:
     rs = [sympy.Symbol(f"r{i}", integer=True, nonnegative=True)
           for i in range(len(reduction_sizes))]
     trace = Trace(sizes, reduction_sizes, xs + rs)
+    trace.from_product = any(
+        str(getattr((o.meta or {}).get("original_aten"), "_overloadpacket", "")) in _PRODUCTS
+        for o in getattr(node.node, "origins", None) or ())
     with V.set_ops_handler(TraceHandler(trace)):
         node._body(xs, rs)
     while _split_a_loop(trace):
