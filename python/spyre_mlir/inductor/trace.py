@@ -151,8 +151,9 @@ class TraceHandler:
 
 #: aten ops whose decompositions are sums of products (Inductor turns small
 #: ones into a pointwise multiply and a sum).
-_PRODUCTS = {f"aten.{op}" for op in ("mm", "mv", "addmm", "addmv", "bmm", "baddbmm", "addbmm",
-                                     "matmul", "dot", "vdot", "linear", "_int_mm")}
+_aten = torch.ops.aten
+_PRODUCTS = {_aten.mm, _aten.mv, _aten.addmm, _aten.addmv, _aten.bmm, _aten.baddbmm,
+             _aten.addbmm, _aten.matmul, _aten.dot, _aten.vdot, _aten.linear, _aten._int_mm}
 
 
 def trace_node(node) -> Trace:
@@ -165,7 +166,7 @@ def trace_node(node) -> Trace:
           for i in range(len(reduction_sizes))]
     trace = Trace(sizes, reduction_sizes, xs + rs)
     trace.from_product = any(
-        str(getattr((o.meta or {}).get("original_aten"), "_overloadpacket", "")) in _PRODUCTS
+        getattr(o.meta.get("original_aten"), "overloadpacket", None) in _PRODUCTS
         for o in getattr(node.node, "origins", None) or ())
     with V.set_ops_handler(TraceHandler(trace)):
         node._body(xs, rs)
