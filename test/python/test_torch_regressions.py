@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from spyre_mlir.inductor import counters, state
-from test_torch_ops import check, rand
+from test_torch_ops import check, rand, run
 
 torch.manual_seed(0)
 
@@ -130,7 +130,7 @@ def test_batched_products_of_opinfo_shapes(transposed, dtype):
 # The card holds int64 as int32: results that leave int32 were saturated or
 # wrapped. They now run on the CPU, counted, and strict mode refuses them.
 @pytest.mark.parametrize("fn,x,fallback", [
-    (lambda x: x.sum(), torch.tensor([2 ** 29] * 8), "aten.sum.default"),
+    (lambda x: x.sum(), torch.tensor([2 ** 23] * 8), "aten.sum.default"),
     (lambda x: x * x, torch.tensor([100000] * 8), "aten.mul.Tensor"),
     (lambda x: x + 2 ** 31, torch.tensor([1] * 8), "aten.add.Tensor"),
     (lambda x: x + 1, torch.tensor([2 ** 40] * 8), "spyre.int64_inputs"),
@@ -203,3 +203,55 @@ def test_f32_sums_of_products_keep_f32_precision(kernels):
     check(lambda x, y: (x[:, None, :] * y[None, :, :]).sum(-1), x.half(), y.half(),
           dtype=torch.float16, depth=27)
     assert any("spyre.matmul" in k for k in kernels)
+
+
+# Integer maxima, minima and their positions were reduced in f32 on the card,
+# where integers beyond 2^24 round: amax of [2^25 + 1, 2^25, 3, 2^25 + 3]
+# gave 2^25 + 4 and sort repeated 2^25, with no fallback counted. Such
+# reductions run on the CPU (counted) unless their values are proven to
+# stay within 2^24; small ones stay on the card.
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)
+def test_integer_extremes_beyond_2_24_are_exact(dtype):
+    x = torch.tensor([[2 ** 25 + 1, 2 ** 25, 3, 2 ** 25 + 3], [2 ** 25, 2 ** 25 + 1, -7, 1]],
+                     dtype=dtype)
+    for fn in (lambda x: x.amax(-1), lambda x: x.amin(0), lambda x: x.max(-1).values,
+               lambda x: x.argmax(-1), lambda x: x.argmin(0), lambda x: torch.sort(x).values,
+               lambda x: torch.topk(x, 2).values, lambda x: torch.cummax(x, -1).values):
+        torch._dynamo.reset()
+        counters.reset()
+        assert torch.equal(torch.compile(fn, backend="spyre")(x), fn(x))
+        assert counters.fallbacks
+    # Values proven small (a bool count, an int64 input, within 2^24 as
+    # checked on every call) keep their reductions on the card.
+    small = torch.tensor([[2 ** 24, 2 ** 24 - 1, 3], [-2 ** 24, 5, 5]], dtype=dtype)
+    check(lambda x: (x > 3).to(dtype).cumsum(-1).amax(-1), small)
+    if dtype == torch.int64:
+        check(lambda x: (x.amax(-1), x.argmin(-1), torch.sort(x).values), small)
+
+
+# A card kernel's int64 result was read by later kernels as if it were a
+# graph input (within +-2^24), so their products were proven to fit int32
+# when they did not: cat([64 x, ...]) * 3 wrapped around at x = 2^24 - 1.
+# Later kernels now read the range the earlier one stored.
+def test_int64_computed_on_the_card_keeps_its_range():
+    x = torch.full((4, 8), 2 ** 24 - 1, dtype=torch.int64)
+    x[:, 0] = -5
+
+    def thrice(x):
+        c = torch.cat([x * 64, (x * 64).flip(0)])
+        return c * 3
+    compiled, expected = run(thrice, x, fallbacks=1)
+    assert torch.equal(compiled, expected)
+
+
+# OPT's position ids: a running count of a mask the graph builds, made int64
+# in the next kernel, fell back to the CPU ("int64 to_dtype may leave the
+# card's int32"), and so did the embedding that read it. The count's range
+# (0 to the row length) is what the kernel that made it stored.
+def test_a_running_count_made_int64_stays_on_the_card():
+    table = rand(40, 8)
+
+    def positions(ids, table):
+        mask = torch.ones(ids.shape, dtype=torch.float32)
+        return F.embedding((torch.cumsum(mask, 1) * mask).long() - 1 + 2, table)
+    check(positions, torch.randint(0, 40, (2, 12)), table)

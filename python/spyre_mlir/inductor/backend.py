@@ -124,7 +124,7 @@ def _int64_inputs_checked(compiled, gm):
                     _outside(a, low, high):
                 from .counting import fallback
                 fallback(["spyre.int64_inputs"], f"int64 inputs beyond [{low}, {high}], what "
-                         "the card's int32 holds with room for a sum")
+                         "the card's int32 and f32 reductions hold exactly")
                 return gm(*args)
         return compiled(*args)
     return run
@@ -139,7 +139,7 @@ def refuse_int64_beyond_range(name: str, tensor) -> None:
     low, high = int(INT64_INPUTS.lower), int(INT64_INPUTS.upper)
     if isinstance(tensor, torch.Tensor) and tensor.numel() and _outside(tensor, low, high):
         raise ValueError(f"int64 input {name} holds values beyond [{low}, {high}], what the "
-                         "card's int32 kernels of this graph hold with room for a sum; "
+                         "card's int32 and f32 reductions of this graph hold exactly; "
                          "torch.compile(..., backend=\"spyre\") runs such calls on the CPU")
 
 

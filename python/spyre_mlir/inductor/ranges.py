@@ -6,7 +6,12 @@ counted) instead of wrapping or saturating.
 Inductor's own analyses do the work: its dtype propagation gives each value
 of a trace its dtype, its value-range analysis the interval it lies in.
 Graph inputs of int64 are checked at run time to lie in INT64_INPUTS
-(backend.py), so sums and differences of two of them still fit int32.
+(backend.py): their maxima and minima are exact in f32, and sums and
+differences of two of them still fit int32.
+A buffer computed by an earlier node of the graph has the range that node
+stored into it (OPT's position ids: a float running count of the attention
+mask, made int64 in the next node, lie in [0, length]), unless CPU code
+wrote it too.
 """
 
 from __future__ import annotations
@@ -23,10 +28,13 @@ from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
 from .trace import TV, Trace, Unsupported
 
 INT32 = ValueRanges(-2 ** 31, 2 ** 31 - 1)
-#: What int64 graph inputs must hold to run on the card (checked per call).
-INT64_INPUTS = ValueRanges(-2 ** 30, 2 ** 30 - 1)
-#: Integers an f32 accumulator holds exactly: the card's reductions add in f32.
+#: Integers an f32 holds exactly: the card's reductions (sums, maxima,
+#: minima, and the sorts built on them) compute in f32.
 EXACT_IN_F32 = ValueRanges(-2 ** 24, 2 ** 24)
+#: What int64 graph inputs must hold to run on the card (checked per call):
+#: what the card's reductions hold exactly (token ids, positions and indices
+#: do), and a sum of two still fits int32.
+INT64_INPUTS = EXACT_IN_F32
 
 _BY_DTYPE = {torch.bool: ValueRanges(0, 1), torch.int8: ValueRanges(-128, 127),
              torch.uint8: ValueRanges(0, 255), torch.int32: INT32, torch.int64: INT64_INPUTS}
@@ -45,11 +53,15 @@ def _within(r: ValueRanges, bounds: ValueRanges) -> bool:
         return False
 
 
-def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None:
+def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
+                         stored: dict[str, ValueRanges]) -> None:
     """Raises Unsupported where a value of `trace` may not fit the card's
     integer types. `dtype_of(name)` is a buffer's dtype; int64 buffers in
-    `cpu_computed` were written by CPU code and may hold any int64."""
-    dtypes, ranges = {}, {}
+    `cpu_computed` were written by CPU code and may hold any int64.
+    `stored` maps the buffers earlier nodes wrote to the range of what they
+    wrote; the ranges `trace` stores are added to it (where a buffer had
+    one already, the union: concatenations write a buffer piecewise)."""
+    dtypes, ranges, written = {}, {}, {}
     analysis, propagation = ValueRangeAnalysis(), DtypePropagationOpsHandler()
     variables = {v: ValueRanges(0, size - 1) for v, size in
                  zip(trace.variables, trace.sizes + trace.reduction_sizes)}
@@ -61,6 +73,17 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None
     def ranged(a):
         return ranges.get(a, ValueRanges.unknown()) if isinstance(a, TV) else a
 
+    # Values an f32 holds exactly although their range is wider than 2^24:
+    # a choice between such values, as the sentinel (-2^31) of a masked
+    # maximum and values proven small.
+    exact: set[TV] = set()
+
+    def in_f32(a) -> bool:
+        if isinstance(a, TV) and a in exact:
+            return True
+        r = ranged(a) if isinstance(a, TV) else ValueRanges.wrap(a)
+        return _within(r, EXACT_IN_F32) or _one_f32(r)
+
     for instr in trace.instrs:
         op, args = instr.op, instr.args
         if op == "load":
@@ -70,8 +93,15 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None
                                   "values beyond the card's int32")
             dtypes[instr.result] = dtype
             ranges[instr.result] = _BY_DTYPE.get(dtype, ValueRanges.unknown())
+            if args[0] in stored and args[0] not in cpu_computed:
+                ranges[instr.result] = _loaded(stored[args[0]], dtype, ranges[instr.result])
             continue
-        if op in ("store", "store_reduction", "indirect_indexing") or instr.result is None:
+        if op in ("store", "store_reduction"):  # (the trace refuses atomic stores)
+            r = ranged(args[2])
+            r = r if isinstance(r, ValueRanges) else ValueRanges.wrap(r)
+            written[args[0]] = _union(written[args[0]], r) if args[0] in written else r
+            continue
+        if op == "indirect_indexing" or instr.result is None:
             continue
         if op == "reduction":
             dtype, kind, value = args[0], args[2], args[3]
@@ -80,11 +110,23 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None
                 dtypes[r] = dtype
                 ranges[r] = ValueRanges.unknown_bool() if dtype == torch.bool else \
                     ValueRanges.unknown()
+            source = ranged(value)
+            # The card reduces in f32: integers beyond 2^24 round there, so
+            # their order is not theirs (2^25 + 1 and 2^25 compare equal).
+            if kind in ("max", "min") and in_f32(value):
+                exact.update(results)
+            if kind in ("max", "min", "argmax", "argmin") and _integer(args[1]) and \
+                    not in_f32(value):
+                raise Unsupported(f"an integer {kind} over values beyond 2^24 (in [{source.lower}, "
+                                  f"{source.upper}]) would round in the card's f32 reduction")
+            if dtype.is_floating_point and kind == "sum" and _finite(source) and \
+                    isinstance(reduced, int):
+                ranges[results[0]] = ValueRanges(min(0, source.lower * reduced),
+                                                 max(0, source.upper * reduced))
             if dtype.is_floating_point or dtype == torch.bool or kind not in ("sum", "prod"):
                 if kind in ("max", "min"):
-                    ranges[results[0]] = ranged(value)
+                    ranges[results[0]] = source
                 continue
-            source = ranged(value)
             if kind == "sum":
                 total = ValueRanges(source.lower * reduced, source.upper * reduced) \
                     if _within(source, ValueRanges(-2 ** 62, 2 ** 62)) else ValueRanges.unknown()
@@ -111,12 +153,16 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str]) -> None
             except Exception:
                 r = ValueRanges.unknown()
             r = _bounded(op, args, ranged, r)
+            if op == "where" and in_f32(args[1]) and in_f32(args[2]):
+                exact.add(instr.result)
         if dtype == torch.bool and not r.is_bool:  # 0 or 1, whatever op made it
             r = ValueRanges.unknown_bool()
         dtypes[instr.result], ranges[instr.result] = dtype, r
         if dtype == torch.int64 and not _within(r, INT32):
             raise Unsupported(f"int64 {op} may leave the card's int32 (values in [{r.lower}, "
                               f"{r.upper}])")
+    for name, r in written.items():
+        stored[name] = _union(stored[name], r) if name in stored else r
 
 
 def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
@@ -145,3 +191,52 @@ def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
             except AssertionError:  # an integer and a float range: no union
                 return r
     return r
+
+
+def _integer(dtype) -> bool:
+    return isinstance(dtype, torch.dtype) and not dtype.is_floating_point and \
+        not dtype.is_complex and dtype != torch.bool
+
+
+def _one_f32(r: ValueRanges) -> bool:
+    """Whether r is one integer that an f32 holds exactly."""
+    try:
+        return r.lower == r.upper and int(r.lower) == float(torch.tensor(
+            float(r.lower), dtype=torch.float32))
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
+def _finite(r) -> bool:
+    try:
+        return isinstance(r, ValueRanges) and not r.is_bool and \
+            math.isfinite(float(r.lower)) and math.isfinite(float(r.upper))
+    except (TypeError, ValueError):  # symbolic bounds
+        return False
+
+
+def _union(a: ValueRanges, b: ValueRanges) -> ValueRanges:
+    if a.is_bool != b.is_bool:
+        return ValueRanges.unknown()
+    try:
+        return a | b
+    except AssertionError:  # an integer and a float range
+        return ValueRanges.unknown()
+
+
+def _loaded(r: ValueRanges, dtype: torch.dtype, default: ValueRanges) -> ValueRanges:
+    """What a load of a buffer that holds `r` reads. The card computes
+    floats in f32 or DLFloat16, not in the reals of the analysis: a float
+    range is widened by more than either's rounding (2^-8 relative, and 1
+    for a rounding across an integer)."""
+    if not _finite(r):
+        return default
+    if dtype.is_floating_point:
+        lower, upper = float(r.lower), float(r.upper)
+        # Beyond the type's largest finite value eager stores infinities.
+        if max(abs(lower), abs(upper)) > torch.finfo(dtype).max / 2:
+            return default
+        return ValueRanges(lower - abs(lower) / 256 - 1, upper + abs(upper) / 256 + 1)
+    if dtype == torch.int64:  # what was checked to fit int32 when it was stored
+        return r
+    return r if _within(r, default) else default

@@ -128,6 +128,8 @@ class SpyreScheduling(BaseScheduling):
         # The next node may be its epilogue (export_epilogue).
         self.product = None
         self.cpu_computed: set[str] = set()  # buffers written by CPU code
+        # The range of values each buffer was written with (ranges.py).
+        self.stored_ranges: dict = {}
         self._started = self._reported = time.monotonic()
         self._nodes_done = 0
 
@@ -156,7 +158,7 @@ class SpyreScheduling(BaseScheduling):
                 continue
             # MultiOutput only unpacks the results of the extern call before it.
             if isinstance(node, ExternKernelSchedulerNode):
-                self.cpu_computed.update(buf.get_name() for buf in node.get_outputs())
+                self._written_on_cpu(node)
             # Drawing random seeds from torch's generator is the host's part of
             # random ops (random.py), not an op the card could run instead.
             # Raising the error a factorization's `info` reports (singular
@@ -186,9 +188,19 @@ class SpyreScheduling(BaseScheduling):
         source = node.node.inputs[0]
         name = source.get_name() if hasattr(source, "get_name") else None
         if name not in V.graph.graph_inputs:
-            self.cpu_computed.update(buf.get_name() for buf in node.get_outputs())
+            self._written_on_cpu(node)
         log.debug("%s: copy of %s to %s", node.get_name(), name or "a computed value",
                   node.node.get_device())
+
+    def _written_on_cpu(self, node) -> None:
+        # By their memory too: an extern kernel that writes a slice of a
+        # concatenation names the slice.
+        for buf in node.get_outputs():
+            self.cpu_computed.add(buf.get_name())
+            try:
+                self.cpu_computed.add(_storage(buf.get_name())[0])
+            except (AttributeError, NotImplementedError):  # no layout of its own
+                pass
 
     def group_fn(self, sizes):
         # As CppScheduling's, which generates the nodes that fall back.
@@ -213,7 +225,7 @@ class SpyreScheduling(BaseScheduling):
             # one entry of the binary cache.
             trace = trace_node(node)
             _resolve_storage(trace)
-            check_integer_ranges(trace, V.graph.get_dtype, self.cpu_computed)
+            check_integer_ranges(trace, V.graph.get_dtype, self.cpu_computed, self.stored_ranges)
             kernel = export("kernel", trace, _buffer_info)
         except Unsupported as e:
             self._flush_group()
