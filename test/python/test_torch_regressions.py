@@ -205,6 +205,13 @@ def test_f32_sums_of_products_keep_f32_precision(kernels):
     assert any("spyre.matmul" in k for k in kernels)
 
 
+def same_as_eager(fn, *args):
+    """Asserts the compiled fn gives eager's values exactly, wherever it ran."""
+    torch._dynamo.reset()
+    counters.reset()
+    assert torch.equal(torch.compile(fn, backend="spyre")(*args), fn(*args))
+
+
 # Integer maxima, minima and their positions were reduced in f32 on the card,
 # where integers beyond 2^24 round: amax of [2^25 + 1, 2^25, 3, 2^25 + 3]
 # gave 2^25 + 4 and sort repeated 2^25, with no fallback counted. Such
@@ -217,9 +224,7 @@ def test_integer_extremes_beyond_2_24_are_exact(dtype):
     for fn in (lambda x: x.amax(-1), lambda x: x.amin(0), lambda x: x.max(-1).values,
                lambda x: x.argmax(-1), lambda x: x.argmin(0), lambda x: torch.sort(x).values,
                lambda x: torch.topk(x, 2).values, lambda x: torch.cummax(x, -1).values):
-        torch._dynamo.reset()
-        counters.reset()
-        assert torch.equal(torch.compile(fn, backend="spyre")(x), fn(x))
+        same_as_eager(fn, x)
         assert counters.fallbacks
     # Values proven small (a bool count, an int64 input, within 2^24 as
     # checked on every call) keep their reductions on the card.
@@ -255,3 +260,32 @@ def test_a_running_count_made_int64_stays_on_the_card():
         mask = torch.ones(ids.shape, dtype=torch.float32)
         return F.embedding((torch.cumsum(mask, 1) * mask).long() - 1 + 2, table)
     check(positions, torch.randint(0, 40, (2, 12)), table)
+
+
+# Sorts, top-k and masked maxima of int8 tensors crashed the compile (their
+# sentinel was int32's least value, which int8 cannot hold), and so did a
+# remainder by an int16 divisor (the range analysis made sympy's infinity an
+# int). They compile and match eager (int16 runs on the CPU, counted).
+def test_narrow_integer_sorts_and_remainders_compile():
+    x = torch.randint(-128, 127, (3, 70), dtype=torch.int8)
+    index = torch.tensor([[0, 2, 2, 5], [1, 1, 1, 1], [5, 4, 0, 4]])
+    for fn in (lambda x: x.sort(-1).values, lambda x: torch.topk(x, 3).values,
+               lambda x: torch.cummax(x, -1).values,
+               lambda x: x.scatter_reduce(1, index, x[:, :4].flip(0), "amin")):
+        same_as_eager(fn, x)
+    s = torch.randint(-30000, 30000, (3, 70), dtype=torch.int16)
+    same_as_eager(lambda s, d: torch.remainder(s, d.clamp(min=1)), s, s.flip(0))
+
+
+# A write to part of a graph input (x[:1] = 0) gave the whole input the
+# written range, so x * 256 was proven to fit int32 for any x and wrapped
+# around at x = 2^24 - 3. An input keeps what it may hold before the graph.
+def test_a_partly_written_input_keeps_its_range():
+    def scaled(x):
+        x[:1] = 0
+        return x * 256
+    x = torch.full((4, 8), 2 ** 24 - 3, dtype=torch.int64)
+    torch._dynamo.reset()
+    counters.reset()
+    assert torch.equal(torch.compile(scaled, backend="spyre")(x.clone()), scaled(x.clone()))
+    assert counters.fallbacks

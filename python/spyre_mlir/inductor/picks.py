@@ -9,6 +9,8 @@ import math
 
 import torch
 
+from .ranges import integer_limits
+
 
 def position_matches(indices, sizes):
     """onehot (..., P): the index tensors `indices` (negative ones counted
@@ -41,5 +43,4 @@ def pick_last(values, indices, sizes):
     # A maximum rather than a sum for integers: the card sums in f32, which
     # need not hold a sum of large integers exactly (one term is nonzero, but
     # nothing tells the card's range checks so).
-    lowest = torch.iinfo(torch.int32).min
-    return torch.where(onehot, values, lowest).amax(-1)
+    return torch.where(onehot, values, integer_limits(values.dtype)[0]).amax(-1)

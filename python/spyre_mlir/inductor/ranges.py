@@ -37,7 +37,18 @@ EXACT_IN_F32 = ValueRanges(-2 ** 24, 2 ** 24)
 INT64_INPUTS = EXACT_IN_F32
 
 _BY_DTYPE = {torch.bool: ValueRanges(0, 1), torch.int8: ValueRanges(-128, 127),
-             torch.uint8: ValueRanges(0, 255), torch.int32: INT32, torch.int64: INT64_INPUTS}
+             torch.uint8: ValueRanges(0, 255), torch.int16: ValueRanges(-2 ** 15, 2 ** 15 - 1),
+             torch.int32: INT32, torch.int64: INT64_INPUTS}
+
+
+def integer_limits(dtype: torch.dtype) -> tuple[int, int]:
+    """The least and greatest values of an integer (or bool) dtype as the
+    card holds it: int64 as int32. The sentinels of masked maxima and
+    minima, which must be values of the masked tensor's own type."""
+    if dtype == torch.bool:
+        return 0, 1
+    info = torch.iinfo(torch.int32 if dtype == torch.int64 else dtype)
+    return info.min, info.max
 
 
 @dataclass(frozen=True)
@@ -54,13 +65,15 @@ def _within(r: ValueRanges, bounds: ValueRanges) -> bool:
 
 
 def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
-                         stored: dict[str, ValueRanges]) -> None:
+                         stored: dict[str, ValueRanges], inputs: set[str]) -> None:
     """Raises Unsupported where a value of `trace` may not fit the card's
     integer types. `dtype_of(name)` is a buffer's dtype; int64 buffers in
     `cpu_computed` were written by CPU code and may hold any int64.
     `stored` maps the buffers earlier nodes wrote to the range of what they
     wrote; the ranges `trace` stores are added to it (where a buffer had
-    one already, the union: concatenations write a buffer piecewise)."""
+    one already, the union: concatenations write a buffer piecewise).
+    Buffers in `inputs` (the graph's inputs and constants) may also hold
+    what they held before the graph: a write may cover part of them."""
     dtypes, ranges, written = {}, {}, {}
     analysis, propagation = ValueRangeAnalysis(), DtypePropagationOpsHandler()
     variables = {v: ValueRanges(0, size - 1) for v, size in
@@ -94,7 +107,10 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
             dtypes[instr.result] = dtype
             ranges[instr.result] = _BY_DTYPE.get(dtype, ValueRanges.unknown())
             if args[0] in stored and args[0] not in cpu_computed:
-                ranges[instr.result] = _loaded(stored[args[0]], dtype, ranges[instr.result])
+                r = _loaded(stored[args[0]], dtype, ranges[instr.result])
+                if args[0] in inputs:
+                    r = _union(r, ranges[instr.result])
+                ranges[instr.result] = r
             continue
         if op in ("store", "store_reduction"):  # (the trace refuses atomic stores)
             r = ranged(args[2])
@@ -174,10 +190,9 @@ def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
         return ValueRanges(-1, 1)
     if op in ("remainder", "fmod", "mod"):
         divisor = ranged(args[1])
-        try:
-            largest = max(abs(int(divisor.lower)), abs(int(divisor.upper)))
-        except (TypeError, ValueError, OverflowError):
+        if not _finite(divisor):  # (sympy's infinities cannot be made int)
             return r
+        largest = max(abs(int(divisor.lower)), abs(int(divisor.upper)))
         return ValueRanges(-largest, largest)
     if op == "where" and not _within(r, INT32):
         choices = [ranged(a) for a in args[1:3]]
@@ -227,8 +242,9 @@ def _union(a: ValueRanges, b: ValueRanges) -> ValueRanges:
 def _loaded(r: ValueRanges, dtype: torch.dtype, default: ValueRanges) -> ValueRanges:
     """What a load of a buffer that holds `r` reads. The card computes
     floats in f32 or DLFloat16, not in the reals of the analysis: a float
-    range is widened by more than either's rounding (2^-8 relative, and 1
-    for a rounding across an integer)."""
+    range is widened by more than their roundings (DLFloat16's 2^-10, f32
+    sums of 2^16 terms; 2^-6 relative, and 1 for a rounding across an
+    integer)."""
     if not _finite(r):
         return default
     if dtype.is_floating_point:
@@ -236,7 +252,7 @@ def _loaded(r: ValueRanges, dtype: torch.dtype, default: ValueRanges) -> ValueRa
         # Beyond the type's largest finite value eager stores infinities.
         if max(abs(lower), abs(upper)) > torch.finfo(dtype).max / 2:
             return default
-        return ValueRanges(lower - abs(lower) / 256 - 1, upper + abs(upper) / 256 + 1)
+        return ValueRanges(lower - abs(lower) / 64 - 1, upper + abs(upper) / 64 + 1)
     if dtype == torch.int64:  # what was checked to fit int32 when it was stored
         return r
     return r if _within(r, default) else default

@@ -19,6 +19,8 @@ import math
 
 import torch
 
+from .ranges import integer_limits
+
 #: Elements of the n x n squares beyond which the CPU's n log n is better.
 MAX_SQUARE = 1 << 22
 
@@ -57,13 +59,13 @@ def _lower_triangle(n, device):
 
 
 def _lowest(dtype):
-    """What no element is below: -inf, or for integers int32's least value
-    (the card's integers are int32)."""
-    return -math.inf if dtype.is_floating_point else torch.iinfo(torch.int32).min
+    """What no element is below: -inf, or for integers their type's least
+    value on the card."""
+    return -math.inf if dtype.is_floating_point else integer_limits(dtype)[0]
 
 
 def _highest(dtype):
-    return math.inf if dtype.is_floating_point else torch.iinfo(torch.int32).max
+    return math.inf if dtype.is_floating_point else integer_limits(dtype)[1]
 
 
 # --------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import math
 import torch
 
 from .picks import position_matches
+from .ranges import integer_limits
 
 #: Index-by-position comparisons beyond which the CPU is the better place.
 MAX_COMPARISONS = 1 << 24
@@ -40,8 +41,8 @@ def _identity(reduce, dtype):
         return 1
     if dtype.is_floating_point:
         return -math.inf if reduce == "amax" else math.inf
-    info = torch.iinfo(torch.int32)  # the card's integers
-    return info.min if reduce == "amax" else info.max
+    lowest, highest = integer_limits(dtype)
+    return lowest if reduce == "amax" else highest
 
 
 def _combine(onehot, src, reduce):

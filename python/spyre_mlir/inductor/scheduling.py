@@ -225,7 +225,8 @@ class SpyreScheduling(BaseScheduling):
             # one entry of the binary cache.
             trace = trace_node(node)
             _resolve_storage(trace)
-            check_integer_ranges(trace, V.graph.get_dtype, self.cpu_computed, self.stored_ranges)
+            check_integer_ranges(trace, V.graph.get_dtype, self.cpu_computed, self.stored_ranges,
+                                 _held_before())
             kernel = export("kernel", trace, _buffer_info)
         except Unsupported as e:
             self._flush_group()
@@ -409,6 +410,11 @@ def _storage(name: str) -> tuple[str, int]:
             return name, offset
         offset += int(V.graph.sizevars.simplify(layout.view.get_layout().offset))
         name = layout.view.data.get_name()
+
+
+def _held_before() -> set[str]:
+    """Buffers with content before the graph runs: inputs and constants."""
+    return set(V.graph.graph_inputs) | set(V.graph.constants)
 
 
 def _resolve_storage(trace) -> None:
