@@ -289,3 +289,17 @@ def test_a_partly_written_input_keeps_its_range():
     counters.reset()
     assert torch.equal(torch.compile(scaled, backend="spyre")(x.clone()), scaled(x.clone()))
     assert counters.fallbacks
+
+
+# fp16 nan_to_num gave infinities back: its replacement for them, fp16's
+# largest value 65504, is a tie in DLFloat16 that rounds up to 65536, which
+# is infinity again in fp16. The replacement is DLFloat16's 65472, a 9-bit
+# rounding of eager's value, finite as nan_to_num promises.
+def test_fp16_nan_to_num_leaves_no_infinity():
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.5, -3.0] * 3,
+                     dtype=torch.float16)
+    check(torch.nan_to_num, x, dtype=torch.float16)
+    check(lambda x: torch.nan_to_num(x, posinf=65504.0, neginf=-65500.0), x,
+          dtype=torch.float16)
+    # A replacement beyond fp16's range is infinity in eager too.
+    check(lambda x: torch.nan_to_num(x, 1.0, 70000.0, -2.0), x, dtype=torch.float16)

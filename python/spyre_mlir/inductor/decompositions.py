@@ -460,6 +460,40 @@ def _unsafe_masked_index_applies(self, mask, indices, fill):
     return _index_fits(self, indices)
 
 
+def _largest_kept_finite() -> float:
+    """The largest fp16 value the card's 16-bit storage keeps finite on its
+    way back to fp16: fp16's 65504 is a tie between DLFloat16's 65472 and
+    65536, which rounds up and then overflows fp16."""
+    from ..simulator import default_arch
+    fraction_bits = default_arch().dlfloat16_fraction_bits
+    largest = torch.finfo(torch.float16).max
+    return min(largest, (2 - 2.0 ** -fraction_bits) * 2.0 ** 15)
+
+
+def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+    """fp16 nan_to_num whose infinities stay finite: eager gives +-65504, and
+    the card's DLFloat16 of 65504 would come back as infinity. Replacements
+    finite in fp16 but beyond the largest value kept finite are that value,
+    a rounding of DLFloat16's 9 fraction bits (one beyond fp16 is infinity
+    in eager too)."""
+    largest = _largest_kept_finite()
+
+    def kept(value, default):
+        if value is None:
+            return default
+        finite = math.isfinite(float(torch.tensor(value, dtype=torch.float16)))
+        return max(-largest, min(largest, value)) if finite else value
+    nan = 0.0 if nan is None else nan
+    posinf, neginf = kept(posinf, largest), kept(neginf, -largest)
+    return torch.where(torch.isnan(self), nan,
+                       torch.where(self == math.inf, posinf,
+                                   torch.where(self == -math.inf, neginf, self)))
+
+
+def _nan_to_num_applies(self, nan=0.0, posinf=None, neginf=None):
+    return self.dtype == torch.float16
+
+
 def trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
     """nn.functional.bilinear's kernel by its definition: the three operands
     broadcast against each other, multiplied and summed over `sumdim`, on
@@ -562,7 +596,8 @@ def install() -> None:
             (aten.embedding.default, embedding, _embedding_applies),
             (aten._unsafe_masked_index.default, unsafe_masked_index,
              _unsafe_masked_index_applies),
-            (aten._trilinear.default, trilinear, _trilinear_applies)):
+            (aten._trilinear.default, trilinear, _trilinear_applies),
+            (aten.nan_to_num.default, nan_to_num, _nan_to_num_applies)):
         entries[op] = wrap(ours, decomposition.decompositions.get(op),
                            applies or (lambda *args, **kwargs: True))
     # Scans and sorts as masked reductions over n x n squares (scans.py).
