@@ -6,6 +6,7 @@ CPU scheduling instead and counted as a fallback (or raises in strict mode).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import time
@@ -192,6 +193,12 @@ class SpyreScheduling(BaseScheduling):
         log.debug("%s: copy of %s to %s", node.get_name(), name or "a computed value",
                   node.node.get_device())
 
+    @functools.cached_property
+    def _held_before(self) -> set[str]:
+        """Buffers with content before the graph runs: inputs and constants
+        (one graph per scheduler, so once)."""
+        return set(V.graph.graph_inputs) | set(V.graph.constants)
+
     def _written_on_cpu(self, node) -> None:
         # By their memory too: an extern kernel that writes a slice of a
         # concatenation names the slice.
@@ -226,7 +233,7 @@ class SpyreScheduling(BaseScheduling):
             trace = trace_node(node)
             _resolve_storage(trace)
             check_integer_ranges(trace, V.graph.get_dtype, self.cpu_computed, self.stored_ranges,
-                                 _held_before())
+                                 self._held_before)
             kernel = export("kernel", trace, _buffer_info)
         except Unsupported as e:
             self._flush_group()
@@ -271,7 +278,7 @@ class SpyreScheduling(BaseScheduling):
     def _run_on_cpu(self, node, reason: str) -> None:
         _fallback(_op_names(node), reason)
         self._progress(1)
-        self.cpu_computed.update(_storage(buf.get_name())[0] for buf in node.get_outputs())
+        self._written_on_cpu(node)
         self._cpu_code([node])
 
     def _cpu_code(self, nodes) -> None:
@@ -410,11 +417,6 @@ def _storage(name: str) -> tuple[str, int]:
             return name, offset
         offset += int(V.graph.sizevars.simplify(layout.view.get_layout().offset))
         name = layout.view.data.get_name()
-
-
-def _held_before() -> set[str]:
-    """Buffers with content before the graph runs: inputs and constants."""
-    return set(V.graph.graph_inputs) | set(V.graph.constants)
 
 
 def _resolve_storage(trace) -> None:
