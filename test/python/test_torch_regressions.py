@@ -303,3 +303,18 @@ def test_fp16_nan_to_num_leaves_no_infinity():
           dtype=torch.float16)
     # A replacement beyond fp16's range is infinity in eager too.
     check(lambda x: torch.nan_to_num(x, 1.0, 70000.0, -2.0), x, dtype=torch.float16)
+
+
+# A copy of an int64 input written in part and scaled in one kernel
+# (slice_scatter: a masked body) was not checked at all: the dtype of the
+# `masked` value was unknown, so no result was taken for int64, and
+# (x.clone()[:1] = 0) * 256 wrapped at x = 2^24 - 3. A masked value has its
+# body's dtype and range, and an op of unknown dtype with an int64 operand
+# is checked as int64.
+def test_a_masked_int64_value_is_range_checked():
+    def scaled(x):
+        x = x.clone()
+        x[:1] = 0
+        return x * 256
+    same_as_eager(scaled, torch.full((4, 8), 2 ** 24 - 3, dtype=torch.int64))
+    assert counters.fallbacks

@@ -158,6 +158,10 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
             r = bound_sympy(sympy.sympify(args[0]), variables)
         elif isinstance(instr.result, tuple):
             raise Unsupported(f"op {op!r} with several results")
+        elif op == "masked":  # (mask, the body's value, the value where masked off)
+            dtype = dtypes.get(args[1])
+            r = _union(ranged(args[1]), ValueRanges.wrap(args[2])) \
+                if isinstance(args[2], (int, float)) else ValueRanges.unknown()
         else:
             try:
                 dtype = getattr(propagation, op)(*map(typed, args), **instr.kwargs)
@@ -171,6 +175,11 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
             r = _bounded(op, args, ranged, r)
             if op == "where" and in_f32(args[1]) and in_f32(args[2]):
                 exact.add(instr.result)
+            # Where the dtype is not known, an int64 operand makes the result
+            # checked as int64 rather than not at all.
+            if dtype is None and any(isinstance(a, TV) and dtypes.get(a) == torch.int64
+                                     for a in args):
+                dtype = torch.int64
         if dtype == torch.bool and not r.is_bool:  # 0 or 1, whatever op made it
             r = ValueRanges.unknown_bool()
         dtypes[instr.result], ranges[instr.result] = dtype, r
