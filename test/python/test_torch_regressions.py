@@ -318,3 +318,27 @@ def test_a_masked_int64_value_is_range_checked():
         return x * 256
     same_as_eager(scaled, torch.full((4, 8), 2 ** 24 - 3, dtype=torch.int64))
     assert counters.fallbacks
+
+
+# XGLM looks up its sinusoidal positions at position + 2. Inductor fused the
+# + 2 into the lookup, and the export made it a gather of the index buffer as
+# loaded, without the + 2: every position read the row two before its own,
+# with no fallback counted. A lookup whose row is computed from the loaded
+# index is refused (it runs on the CPU, counted); a plain one stays a gather.
+class _Positions(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = torch.nn.Buffer(torch.randn(130, 64), persistent=False)
+
+    def forward(self, x):
+        positions = torch.arange(x.shape[1]).unsqueeze(0) + 2
+        return x + self.table.index_select(0, positions.view(-1)).view(1, x.shape[1], 64)
+
+
+def test_an_embedding_row_computed_from_the_index():
+    torch.manual_seed(0)
+    same_as_eager(_Positions(), torch.randn(2, 12, 64))
+    assert counters.fallbacks
+    same_as_eager(lambda ids, table: F.embedding(ids, table), torch.randint(0, 130, (2, 12)),
+                  torch.randn(130, 64))
+    assert counters.fallbacks == {}

@@ -22,7 +22,7 @@ import torch
 from ..dialects import spyre
 from ..ir import AffineMap, Context, InsertionPoint, Location, Module, Type, Value
 from .body import Body, affine_expr
-from .pieces import split as split_pieces
+from .pieces import TORCH_OPS, split as split_pieces
 from .trace import _INDEXED, TV, Trace, Unsupported, element_type, linear
 
 COMBINERS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "argmax": "argmax",
@@ -518,6 +518,9 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
         derived.add(i.result)
     if source not in derived:
         raise Unsupported("an indirect index not loaded from an index buffer")
+    rows = next(i.args[1] for i in ops if i.op == "indirect_indexing")
+    if not _reads_the_index_as_loaded(ops, index_load.result, source, int(rows)):
+        raise Unsupported("an embedding lookup whose row is computed from the loaded index")
     count, width = trace.sizes
     ib, ic = linear(index_load.args[1], trace.variables)
     tb, tc = linear(table_load.args[1], trace.variables + [symbol])
@@ -525,7 +528,6 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     if (ib, ic) != (0, [1, 0]) or (tb, tc) != (0, [0, 1, width]) or (sb, sc) != (0, [width, 1]) \
             or store.args[2] != table_load.result:
         raise Unsupported("an indirect load that is not a row lookup of a dense table")
-    rows = next(i.args[1] for i in ops if i.op == "indirect_indexing")
     table_extent, table_dtype = buffer_info(table_load.args[0])
     vocab = table_extent // width
     if int(rows) != vocab:
@@ -539,3 +541,29 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
         spyre.GatherOp(t, i, o, 0)
         spyre.ReturnOp()
     return module
+
+
+def _reads_the_index_as_loaded(ops, loaded: TV, index: TV, rows: int) -> bool:
+    """Whether the ops from the loaded index to the row read are the
+    identity for indices in the table (and at most wrap negative ones, as
+    Inductor's where(i < 0, i + rows, i) does): the card's gather reads the
+    index buffer itself. An offset such as XGLM's positions + 2 is not."""
+    i = torch.arange(-rows, 2 * rows, dtype=torch.int64)
+    values = {loaded: i}
+    for instr in ops:
+        if instr.op in ("load", "store", "indirect_indexing"):
+            continue
+        args = [values.get(a) if isinstance(a, TV) else a for a in instr.args]
+        if any(a is None for a in args):
+            return False
+        try:
+            if instr.op == "constant":
+                values[instr.result] = torch.tensor(args[0], dtype=args[1])
+            elif instr.op == "to_dtype":
+                values[instr.result] = args[0].to(args[1])
+            else:
+                values[instr.result] = TORCH_OPS[instr.op](*args)
+        except (KeyError, TypeError, RuntimeError):
+            return False
+    row = values[index]
+    return bool(((row == i) | ((i < 0) & (row == i + rows))).all())

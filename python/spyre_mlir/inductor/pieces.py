@@ -105,7 +105,7 @@ def evaluate(expr, env: dict[str, np.ndarray]):
 # --------------------------------------------------------------------------
 # Values computed from the loop variables alone (masks, computed indices)
 
-_TORCH_OPS = {
+TORCH_OPS = {
     "add": torch.add, "sub": torch.sub, "mul": torch.mul, "truediv": torch.true_divide,
     "div": torch.true_divide, "minimum": torch.minimum, "maximum": torch.maximum,
     "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc, "round": torch.round,
@@ -132,7 +132,7 @@ class _Cone:
                 return True
             seen.add(v)
             instr = by_result.get(v)
-            if instr is None or (instr.op not in _TORCH_OPS and
+            if instr is None or (instr.op not in TORCH_OPS and
                                  instr.op not in ("index_expr", "constant", "to_dtype")):
                 return False
             if instr.op == "index_expr":
@@ -159,7 +159,7 @@ class _Cone:
             elif instr.op == "to_dtype":
                 r = a[0].to(a[1])
             else:
-                r = _TORCH_OPS[instr.op](*a)
+                r = TORCH_OPS[instr.op](*a)
             values[instr.result] = r
         return values[self.value]
 
