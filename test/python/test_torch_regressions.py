@@ -2,6 +2,7 @@
 returned wrong values with zero CPU fallbacks counted before their fix."""
 
 import copy
+import math
 
 import pytest
 import torch
@@ -317,6 +318,33 @@ def test_a_masked_int64_value_is_range_checked():
         x[:1] = 0
         return x * 256
     same_as_eager(scaled, torch.full((4, 8), 2 ** 24 - 3, dtype=torch.int64))
+    assert counters.fallbacks
+
+
+# T5's relative-position buckets take log(0) on the lanes where the position
+# is small, convert it to int64 and discard it with torch.where. The range
+# check refused the conversion (its values may leave int32), and every T5
+# forward ran them on the CPU. A where's branches are checked over the lanes
+# that choose them: where the comparison sends the large positions, log is
+# finite and the conversion fits.
+def _buckets(rp):
+    n = rp.abs()
+    large = 8 + (torch.log(n.float() / 8) / math.log(128 / 8) * 8).to(torch.int64)
+    return torch.where(n < 8, n, torch.min(large, torch.full_like(large, 15)))
+
+
+def test_a_value_the_where_discards_may_leave_int32():
+    positions = torch.arange(-200, 200, dtype=torch.int64)
+    same_as_eager(_buckets, positions)
+    assert counters.fallbacks == {} and counters.kernels_run == 1
+    # The same where with a branch that leaves int32 on its own lanes, or
+    # chosen by a condition that is not a comparison, is still refused.
+    x = torch.arange(-12, 12, dtype=torch.int64)
+    same_as_eager(lambda x: torch.where(x < 4, x * 2 ** 29, x), x)
+    assert counters.fallbacks
+    same_as_eager(lambda x: torch.where(x >= 4, x, x * 2 ** 29), x)
+    assert counters.fallbacks
+    same_as_eager(lambda x, keep: torch.where(keep, x, x * 2 ** 29), x, x % 3 == 0)
     assert counters.fallbacks
 
 

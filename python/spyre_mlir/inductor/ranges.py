@@ -80,9 +80,6 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
                  zip(trace.variables, trace.sizes + trace.reduction_sizes)}
     reduced = math.prod(trace.reduction_sizes)
 
-    def typed(a):
-        return _Typed(dtypes[a]) if isinstance(a, TV) else a
-
     def ranged(a):
         return ranges.get(a, ValueRanges.unknown()) if isinstance(a, TV) else a
 
@@ -97,8 +94,25 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
         r = ranged(a) if isinstance(a, TV) else ValueRanges.wrap(a)
         return _within(r, EXACT_IN_F32) or _one_f32(r)
 
+    # Values that may leave the card's int32, with why: refused where they
+    # are stored, reduced or used as an index, but not where a `where`
+    # discards them (T5's log(0) bucket, converted to int64 on the lanes its
+    # comparison sends to the other branch).
+    poisoned: dict[TV, str] = {}
+    defined = {instr.result: instr for instr in trace.instrs if isinstance(instr.result, TV)}
+
+    def refuse_poisoned(*values) -> None:
+        for v in values:
+            if isinstance(v, TV) and v in poisoned:
+                raise Unsupported(poisoned[v])
+
+    def pointwise(op, args, kwargs, ranged):
+        return _pointwise(op, args, kwargs, dtypes, ranged, analysis, propagation)
+
     for instr in trace.instrs:
         op, args = instr.op, instr.args
+        if op in ("store", "store_reduction", "reduction", "indirect_indexing", "masked"):
+            refuse_poisoned(*args)
         if op == "load":
             dtype = dtype_of(args[0])
             if dtype == torch.int64 and args[0] in cpu_computed:
@@ -163,31 +177,153 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
             r = _union(ranged(args[1]), ValueRanges.wrap(args[2])) \
                 if isinstance(args[2], (int, float)) else ValueRanges.unknown()
         else:
-            try:
-                dtype = getattr(propagation, op)(*map(typed, args), **instr.kwargs)
-            except Exception:
-                dtype = None
-            try:
-                r = getattr(analysis, op)(*map(ranged, args), **instr.kwargs)
-                r = r if isinstance(r, ValueRanges) else ValueRanges.unknown()
-            except Exception:
-                r = ValueRanges.unknown()
-            r = _bounded(op, args, ranged, r)
+            dtype, r = pointwise(op, args, instr.kwargs, ranged)
             if op == "where" and in_f32(args[1]) and in_f32(args[2]):
                 exact.add(instr.result)
-            # Where the dtype is not known, an int64 operand makes the result
-            # checked as int64 rather than not at all.
-            if dtype is None and any(isinstance(a, TV) and dtypes.get(a) == torch.int64
-                                     for a in args):
-                dtype = torch.int64
+            why = next((poisoned[a] for a in args if isinstance(a, TV) and a in poisoned), None)
+            if why is not None:
+                chosen = _where_under_condition(instr, defined, ranges, poisoned, pointwise) \
+                    if op == "where" else None
+                if chosen is None:
+                    poisoned[instr.result] = why
+                    r = ValueRanges.unknown()
+                else:
+                    r = chosen
         if dtype == torch.bool and not r.is_bool:  # 0 or 1, whatever op made it
             r = ValueRanges.unknown_bool()
         dtypes[instr.result], ranges[instr.result] = dtype, r
-        if dtype == torch.int64 and not _within(r, INT32):
-            raise Unsupported(f"int64 {op} may leave the card's int32 (values in [{r.lower}, "
-                              f"{r.upper}])")
+        if dtype == torch.int64 and not _within(r, INT32) and instr.result not in poisoned:
+            poisoned[instr.result] = (f"int64 {op} may leave the card's int32 (values in "
+                                      f"[{r.lower}, {r.upper}])")
     for name, r in written.items():
         stored[name] = _union(stored[name], r) if name in stored else r
+
+
+def _pointwise(op, args, kwargs, dtypes, ranged, analysis, propagation):
+    """The dtype and range of a pointwise op's result: Inductor's dtype
+    propagation and value-range analysis, with the bounds it leaves out."""
+    def typed(a):
+        return _Typed(dtypes[a]) if isinstance(a, TV) else a
+
+    try:
+        dtype = getattr(propagation, op)(*map(typed, args), **kwargs)
+    except Exception:
+        dtype = None
+    try:
+        r = getattr(analysis, op)(*map(ranged, args), **kwargs)
+        r = r if isinstance(r, ValueRanges) else ValueRanges.unknown()
+    except Exception:
+        r = ValueRanges.unknown()
+    r = _bounded(op, args, ranged, r)
+    # Where the dtype is not known, an int64 operand makes the result
+    # checked as int64 rather than not at all.
+    if dtype is None and any(isinstance(a, TV) and dtypes.get(a) == torch.int64 for a in args):
+        dtype = torch.int64
+    if dtype == torch.bool and not r.is_bool:
+        r = ValueRanges.unknown_bool()
+    return dtype, r
+
+
+#: A comparison and the one that holds where it is false.
+_NEGATED = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt"}
+#: A comparison with its operands swapped.
+_SWAPPED = {"gt": "lt", "ge": "le"}
+
+
+def _where_under_condition(where, defined, ranges, poisoned, pointwise):
+    """The range of `where(c, a, b)` with each branch analysed only over the
+    lanes that choose it: where c compares two values, `a` sees them as
+    c says and `b` as its negation. None if a chosen branch may still leave
+    int32 there."""
+    cond, *branches = where.args
+    chosen = []
+    for branch, holds in zip(branches, (True, False)):
+        if not isinstance(branch, TV):
+            chosen.append(ValueRanges.wrap(branch))
+            continue
+        narrowed = _narrowed(defined.get(cond), holds, ranges)
+        if narrowed is None:
+            if branch in poisoned:
+                return None
+            chosen.append(ranges[branch])
+            continue
+        if not narrowed:  # no lane chooses this branch
+            continue
+        r = _reanalysed(branch, narrowed, where.serial, defined, ranges, poisoned, pointwise)
+        if r is None:
+            return None
+        chosen.append(r)
+    if not chosen:
+        return ValueRanges.unknown()
+    result = chosen[0]
+    for r in chosen[1:]:
+        result = _union(result, r)
+    return result
+
+
+def _narrowed(compare, holds: bool, ranges) -> dict | None:
+    """The ranges of a comparison's operands on the lanes where it holds
+    (or, if not `holds`, does not): {} if there are none, None if the
+    comparison is not one of two ranged values."""
+    if compare is None or compare.op not in ("lt", "le", "gt", "ge"):
+        return None
+    op, (x, y) = compare.op, compare.args
+    if not holds:
+        op = _NEGATED[op]
+    if op in _SWAPPED:
+        op, x, y = _SWAPPED[op], y, x
+    rx = ranges.get(x, ValueRanges.unknown()) if isinstance(x, TV) else ValueRanges.wrap(x)
+    ry = ranges.get(y, ValueRanges.unknown()) if isinstance(y, TV) else ValueRanges.wrap(y)
+    if rx.is_bool or ry.is_bool:
+        return None
+    # x < y (or x <= y): x is below y's greatest value, y above x's least;
+    # for integers strictly so.
+    step = 1 if op == "lt" and rx.is_int and ry.is_int else 0
+    try:
+        new_x = ValueRanges(rx.lower, min(rx.upper, ry.upper - step))
+        new_y = ValueRanges(max(ry.lower, rx.lower + step), ry.upper)
+    except (TypeError, ValueError, AssertionError):  # symbolic, or no lane left
+        return {} if _empty(rx, ry, step) else None
+    return {v: r for v, r in ((x, new_x), (y, new_y)) if isinstance(v, TV)}
+
+
+def _empty(rx: ValueRanges, ry: ValueRanges, step: int) -> bool:
+    try:
+        return bool(rx.lower > ry.upper - step)
+    except TypeError:
+        return False
+
+
+def _reanalysed(value, narrowed, before, defined, ranges, poisoned, pointwise):
+    """The range of `value` with the values in `narrowed` held to their new
+    ranges: the pointwise ops between them and `value` analysed again.
+    None if `value` may still leave int32."""
+    local = dict(narrowed)
+    still_poisoned = set()
+
+    def ranged(a):
+        if not isinstance(a, TV):
+            return a
+        return local.get(a, ranges.get(a, ValueRanges.unknown()))
+
+    first = min(defined[v].serial for v in narrowed if v in defined) if \
+        any(v in defined for v in narrowed) else 0
+    for instr in sorted((i for i in defined.values() if first < i.serial < before),
+                        key=lambda i: i.serial):
+        uses = [a for a in instr.args if isinstance(a, TV)]
+        if not any(a in local or a in still_poisoned for a in uses):
+            continue
+        if instr.op in ("load", "reduction", "index_expr", "masked", "indirect_indexing"):
+            continue  # not a pointwise function of the narrowed values
+        dtype, r = pointwise(instr.op, instr.args, instr.kwargs, ranged)
+        if any(a in still_poisoned for a in uses) or \
+                any(a in poisoned and a not in local for a in uses) or \
+                (dtype == torch.int64 and not _within(r, INT32)):
+            still_poisoned.add(instr.result)
+        local[instr.result] = r
+    if value in still_poisoned or (value in poisoned and value not in local):
+        return None
+    return ranged(value)
 
 
 def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
