@@ -23,7 +23,7 @@ from ..dialects import spyre
 from ..ir import AffineMap, Context, InsertionPoint, Location, Module, Type, Value
 from .body import Body, affine_expr
 from .pieces import TORCH_OPS, split as split_pieces
-from .trace import _INDEXED, TV, Trace, Unsupported, element_type, linear
+from .trace import _INDEXED, TV, Instr, Trace, Unsupported, element_type, linear
 
 COMBINERS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "argmax": "argmax",
              "argmin": "argmin", "any": "any", "welford_reduce": "welford"}
@@ -519,8 +519,7 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     if source not in derived:
         raise Unsupported("an indirect index not loaded from an index buffer")
     rows = next(i.args[1] for i in ops if i.op == "indirect_indexing")
-    if not _reads_the_index_as_loaded(ops, index_load.result, source, int(rows)):
-        raise Unsupported("an embedding lookup whose row is computed from the loaded index")
+    computed = not _reads_the_index_as_loaded(ops, index_load.result, source, int(rows))
     count, width = trace.sizes
     ib, ic = linear(index_load.args[1], trace.variables)
     tb, tc = linear(table_load.args[1], trace.variables + [symbol])
@@ -538,9 +537,37 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     module, kernel, block = _new_kernel(name, args)
     t, i, o = block.arguments
     with InsertionPoint(block):
+        if computed:
+            # The rows (MoE routing's token // top_k, XGLM's position + 2)
+            # are computed into a kernel temporary that the gather reads.
+            rows_trace = _row_trace(trace, source, table_load)
+            rows_buffer = spyre.AllocOp(_buffer_type((count,), "i32"), []).result
+            _emit_generic(rows_trace, _yields(rows_trace),
+                          {index_load.args[0]: i, _ROWS: rows_buffer})
+            i = rows_buffer
         spyre.GatherOp(t, i, o, 0)
         spyre.ReturnOp()
     return module
+
+
+#: The name of the kernel temporary that holds a gather's computed rows.
+_ROWS = "gather_rows"
+
+
+def _row_trace(trace: Trace, row: TV, table_load: Instr) -> Trace:
+    """The part of a row lookup's trace that computes its row from the
+    index buffer, over the lookup's first loop alone, storing the row."""
+    first = trace.variables[0]
+    instrs = []
+    for instr in trace.instrs:
+        if instr is table_load or instr.op in ("store", "indirect_indexing"):
+            continue
+        if instr.op == "index_expr" and \
+                sympy.sympify(instr.args[0]).free_symbols - {first}:
+            raise Unsupported("an embedding lookup whose row depends on the column")
+        instrs.append(instr)
+    instrs.append(Instr("store", (_ROWS, first, row), None, {}, len(trace.instrs)))
+    return Trace(trace.sizes[:1], [], [first], instrs)
 
 
 def _reads_the_index_as_loaded(ops, loaded: TV, index: TV, rows: int) -> bool:
