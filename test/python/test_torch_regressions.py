@@ -337,6 +337,13 @@ def test_a_value_the_where_discards_may_leave_int32():
     positions = torch.arange(-200, 200, dtype=torch.int64)
     same_as_eager(_buckets, positions)
     assert counters.fallbacks == {} and counters.kernels_run == 1
+    # A branch no lane takes (mT5's buckets compare positions that are never
+    # negative) is not analysed at all; its range was an internal error.
+    def never(x):
+        i = torch.arange(x.shape[0])
+        return torch.where(i < 0, torch.log(i.float()).to(torch.int64), i) + x
+    same_as_eager(never, positions)
+    assert counters.fallbacks == {}
     # The same where with a branch that leaves int32 on its own lanes, or
     # chosen by a condition that is not a comparison, is still refused.
     x = torch.arange(-12, 12, dtype=torch.int64)

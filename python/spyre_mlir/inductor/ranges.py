@@ -280,18 +280,13 @@ def _narrowed(compare, holds: bool, ranges) -> dict | None:
     # for integers strictly so.
     step = 1 if op == "lt" and rx.is_int and ry.is_int else 0
     try:
+        if bool(rx.lower > ry.upper - step):
+            return {}  # no lane takes this branch
         new_x = ValueRanges(rx.lower, min(rx.upper, ry.upper - step))
         new_y = ValueRanges(max(ry.lower, rx.lower + step), ry.upper)
-    except (TypeError, ValueError, AssertionError):  # symbolic, or no lane left
-        return {} if _empty(rx, ry, step) else None
+    except (TypeError, ValueError, RuntimeError):  # symbolic bounds
+        return None
     return {v: r for v, r in ((x, new_x), (y, new_y)) if isinstance(v, TV)}
-
-
-def _empty(rx: ValueRanges, ry: ValueRanges, step: int) -> bool:
-    try:
-        return bool(rx.lower > ry.upper - step)
-    except TypeError:
-        return False
 
 
 def _reanalysed(value, narrowed, before, defined, ranges, poisoned, pointwise):
