@@ -45,3 +45,37 @@ def test_modular_indexing_on_card(fn):
     actual = torch.compile(fn, backend="spyre")(x)
     assert not counters.fallbacks, dict(counters.fallbacks)
     torch.testing.assert_close(actual, fn(x), rtol=1e-5, atol=1e-5)
+
+
+# Row lookups whose rows are not one index buffer read in order: computed
+# from several buffers, broadcast over a batch, or stored into part of a
+# wider buffer. The rows are computed on the card and gathered, with
+# eager's values exactly (a lookup copies rows).
+def _counted_positions(ids, table):
+    """M2M100's positions: a running count of the non-padding tokens."""
+    mask = ids.ne(1).int()
+    positions = (torch.cumsum(mask, dim=1).type_as(mask) + 0) * mask
+    return table.index_select(0, (positions.long() + 1).view(-1)).view(*ids.shape, -1)
+
+
+LOOKUPS = {
+    "counted_positions": _counted_positions,
+    # One token type for every token of the batch, from a one-row table.
+    "one_row_table": lambda ids, t: F.embedding((ids[:1] % 1).expand_as(ids),
+                                                t.amax(0, keepdim=True)),
+    # CANINE's hash embeddings: each lookup fills a slice of the result.
+    "into_slices": lambda ids, t: torch.cat([F.embedding(ids * 31 % 40, t),
+                                             F.embedding((ids + 7) * 17 % 40, t)], -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOKUPS))
+def test_lookups_of_computed_rows_on_card(name):
+    fn = LOOKUPS[name]
+    g = torch.Generator().manual_seed(2)
+    ids, table = torch.randint(0, 40, (3, 10), generator=g), torch.randn(40, 16, generator=g)
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(fn, backend="spyre")(ids, table)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    assert torch.equal(actual, fn(ids, table))

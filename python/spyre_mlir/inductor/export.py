@@ -12,6 +12,7 @@ another buffer becomes `spyre.gather`. Everything else becomes one
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -491,83 +492,122 @@ def _matmul_spec(trace: Trace, buffer_info: BufferInfo) -> _MatmulSpec | None:
 
 
 # --------------------------------------------------------------------------
-# spyre.gather: out[x0, x1] = table[idx[x0], x1]
+# spyre.gather: out[p, x] = table[rows[p], x] over the lookup's leading loops p
 
 
 def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
-    if len(trace.indirect) != 1 or trace.reduction_sizes or len(trace.sizes) != 2:
+    if len(trace.indirect) != 1 or trace.reduction_sizes or len(trace.sizes) < 2:
         return None
     ops = trace.instrs
     symbol, source = next(iter(trace.indirect.items()))
     loads = [i for i in ops if i.op == "load"]
     stores = [i for i in ops if i.op == "store"]
-    if len(loads) != 2 or len(stores) != 1:
+    if len(stores) != 1:
         raise Unsupported("indirect indexing other than an embedding lookup")
-    index_load, table_load, store = loads[0], loads[1], stores[0]
-    # Between the index load and indirect_indexing Inductor may wrap negative
-    # indices (where(i < 0, i + rows, i)); the card's gather reports an index
-    # outside the table at run time instead, so only ops on the index value
-    # are allowed there.
-    derived = {index_load.result}
-    for i in ops:
-        if i.op in ("load", "store", "indirect_indexing"):
-            continue
-        if not any(a in derived for a in i.args if isinstance(a, TV)):
-            if any(isinstance(a, TV) for a in i.args):
-                raise Unsupported("an embedding lookup that computes on the rows")
-        derived.add(i.result)
-    if source not in derived:
+    store = stores[0]
+    rows = int(next(i.args[1] for i in ops if i.op == "indirect_indexing"))
+    # The table's load reads at the index; Inductor drops the index from it
+    # when the table has one row (BERT-like token types of one type).
+    table_load = next((i for i in loads if symbol.name in
+                       {v.name for v in sympy.sympify(i.args[1]).free_symbols}), None)
+    if table_load is None and rows == 1:
+        table_load = next((i for i in loads if i.result == store.args[2]), None)
+    if table_load is None or store.args[2] != table_load.result or \
+            any(table_load.result in i.args for i in ops if i is not store):
+        raise Unsupported("indirect indexing other than an embedding lookup")
+    # Every other load and op computes the rows (Inductor's wrap of negative
+    # indices, where(i < 0, i + rows, i); MoE routing's order // top_k;
+    # M2M100's positions from a count of its non-padding tokens).
+    index_loads = [i for i in loads if i is not table_load]
+    if not any(_reaches(ops, i.result, source) for i in index_loads):
         raise Unsupported("an indirect index not loaded from an index buffer")
-    rows = next(i.args[1] for i in ops if i.op == "indirect_indexing")
-    computed = not _reads_the_index_as_loaded(ops, index_load.result, source, int(rows))
-    count, width = trace.sizes
-    ib, ic = linear(index_load.args[1], trace.variables)
+    *leading, width = trace.sizes
+    count = math.prod(leading)
+    dense = [math.prod(leading[k + 1:]) * width for k in range(len(leading))] + [1]
     tb, tc = linear(table_load.args[1], trace.variables + [symbol])
-    sb, sc = linear(store.args[1], trace.variables)
-    if (ib, ic) != (0, [1, 0]) or (tb, tc) != (0, [0, 1, width]) or (sb, sc) != (0, [width, 1]) \
-            or store.args[2] != table_load.result:
+    if (tb, tc) != (0, [0] * len(leading) + [1, width if rows > 1 else tc[-1]]):
         raise Unsupported("an indirect load that is not a row lookup of a dense table")
+    if any(linear(i.args[1], trace.variables)[1][-1] for i in index_loads):
+        raise Unsupported("an embedding lookup whose row depends on the column")
     table_extent, table_dtype = buffer_info(table_load.args[0])
-    vocab = table_extent // width
-    if int(rows) != vocab:
+    if rows != table_extent // width:
         raise Unsupported("an embedding table whose rows do not match the index bound")
-    args = [(table_load.args[0], (vocab, width), element_type(table_dtype)),
-            (index_load.args[0], (count,), "i32"),
-            (store.args[0], (count, width), element_type(buffer_info(store.args[0])[1]))]
+    # One index buffer read in order, one index per row of the output.
+    plain = len(index_loads) == 1 and \
+        linear(index_loads[0].args[1], trace.variables) == (0, [d // width for d in dense]) and \
+        buffer_info(index_loads[0].args[0])[0] == count and \
+        _reads_the_index_as_loaded(ops, index_loads[0].result, source, rows)
+    out_type = element_type(buffer_info(store.args[0])[1])
+    args = [(table_load.args[0], (rows, width), element_type(table_dtype))]
+    for name_ in dict.fromkeys(i.args[0] for i in index_loads):
+        extent, dtype = buffer_info(name_)
+        args.append((name_, (max(extent, 1),), "i32" if plain else element_type(dtype)))
+    stored_dense = linear(store.args[1], trace.variables) == (0, dense)
+    if not stored_dense and len(leading) > 1:
+        raise Unsupported("a lookup into part of a buffer over several loops")
+    args.append((store.args[0], (count, width) if stored_dense else
+                 (max(buffer_info(store.args[0])[0], 1),), out_type))
     module, kernel, block = _new_kernel(name, args)
-    t, i, o = block.arguments
+    buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
     with InsertionPoint(block):
-        if computed:
-            # The rows (MoE routing's token // top_k, XGLM's position + 2)
-            # are computed into a kernel temporary that the gather reads.
+        indices = buffer_of[index_loads[0].args[0]]
+        if not plain:
+            # The rows are computed into a kernel temporary first.
             rows_trace = _row_trace(trace, source, table_load)
-            rows_buffer = spyre.AllocOp(_buffer_type((count,), "i32"), []).result
-            _emit_generic(rows_trace, _yields(rows_trace),
-                          {index_load.args[0]: i, _ROWS: rows_buffer})
-            i = rows_buffer
-        spyre.GatherOp(t, i, o, 0)
+            indices = buffer_of[_ROWS] = \
+                spyre.AllocOp(_buffer_type((count,), "i32"), []).result
+            _emit_generic(rows_trace, _yields(rows_trace), buffer_of)
+        target = buffer_of[store.args[0]] if stored_dense else \
+            spyre.AllocOp(_buffer_type((count, width), out_type), []).result
+        spyre.GatherOp(buffer_of[table_load.args[0]], indices, target, 0)
+        if not stored_dense:
+            # A lookup into part of a buffer (CANINE's hash embeddings, one
+            # slice of their concatenation each): gathered, then copied.
+            buffer_of[_GATHERED] = target
+            copy = _copy_trace(trace, store, dense)
+            _emit_generic(copy, _yields(copy), buffer_of, matrices={_GATHERED: (count, width)})
         spyre.ReturnOp()
     return module
 
 
-#: The name of the kernel temporary that holds a gather's computed rows.
-_ROWS = "gather_rows"
+#: Kernel temporaries of a lookup: its computed rows, its gathered rows.
+_ROWS, _GATHERED = "gather_rows", "gathered"
+
+
+def _copy_trace(trace: Trace, store: Instr, dense: list[int]) -> Trace:
+    """Copies the gathered rows, dense, to where the lookup stores them."""
+    position = sum(c * v for c, v in zip(dense, trace.variables))
+    load = Instr("load", (_GATHERED, position), TV(-4), {}, 0)
+    return Trace(list(trace.sizes), [], list(trace.variables),
+                 [load, Instr("store", (store.args[0], store.args[1], load.result), None, {}, 1)])
+
+
+def _reaches(ops, start: TV, target: TV) -> bool:
+    """Whether `target` is `start` or computed from it."""
+    seen = {start}
+    for instr in ops:
+        if any(a in seen for a in instr.args if isinstance(a, TV)) and \
+                isinstance(instr.result, TV):
+            seen.add(instr.result)
+    return target in seen
 
 
 def _row_trace(trace: Trace, row: TV, table_load: Instr) -> Trace:
-    """The part of a row lookup's trace that computes its row from the
-    index buffer, over the lookup's first loop alone, storing the row."""
-    first = trace.variables[0]
+    """The part of a row lookup's trace that computes its rows from the
+    index buffer, over the lookup's leading loops, storing them in order."""
+    leading = trace.variables[:-1]
     instrs = []
     for instr in trace.instrs:
         if instr is table_load or instr.op in ("store", "indirect_indexing"):
             continue
         if instr.op == "index_expr" and \
-                sympy.sympify(instr.args[0]).free_symbols - {first}:
+                sympy.sympify(instr.args[0]).free_symbols - set(leading):
             raise Unsupported("an embedding lookup whose row depends on the column")
         instrs.append(instr)
-    instrs.append(Instr("store", (_ROWS, first, row), None, {}, len(trace.instrs)))
-    return Trace(trace.sizes[:1], [], [first], instrs)
+    sizes = trace.sizes[:-1]
+    position = sum(v * math.prod(sizes[k + 1:]) for k, v in enumerate(leading))
+    instrs.append(Instr("store", (_ROWS, position, row), None, {}, len(trace.instrs)))
+    return Trace(sizes, [], leading, instrs)
 
 
 def _reads_the_index_as_loaded(ops, loaded: TV, index: TV, rows: int) -> bool:
