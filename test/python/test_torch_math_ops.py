@@ -119,6 +119,16 @@ def test_integer_remainder():
                                torch.take_along_dim(x, i % 5, 1))
 
 
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=str)
+def test_integer_division_toward_zero(dtype):
+    # JetMoE routes tokens with div(..., rounding_mode="trunc"), which ran on
+    # the CPU: truncdiv had no vector-unit form, and its int64 range was
+    # unknown.
+    a = torch.tensor([7, -7, 7, -7, 0, 2 ** 23 + 5, -(2 ** 23) - 5, 9], dtype=dtype)
+    b = torch.tensor([2, 2, -2, -2, 3, 7, 7, -4], dtype=dtype)
+    check(lambda x, y: torch.div(x, y, rounding_mode="trunc"), a, b)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_softmax_backward_fma(dtype):
     y = torch.softmax(torch.randn(8, 16), -1)

@@ -168,6 +168,14 @@ class Body:
         result = where(y.eq(0), x / y, result)
         return self.cast(result.v, a.type)
 
+    def op_truncdiv(self, a, b):
+        # Integer division toward zero: the dividend less its remainder of
+        # the dividend's sign (fmod) is an exact multiple of the divisor.
+        a, b = self.common(a, b)
+        if self.is_float(a.type):
+            raise Unsupported("truncdiv of floating-point values")
+        return arith.floordivsi(arith.subi(a, arith.remsi(a, b)), b)
+
     def op_neg(self, x):
         return arith.negf(x) if self.is_float(x.type) else arith.subi(self.const(0, x.type), x)
 

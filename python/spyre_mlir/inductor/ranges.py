@@ -323,8 +323,9 @@ def _reanalysed(value, narrowed, before, defined, ranges, poisoned, pointwise):
 
 def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
     """Bounds Inductor's value-range analysis leaves unknown: a sign is -1, 0
-    or 1, and a remainder is smaller in magnitude than its divisor (indices
-    wrapped by a dimension's size, as in take_along_dim), and a choice lies
+    or 1, a remainder is smaller in magnitude than its divisor (indices
+    wrapped by a dimension's size, as in take_along_dim), an integer
+    quotient no larger than its dividend, and a choice lies
     in the union of its two values, constants included."""
     if op == "sign":
         return ValueRanges(-1, 1)
@@ -334,6 +335,12 @@ def _bounded(op: str, args, ranged, r: ValueRanges) -> ValueRanges:
             return r
         largest = max(abs(int(divisor.lower)), abs(int(divisor.upper)))
         return ValueRanges(-largest, largest)
+    if op == "truncdiv":  # an integer quotient is no larger than its dividend
+        dividend = ranged(args[0])
+        if _finite(dividend):
+            largest = max(abs(int(dividend.lower)), abs(int(dividend.upper)))
+            return ValueRanges(-largest, largest)
+        return r
     if op == "where" and not _within(r, INT32):
         choices = [ranged(a) for a in args[1:3]]
         choices = [ValueRanges.wrap(c) if isinstance(c, (int, float)) else c for c in choices]
