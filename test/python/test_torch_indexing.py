@@ -15,6 +15,11 @@ CASES = {
     "nearest_sized": lambda x: F.interpolate(x, size=(3, 7), mode="nearest"),
     "bilinear_x2": lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
     "avg_pool_padded": lambda x: F.avg_pool2d(x, 3, 1, 1),
+    # The divisor counts the window inside the input: per piece, a product
+    # of two loop-dependent extents (PoolFormer's pooling).
+    "avg_pool_padding_not_counted": lambda x: F.avg_pool2d(x, 3, 1, 1, count_include_pad=False),
+    "avg_pool_ceil_not_counted": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True,
+                                                        count_include_pad=False),
     "max_pool_padded": lambda x: F.max_pool2d(x, 3, 1, 1),
     "adaptive_avg_pool": lambda x: F.adaptive_avg_pool2d(x, (3, 3)),
 }

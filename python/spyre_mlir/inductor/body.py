@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math as pymath
 
+import sympy
+
 from ..dialects import arith, math, spyre
 from ..ir import AffineMap, F32Type, IntegerType, Type, Value
 from . import polynomials, special
@@ -119,11 +121,35 @@ class Body:
         return self.const(value, t)
 
     def op_index_expr(self, expr, dtype):
-        base, coeffs = linear(expr, self.variables)
-        amap = AffineMap.get(len(self.variables), 0, [affine_expr(base, coeffs)])
         t = Type.parse(element_type(dtype))
-        v = spyre.IndexExprOp(IntegerType.get_signless(32), amap).result
+        expr = sympy.sympify(expr)
+        # Products of loops are factored (into affine factors where they
+        # have them); indices with FloorDiv or ModularIndexing are not.
+        v = self._index_value(expr if expr.atoms(sympy.Function) else sympy.factor(expr))
         return self.cast(v, t) if t != v.type else v
+
+    def _index_value(self, expr) -> Value:
+        """The value of an index expression: an affine one is an
+        index_expr; a product or sum of affine ones (avg_pool's count of the
+        window inside the input when padding is not counted is, per piece,
+        (h1 - h0) * (w1 - w0)) is computed from them."""
+        try:
+            base, coeffs = linear(expr, self.variables)
+            amap = AffineMap.get(len(self.variables), 0, [affine_expr(base, coeffs)])
+            return spyre.IndexExprOp(IntegerType.get_signless(32), amap).result
+        except Unsupported:
+            if not (expr.is_Mul or expr.is_Add or
+                    (expr.is_Pow and expr.exp.is_Integer and expr.exp > 0)):
+                raise
+        if expr.is_Pow:
+            parts = [self._index_value(expr.base)] * int(expr.exp)
+        else:
+            parts = [self._index_value(a) for a in expr.args]
+        combine = arith.addi if expr.is_Add else arith.muli
+        value = parts[0]
+        for part in parts[1:]:
+            value = combine(value, part)
+        return value
 
     def op_to_dtype(self, x, dtype, src_dtype=None, use_compute_types=True):
         return self.widen(self.cast(x, Type.parse(element_type(dtype))))
