@@ -333,10 +333,22 @@ def _buckets(rp):
     return torch.where(n < 8, n, torch.min(large, torch.full_like(large, 15)))
 
 
+def _log_buckets(rp, mid=8, max_position=64):
+    """DeBERTa's (and SEW-D's) log buckets: log(0) on the small positions,
+    which the second where discards, made int64 after it."""
+    small = (rp < mid) & (rp > -mid)
+    distance = torch.where(small, torch.tensor(mid - 1).type_as(rp), torch.abs(rp))
+    log_pos = torch.ceil(torch.log(distance / mid) / math.log((max_position - 1) / mid)
+                         * (mid - 1)) + mid
+    return torch.where(distance <= mid, rp.type_as(log_pos), log_pos * torch.sign(rp)).long()
+
+
 def test_a_value_the_where_discards_may_leave_int32():
     positions = torch.arange(-200, 200, dtype=torch.int64)
     same_as_eager(_buckets, positions)
     assert counters.fallbacks == {} and counters.kernels_run == 1
+    same_as_eager(_log_buckets, positions)
+    assert counters.fallbacks == {}
     # A branch no lane takes (mT5's buckets compare positions that are never
     # negative) is not analysed at all; its range was an internal error.
     def never(x):

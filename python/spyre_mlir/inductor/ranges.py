@@ -189,6 +189,12 @@ def check_integer_ranges(trace: Trace, dtype_of, cpu_computed: set[str],
                     r = ValueRanges.unknown()
                 else:
                     r = chosen
+            elif op == "where" and not _finite(r) and not r.is_bool:
+                # A branch infinite only on lanes the other one takes
+                # (DeBERTa's log buckets: log(0) where the position is small).
+                chosen = _where_under_condition(instr, defined, ranges, poisoned, pointwise)
+                if chosen is not None and _finite(chosen):
+                    r = chosen
         if dtype == torch.bool and not r.is_bool:  # 0 or 1, whatever op made it
             r = ValueRanges.unknown_bool()
         dtypes[instr.result], ranges[instr.result] = dtype, r
@@ -306,8 +312,8 @@ def _reanalysed(value, narrowed, before, defined, ranges, poisoned, pointwise):
     for instr in sorted((i for i in defined.values() if first < i.serial < before),
                         key=lambda i: i.serial):
         uses = [a for a in instr.args if isinstance(a, TV)]
-        if not any(a in local or a in still_poisoned for a in uses):
-            continue
+        if instr.result in narrowed or not any(a in local or a in still_poisoned for a in uses):
+            continue  # (the narrowed values keep their narrowed ranges)
         if instr.op in ("load", "reduction", "index_expr", "masked", "indirect_indexing"):
             continue  # not a pointwise function of the narrowed values
         dtype, r = pointwise(instr.op, instr.args, instr.kwargs, ranged)
