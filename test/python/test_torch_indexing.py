@@ -84,3 +84,24 @@ def test_lookups_of_computed_rows_on_card(name):
     actual = torch.compile(fn, backend="spyre")(ids, table)
     assert not counters.fallbacks, dict(counters.fallbacks)
     assert torch.equal(actual, fn(ids, table))
+
+
+def _routed(hidden, weights, order):
+    """MoE routing (Qwen2-MoE, OLMoE, ...): the rows of the expert slots
+    back in token order, each times its routing weight, both looked up at
+    the slot's position; the inverse order is an index_put into an empty
+    tensor, whose unwritten int64 garbage the lookup reads and discards."""
+    inverse = torch.empty_like(order)
+    inverse[order] = torch.arange(order.numel())
+    return hidden[inverse] * weights[inverse].unsqueeze(-1)
+
+
+def test_a_node_computing_on_looked_up_rows_runs_on_card():
+    g = torch.Generator().manual_seed(3)
+    hidden, weights = torch.randn(48, 64, generator=g), torch.rand(48, generator=g)
+    order = torch.randperm(48, generator=g)
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(_routed, backend="spyre")(hidden, weights, order)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    assert torch.equal(actual, _routed(hidden, weights, order))

@@ -45,11 +45,15 @@ class Result:
 
 
 def bind(program: sim.Program, names: list[str], tensors, partial: dict,
-         arch: sim.Arch) -> tuple[list[tuple[int, np.ndarray]], list[Result]]:
+         arch: sim.Arch, uninitialized=frozenset()
+         ) -> tuple[list[tuple[int, np.ndarray]], list[Result]]:
     """The device arrays to bind (buffer index, array) for `tensors`, the
     kernel's arguments named `names`, and the results to write back after
     the run. `partial`: the arguments the kernel writes only in part, with
-    the elements it writes (export.partial_writes)."""
+    the elements it writes (export.partial_writes). `uninitialized`: the
+    arguments nothing wrote before the kernel (torch.empty), whose int64
+    garbage the kernel reads only to discard (a where over an index_put
+    into an empty tensor)."""
     bound = [(index, buf, tensors[k]) for index, buf, k in arguments(program, names)]
     arrays, results = [], []
     aliased = set()
@@ -72,6 +76,8 @@ def bind(program: sim.Program, names: list[str], tensors, partial: dict,
             # Written whole before read: no need to convert (possibly
             # garbage) content.
             device, copied = sim.device_zeros(numel, buf["dtype"]), True
+        elif kind == sim.BufferKind.input and buf["name"] in uninitialized:
+            device, copied = _to_device(flat, buf["dtype"], arch, strict=False)
         elif kind == sim.BufferKind.input:
             device, copied = _converted_input(tensor, flat, buf["dtype"], arch)
         else:

@@ -21,7 +21,7 @@ import sympy
 import torch
 
 from ..dialects import spyre
-from ..ir import AffineMap, Context, InsertionPoint, Location, Module, Type, Value
+from ..ir import AffineConstantExpr, AffineDimExpr, AffineMap, Context, InsertionPoint, Location, Module, Type, Value
 from .body import Body, affine_expr
 from .pieces import TORCH_OPS, split as split_pieces
 from .trace import _INDEXED, TV, Instr, Trace, Unsupported, element_type, linear
@@ -314,9 +314,14 @@ def _emit_generic(trace: Trace, yields, buffer_of: dict, matrices: dict | None =
     for load in loads:
         base, coeffs = linear(load.args[1], variables)
         if load.args[0] in (matrices or {}):
-            if base != 0 or coeffs != [matrices[load.args[0]][1], 1]:
-                raise Unsupported("the product is read other than row by row")
-            maps.append(AffineMap.get_identity(2))
+            cols = matrices[load.args[0]][1]
+            if base == 0 and coeffs == [cols, 1]:
+                maps.append(AffineMap.get_identity(2))
+            elif base == 0 and cols == 1 and coeffs == [1, 0]:  # one value per row
+                maps.append(AffineMap.get(2, 0, [AffineDimExpr.get(0),
+                                                 AffineConstantExpr.get(0)]))
+            else:
+                raise Unsupported("a matrix read other than row by row")
         else:
             maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs)]))
         inputs.append(buffer_of[load.args[0]])
@@ -503,7 +508,7 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     loads = [i for i in ops if i.op == "load"]
     stores = [i for i in ops if i.op == "store"]
     if len(stores) != 1:
-        raise Unsupported("indirect indexing other than an embedding lookup")
+        return _lookups(name, trace, buffer_info)
     store = stores[0]
     rows = int(next(i.args[1] for i in ops if i.op == "indirect_indexing"))
     # The table's load reads at the index; Inductor drops the index from it
@@ -514,7 +519,7 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
         table_load = next((i for i in loads if i.result == store.args[2]), None)
     if table_load is None or store.args[2] != table_load.result or \
             any(table_load.result in i.args for i in ops if i is not store):
-        raise Unsupported("indirect indexing other than an embedding lookup")
+        return _lookups(name, trace, buffer_info)
     # Every other load and op computes the rows (Inductor's wrap of negative
     # indices, where(i < 0, i + rows, i); MoE routing's order // top_k;
     # M2M100's positions from a count of its non-padding tokens).
@@ -568,6 +573,106 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
             _emit_generic(copy, _yields(copy), buffer_of, matrices={_GATHERED: (count, width)})
         spyre.ReturnOp()
     return module
+
+
+def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
+    """A node that reads rows of tables at computed rows and computes on
+    them (MoE routing: a token's hidden row times its routing weight,
+    both at the token the expert's slot holds): its rows are computed, each
+    table's rows gathered into a kernel temporary, and its body runs as a
+    generic reading them. Over two loops, rows and columns; a table is read
+    a whole row per output row, or one value per output row."""
+    if len(trace.sizes) != 2:
+        raise Unsupported("indirect indexing other than an embedding lookup")
+    symbol, source = next(iter(trace.indirect.items()))
+    count, width = trace.sizes
+    row_var, col = trace.variables
+    rows = int(next(i.args[1] for i in trace.instrs if i.op == "indirect_indexing"))
+    widths = {}  # id(load of a table) -> the row width it reads
+    for load in trace.instrs:
+        if load.op != "load" or symbol.name not in \
+                {v.name for v in sympy.sympify(load.args[1]).free_symbols}:
+            continue
+        base, (c_row, c_col, c_symbol) = linear(load.args[1], [row_var, col, symbol])
+        extent, _ = buffer_info(load.args[0])
+        if base == 0 and c_row == 0 and c_col == 1 and c_symbol == width and \
+                extent == rows * width:
+            widths[id(load)] = width
+        elif base == 0 and c_row == 0 and c_col == 0 and c_symbol == 1 and extent == rows:
+            widths[id(load)] = 1
+        else:
+            raise Unsupported("an indirect load that is not a row of a dense table")
+    tables = [i for i in trace.instrs if id(i) in widths]
+    # The rows: computed from loads that do not use the symbol, over rows.
+    cone = _cone(trace.instrs, source)
+    in_cone = {id(i) for i in cone}
+    if any(id(i) in widths or (i.op == "load" and
+                               linear(i.args[1], trace.variables)[1][1] != 0) for i in cone):
+        raise Unsupported("an embedding lookup whose row depends on the column")
+    row_trace = Trace([count], [], [row_var],
+                      cone + [Instr("store", (_ROWS, row_var, source), None, {},
+                                    len(trace.instrs))])
+    # The body: the tables' loads read the gathered rows instead.
+    body, gathered = [], {}  # gathered: temporary -> its table's load
+    for instr in trace.instrs:
+        if instr.op == "indirect_indexing" or \
+                (id(instr) in in_cone and not _used_outside(trace.instrs, instr, in_cone)):
+            continue
+        if id(instr) in widths:
+            temporary = f"{_GATHERED}{len(gathered)}"
+            gathered[temporary] = instr
+            index = row_var * widths[id(instr)] + (col if widths[id(instr)] > 1 else 0)
+            instr = Instr("load", (temporary, index), instr.result, {}, instr.serial)
+        body.append(instr)
+    body_trace = Trace(list(trace.sizes), [], list(trace.variables), body)
+    table_names = {t.args[0] for t in tables}
+    direct = [i.args[0] for i in row_trace.instrs + body if i.op in ("load", "store")
+              and i.args[0] not in gathered and i.args[0] != _ROWS]
+    if table_names & set(direct):
+        raise Unsupported("a table read both at computed rows and directly")
+    args = []
+    for t in tables:
+        extent, dtype = buffer_info(t.args[0])
+        if all(a[0] != t.args[0] for a in args):
+            args.append((t.args[0], (rows, widths[id(t)]), element_type(dtype)))
+    for n in dict.fromkeys(direct):
+        extent, dtype = buffer_info(n)
+        args.append((n, (max(extent, 1),), element_type(dtype)))
+    module, kernel, block = _new_kernel(name, args)
+    buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
+    with InsertionPoint(block):
+        buffer_of[_ROWS] = spyre.AllocOp(_buffer_type((count,), "i32"), []).result
+        _emit_generic(row_trace, _yields(row_trace), buffer_of)
+        matrices = {}
+        for temporary, table in gathered.items():
+            w = widths[id(table)]
+            buffer_of[temporary] = spyre.AllocOp(_buffer_type(
+                (count, w), element_type(buffer_info(table.args[0])[1])), []).result
+            spyre.GatherOp(buffer_of[table.args[0]], buffer_of[_ROWS], buffer_of[temporary], 0)
+            matrices[temporary] = (count, w)
+        _emit_generic(body_trace, _yields(body_trace), buffer_of, matrices=matrices)
+        spyre.ReturnOp()
+    return module
+
+
+def _cone(instrs, value: TV) -> list[Instr]:
+    """The instructions `value` is computed by, in program order."""
+    by_result = {i.result: i for i in instrs if isinstance(i.result, TV)}
+    needed, stack = set(), [value]
+    while stack:
+        v = stack.pop()
+        instr = by_result.get(v)
+        if instr is None or id(instr) in needed:
+            continue
+        needed.add(id(instr))
+        stack += [a for a in instr.args if isinstance(a, TV)]
+    return [i for i in instrs if id(i) in needed and i.op != "indirect_indexing"]
+
+
+def _used_outside(instrs, instr: Instr, inside: set[int]) -> bool:
+    """Whether an instruction of the rows' cone is used by the body too."""
+    return any(instr.result in i.args for i in instrs
+               if id(i) not in inside and i.op != "indirect_indexing")
 
 
 #: Kernel temporaries of a lookup: its computed rows, its gathered rows.

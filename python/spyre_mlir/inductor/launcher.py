@@ -18,7 +18,7 @@ class ProgramLauncher:
 
     def __init__(self, name: str, mlir: str, buffers: list[str], graph: str = "",
                  partial: dict | None = None, ops: list[str] | None = None,
-                 sources: list[str] | None = None):
+                 sources: list[str] | None = None, uninitialized: list[str] | None = None):
         self.name, self.mlir, self.buffers, self.graph = name, mlir, buffers, graph
         # The aten ops the kernel computes and the user's lines they come
         # from (file:line), for the report (spyre_mlir.report).
@@ -28,6 +28,8 @@ class ProgramLauncher:
         # argument an `output` when a write comes first, however few
         # elements it covers: its other elements still matter.
         self.partial = partial or {}
+        # The arguments no node wrote before this kernel (binding.bind).
+        self.uninitialized = frozenset(uninitialized or ())
         # The program, with the digest of the description it was built for.
         self._program: tuple[str, sim.Program] | None = None
 
@@ -54,7 +56,8 @@ class ProgramLauncher:
         # Moving buffers in and out is the host's part of a launch, even where
         # it takes torch ops on spyre tensors: not counted as eager fallbacks.
         with counting.host_side():
-            arrays, results = binding.bind(program, self.buffers, tensors, self.partial, arch)
+            arrays, results = binding.bind(program, self.buffers, tensors, self.partial, arch,
+                                           self.uninitialized)
         start = time.perf_counter()
         stats = sim.launch(program, arch, arrays, trace)
         seconds = time.perf_counter() - start

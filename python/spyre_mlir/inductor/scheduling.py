@@ -129,6 +129,7 @@ class SpyreScheduling(BaseScheduling):
         # The next node may be its epilogue (export_epilogue).
         self.product = None
         self.cpu_computed: set[str] = set()  # buffers written by CPU code
+        self.card_written: set[str] = set()  # buffers written by the card's kernels
         # The range of values each buffer was written with (ranges.py).
         self.stored_ranges: dict = {}
         self._started = self._reported = time.monotonic()
@@ -367,12 +368,16 @@ class SpyreScheduling(BaseScheduling):
             node.mark_run()  # allocates the node's output buffers in the wrapper
         ops = sorted({op for node in nodes for op in _op_names(node)})
         sources = sorted({line for node in nodes for line in _source_lines(node)})
+        uninitialized = [b for b in kernel.buffers if b not in self._held_before and
+                         b not in self.cpu_computed and b not in self.card_written]
+        self.card_written.update(buf.get_name() for node in nodes for buf in node.get_outputs())
         log.debug("kernel %s.%s (%s) from %d node%s: %s%s", graph, name, kernel.ops, len(nodes),
                   "s fused" if len(nodes) > 1 else "", ", ".join(ops),
                   f" [{', '.join(sources)}]" if sources else "")
         wrapper.define_kernel(
             name, f"spyre_launcher.ProgramLauncher({name!r}, {kernel.mlir!r}, {kernel.buffers!r}, "
-                  f"{graph!r}, {kernel.partial!r}, ops={ops!r}, sources={sources!r})",
+                  f"{graph!r}, {kernel.partial!r}, ops={ops!r}, sources={sources!r}, "
+                  f"uninitialized={uninitialized!r})",
             gpu=False)
         self._progress(len(nodes))
         args = ", ".join(kernel.buffers)
