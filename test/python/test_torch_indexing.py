@@ -105,3 +105,17 @@ def test_a_node_computing_on_looked_up_rows_runs_on_card():
     actual = torch.compile(_routed, backend="spyre")(hidden, weights, order)
     assert not counters.fallbacks, dict(counters.fallbacks)
     assert torch.equal(actual, _routed(hidden, weights, order))
+
+
+def test_a_table_read_through_a_view_at_computed_rows():
+    # OLMoE's experts read their tokens from a (batch, seq, hidden) tensor
+    # viewed as rows: Inductor indexes it at ModularIndexing(row, 1, rows),
+    # which is the row itself since the lookup checks it is below `rows`.
+    g = torch.Generator().manual_seed(4)
+    x, order = torch.randn(2, 12, 64, generator=g), torch.randperm(48, generator=g)
+    fn = lambda x, order: torch.sin(x).view(-1, 64)[order // 2] * 3  # noqa: E731
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(fn, backend="spyre")(x, order)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    torch.testing.assert_close(actual, fn(x, order), rtol=1e-5, atol=1e-5)

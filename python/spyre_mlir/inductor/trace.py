@@ -238,14 +238,21 @@ def _split_a_loop(trace: Trace) -> bool:
 
 def _drop_bounded_mods(trace: Trace) -> None:
     """ModularIndexing(e, 1, m) is e where the loops keep 0 <= e < m, as they
-    may once a loop is split: (8 * lo + x) mod 32 with lo < 4 and x < 8."""
+    may once a loop is split: (8 * lo + x) mod 32 with lo < 4 and x < 8; or
+    where e is an indirect index of size at most m."""
     from torch.utils._sympy.functions import ModularIndexing
 
     sizes = trace.sizes + trace.reduction_sizes
+    # An indirect index lies in [0, its size): Inductor checks it (OLMoE's
+    # experts read their table at ModularIndexing(indirect0, 1, rows)).
+    indirect = {i.args[2].name: i.args[1] for i in trace.instrs
+                if i.op == "indirect_indexing" and isinstance(i.args[1], (int, sympy.Integer))}
 
     def bounded(t) -> bool:
         if not isinstance(t, ModularIndexing) or t.args[1] != 1 or not t.args[2].is_Integer:
             return False
+        if isinstance(t.args[0], sympy.Symbol) and t.args[0].name in indirect:
+            return int(indirect[t.args[0].name]) <= int(t.args[2])
         try:
             base, coeffs = linear(t.args[0], trace.variables)
         except Unsupported:
