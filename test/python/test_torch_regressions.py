@@ -393,3 +393,12 @@ def test_an_embedding_row_computed_from_the_index():
     same_as_eager(lambda ids, table: F.embedding(ids, table), torch.randint(0, 130, (2, 12)),
                   torch.randn(130, 64))
     assert counters.fallbacks == {}
+
+
+# Found by OpInfo's every-sample run: take of an empty tensor divided by its
+# zero size, and put into a 0-d tensor called expand() with no sizes; both
+# failed the compile where eager returns.
+def test_take_of_an_empty_tensor_and_put_into_a_0d_one_compile():
+    same_as_eager(torch.take, torch.randn(0), torch.zeros(0, dtype=torch.int64))
+    same_as_eager(lambda x, i, v: torch.put(x, i, v, accumulate=True), torch.tensor(2.0),
+                  torch.tensor(0), torch.tensor(3.0))

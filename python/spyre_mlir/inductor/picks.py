@@ -19,6 +19,9 @@ def position_matches(indices, sizes):
     position's coordinates, never multiplied: int64 indices may be beyond
     what the card's int32 holds once scaled."""
     total = math.prod(sizes)
+    if total == 0:  # an empty tensor: no position to name (eager's take of one)
+        shape = torch.broadcast_shapes(*(i.shape for i in indices))
+        return torch.zeros(*shape, 0, dtype=torch.bool, device=indices[0].device)
     positions = torch.arange(total, device=indices[0].device)
     onehot, stride = None, total
     for i, size in zip(indices, sizes):

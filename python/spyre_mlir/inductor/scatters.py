@@ -183,7 +183,7 @@ def _index_put(self, indices, values, reduce, include_self=True):
         return self.clone()
     # (K, P): index k of the broadcast shape names position p.
     onehot = position_matches([i.expand(shape).reshape(-1) for i in tensors], sizes)
-    values = values.to(self.dtype).expand(*before, *shape, *after)
+    values = values.to(self.dtype).expand((*before, *shape, *after))  # (a tuple: 0-d too)
     rest = math.prod(before) * math.prod(after)
     if reduce == "replace" and self.dtype != torch.bool and \
             k * onehot.shape[-1] * rest > MAX_COMPARISONS:
