@@ -77,6 +77,25 @@ def test_forward(name, attn):
     compare(actual, expected, mask if name == "bert" else None)
 
 
+def test_longformer_sliding_window_attention():
+    # Its chunked attention masks combine index conditions with Inductor's
+    # bitwise and_, which had no vector-unit form: 28 ops fell back.
+    config = transformers.LongformerConfig(vocab_size=VOCAB, hidden_size=HIDDEN,
+                                           num_hidden_layers=1, num_attention_heads=HEADS,
+                                           intermediate_size=2 * HIDDEN, attention_window=4,
+                                           max_position_embeddings=4 * SEQ, pad_token_id=1)
+    torch.manual_seed(0)
+    model = transformers.LongformerModel(config).eval()
+    ids, mask = inputs(padded=False)
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        expected = model(input_ids=ids, attention_mask=mask)[0]
+        actual = torch.compile(model, backend="spyre")(input_ids=ids, attention_mask=mask)[0]
+    assert dict(counters.fallbacks) == {}
+    compare(actual, expected)
+
+
 def test_gpt2_gradients():
     """A language-model loss and its gradients: attention's backward too."""
     torch.manual_seed(0)

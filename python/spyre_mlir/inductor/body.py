@@ -248,6 +248,11 @@ class Body:
     def op_logical_or(self, a, b): return arith.ori(self._bool(a), self._bool(b))
     def op_logical_xor(self, a, b): return arith.xori(self._bool(a), self._bool(b))
 
+    # Inductor's and_/or_ are bitwise (its CPU code writes a & b): on masks,
+    # the logical ones (Longformer's chunked attention masks).
+    def op_and_(self, a, b): return self._integer(arith.andi, a, b)
+    def op_or_(self, a, b): return self._integer(arith.ori, a, b)
+
     def op_logical_not(self, x):
         x = self._bool(x)
         return arith.xori(x, self.const(1, x.type))
