@@ -61,17 +61,23 @@ def compare(actual, expected, padded_mask=None):
     torch.testing.assert_close(actual, expected, **tolerance(torch.float16, HIDDEN))
 
 
+def compiled_and_eager(model, ids, mask):
+    """The model's first output through backend="spyre" and in eager."""
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        expected = model(input_ids=ids, attention_mask=mask)[0]
+        actual = torch.compile(model, backend="spyre")(input_ids=ids, attention_mask=mask)[0]
+    return actual, expected
+
+
 @pytest.mark.parametrize("attn", ["sdpa", "eager"])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_forward(name, attn):
     torch.manual_seed(0)
     model = MODELS[name](attn).eval()
     ids, mask = inputs(padded=name == "bert")
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        expected = model(input_ids=ids, attention_mask=mask)[0]
-        actual = torch.compile(model, backend="spyre")(input_ids=ids, attention_mask=mask)[0]
+    actual, expected = compiled_and_eager(model, ids, mask)
     assert dict(counters.fallbacks) == {}
     assert counters.kernels_run > 0
     compare(actual, expected, mask if name == "bert" else None)
@@ -86,12 +92,7 @@ def test_longformer_sliding_window_attention():
                                            max_position_embeddings=4 * SEQ, pad_token_id=1)
     torch.manual_seed(0)
     model = transformers.LongformerModel(config).eval()
-    ids, mask = inputs(padded=False)
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        expected = model(input_ids=ids, attention_mask=mask)[0]
-        actual = torch.compile(model, backend="spyre")(input_ids=ids, attention_mask=mask)[0]
+    actual, expected = compiled_and_eager(model, *inputs(padded=False))
     assert dict(counters.fallbacks) == {}
     compare(actual, expected)
 
