@@ -524,7 +524,8 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     # indices, where(i < 0, i + rows, i); MoE routing's order // top_k;
     # M2M100's positions from a count of its non-padding tokens).
     index_loads = [i for i in loads if i is not table_load]
-    if not any(_reaches(ops, i.result, source) for i in index_loads):
+    in_cone = {id(i) for i in _cone(ops, source)}
+    if not any(id(i) in in_cone for i in index_loads):
         raise Unsupported("an indirect index not loaded from an index buffer")
     *leading, width = trace.sizes
     count = math.prod(leading)
@@ -558,7 +559,7 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
         indices = buffer_of[index_loads[0].args[0]]
         if not plain:
             # The rows are computed into a kernel temporary first.
-            rows_trace = _row_trace(trace, source, table_load)
+            rows_trace = _row_trace(trace, source)
             indices = buffer_of[_ROWS] = \
                 spyre.AllocOp(_buffer_type((count,), "i32"), []).result
             _emit_generic(rows_trace, _yields(rows_trace), buffer_of)
@@ -603,15 +604,8 @@ def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
         else:
             raise Unsupported("an indirect load that is not a row of a dense table")
     tables = [i for i in trace.instrs if id(i) in widths]
-    # The rows: computed from loads that do not use the symbol, over rows.
-    cone = _cone(trace.instrs, source)
-    in_cone = {id(i) for i in cone}
-    if any(id(i) in widths or (i.op == "load" and
-                               linear(i.args[1], trace.variables)[1][1] != 0) for i in cone):
-        raise Unsupported("an embedding lookup whose row depends on the column")
-    row_trace = Trace([count], [], [row_var],
-                      cone + [Instr("store", (_ROWS, row_var, source), None, {},
-                                    len(trace.instrs))])
+    row_trace = _row_trace(trace, source)
+    in_cone = {id(i) for i in row_trace.instrs}
     # The body: the tables' loads read the gathered rows instead.
     body, gathered = [], {}  # gathered: temporary -> its table's load
     for instr in trace.instrs:
@@ -687,32 +681,19 @@ def _copy_trace(trace: Trace, store: Instr, dense: list[int]) -> Trace:
                  [load, Instr("store", (store.args[0], store.args[1], load.result), None, {}, 1)])
 
 
-def _reaches(ops, start: TV, target: TV) -> bool:
-    """Whether `target` is `start` or computed from it."""
-    seen = {start}
-    for instr in ops:
-        if any(a in seen for a in instr.args if isinstance(a, TV)) and \
-                isinstance(instr.result, TV):
-            seen.add(instr.result)
-    return target in seen
-
-
-def _row_trace(trace: Trace, row: TV, table_load: Instr) -> Trace:
-    """The part of a row lookup's trace that computes its rows from the
-    index buffer, over the lookup's leading loops, storing them in order."""
-    leading = trace.variables[:-1]
-    instrs = []
-    for instr in trace.instrs:
-        if instr is table_load or instr.op in ("store", "indirect_indexing"):
-            continue
-        if instr.op == "index_expr" and \
-                sympy.sympify(instr.args[0]).free_symbols - set(leading):
+def _row_trace(trace: Trace, row: TV) -> Trace:
+    """What a row lookup's rows are computed by (loads of index buffers and
+    ops on them), over the lookup's leading loops, storing them in order."""
+    leading, sizes = trace.variables[:-1], trace.sizes[:-1]
+    instrs = _cone(trace.instrs, row)
+    for instr in instrs:
+        if (instr.op == "index_expr" and
+                sympy.sympify(instr.args[0]).free_symbols - set(leading)) or \
+                (instr.op == "load" and linear(instr.args[1], trace.variables)[1][-1]):
             raise Unsupported("an embedding lookup whose row depends on the column")
-        instrs.append(instr)
-    sizes = trace.sizes[:-1]
     position = sum(v * math.prod(sizes[k + 1:]) for k, v in enumerate(leading))
-    instrs.append(Instr("store", (_ROWS, position, row), None, {}, len(trace.instrs)))
-    return Trace(sizes, [], leading, instrs)
+    return Trace(sizes, [], leading,
+                 instrs + [Instr("store", (_ROWS, position, row), None, {}, len(trace.instrs))])
 
 
 def _reads_the_index_as_loaded(ops, loaded: TV, index: TV, rows: int) -> bool:

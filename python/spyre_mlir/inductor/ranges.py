@@ -309,8 +309,8 @@ def _reanalysed(value, narrowed, before, defined, ranges, poisoned, pointwise):
 
     first = min(defined[v].serial for v in narrowed if v in defined) if \
         any(v in defined for v in narrowed) else 0
-    for instr in sorted((i for i in defined.values() if first < i.serial < before),
-                        key=lambda i: i.serial):
+    # (`defined` is in program order.)
+    for instr in (i for i in defined.values() if first < i.serial < before):
         uses = [a for a in instr.args if isinstance(a, TV)]
         if instr.result in narrowed or not any(a in local or a in still_poisoned for a in uses):
             continue  # (the narrowed values keep their narrowed ranges)
