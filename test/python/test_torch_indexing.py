@@ -119,3 +119,64 @@ def test_a_table_read_through_a_view_at_computed_rows():
     actual = torch.compile(fn, backend="spyre")(x, order)
     assert not counters.fallbacks, dict(counters.fallbacks)
     torch.testing.assert_close(actual, fn(x, order), rtol=1e-5, atol=1e-5)
+
+
+def _disentangled_scores(q, k, positions, mask):
+    # DeBERTa's and SEW-D's relative attention: content-to-position and
+    # position-to-content scores gathered at each pair's clamped distance,
+    # added to the content scores in one node (two indirect indices).
+    span = positions.shape[0] // 2
+    s = q.shape[1]
+    distance = torch.arange(s)[:, None] - torch.arange(s)[None, :]
+    c2p = torch.clamp(distance + span, 0, 2 * span - 1).expand(q.shape[0], s, s)
+    p2c = torch.clamp(-distance + span, 0, 2 * span - 1).expand(q.shape[0], s, s)
+    scores = q @ k.transpose(-1, -2) + torch.gather(q @ positions.T, -1, c2p) + \
+        torch.gather(k @ positions.T, -1, p2c).transpose(-1, -2)
+    return torch.softmax((scores / 3.0).masked_fill(~mask, -1e4), dim=-1)
+
+
+ELEMENT_GATHERS = {
+    "last_dim": (lambda x, i: torch.gather(x, -1, i) + 1,
+                 lambda g: (torch.randn(4, 6, generator=g), torch.randint(-6, 6, (4, 9), generator=g))),
+    "dim_1_of_3": (lambda x, i: torch.gather(x, 1, i) * 2,
+                   lambda g: (torch.randn(2, 5, 3, generator=g),
+                              torch.randint(0, 5, (2, 7, 3), generator=g))),
+    "disentangled_attention": (_disentangled_scores,
+                               lambda g: (torch.randn(6, 12, 16, generator=g),
+                                          torch.randn(6, 12, 16, generator=g),
+                                          torch.randn(8, 16, generator=g),
+                                          torch.rand(12, 12, generator=g) > 0.2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENT_GATHERS))
+def test_gathers_of_single_elements_beyond_the_pick_budget(name, monkeypatch):
+    # Past MAX_PICK_COMPARISONS torch.gather stays an indirect load of one
+    # element (SEW-D's relative attention at 79 tokens and 512 positions):
+    # each element's position is computed and gathered on the card.
+    from spyre_mlir.inductor import decompositions
+    monkeypatch.setattr(decompositions, "MAX_PICK_COMPARISONS", 0)
+    fn, make = ELEMENT_GATHERS[name]
+    args = make(torch.Generator().manual_seed(5))
+    if name == "last_dim":
+        args = (args[0], args[1] % 6)
+    with torch.compiler.config.patch(force_disable_caches=True):
+        torch._dynamo.reset()
+        counters.reset()
+        actual = torch.compile(fn, backend="spyre")(*args)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    torch.testing.assert_close(actual, fn(*args), rtol=2e-3, atol=2e-3)
+
+
+def test_a_gather_index_outside_its_dimension_raises(monkeypatch):
+    # Position 7 of a row of 6 is the next row's second element in the
+    # flattened table: the card must refuse it as eager does, not read it.
+    from spyre_mlir.inductor import decompositions
+    monkeypatch.setattr(decompositions, "MAX_PICK_COMPARISONS", 0)
+    x, index = torch.randn(4, 6), torch.tensor([[0, 7], [1, 2], [3, 4], [5, 0]])
+    with pytest.raises(RuntimeError):
+        torch.gather(x, 1, index)
+    with torch.compiler.config.patch(force_disable_caches=True):
+        torch._dynamo.reset()
+        with pytest.raises(Exception, match="outside"):
+            torch.compile(lambda x, i: torch.gather(x, 1, i) + 1, backend="spyre")(x, index)

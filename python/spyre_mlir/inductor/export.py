@@ -21,7 +21,7 @@ import sympy
 import torch
 
 from ..dialects import spyre
-from ..ir import AffineConstantExpr, AffineDimExpr, AffineMap, Context, InsertionPoint, Location, Module, Type, Value
+from ..ir import AffineConstantExpr, AffineMap, Context, InsertionPoint, Location, Module, Type, Value
 from .body import Body, affine_expr
 from .pieces import TORCH_OPS, split as split_pieces
 from .trace import _INDEXED, TV, Instr, Trace, Unsupported, element_type, linear
@@ -317,9 +317,9 @@ def _emit_generic(trace: Trace, yields, buffer_of: dict, matrices: dict | None =
             cols = matrices[load.args[0]][1]
             if base == 0 and coeffs == [cols, 1]:
                 maps.append(AffineMap.get_identity(2))
-            elif base == 0 and cols == 1 and coeffs == [1, 0]:  # one value per row
-                maps.append(AffineMap.get(2, 0, [AffineDimExpr.get(0),
-                                                 AffineConstantExpr.get(0)]))
+            elif cols == 1:  # one value per row, at any row of the domain
+                maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs),
+                                                     AffineConstantExpr.get(0)]))
             else:
                 raise Unsupported("a matrix read other than row by row")
         else:
@@ -501,6 +501,8 @@ def _matmul_spec(trace: Trace, buffer_info: BufferInfo) -> _MatmulSpec | None:
 
 
 def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
+    if len(trace.indirect) > 1 and not trace.reduction_sizes:
+        return _element_lookups(name, trace, buffer_info)
     if len(trace.indirect) != 1 or trace.reduction_sizes or len(trace.sizes) < 2:
         return None
     ops = trace.instrs
@@ -584,7 +586,7 @@ def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
     generic reading them. Over two loops, rows and columns; a table is read
     a whole row per output row, or one value per output row."""
     if len(trace.sizes) != 2:
-        raise Unsupported("indirect indexing other than an embedding lookup")
+        return _element_lookups(name, trace, buffer_info)
     symbol, source = next(iter(trace.indirect.items()))
     count, width = trace.sizes
     row_var, col = trace.variables
@@ -602,7 +604,7 @@ def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
         elif base == 0 and c_row == 0 and c_col == 0 and c_symbol == 1 and extent == rows:
             widths[id(load)] = 1
         else:
-            raise Unsupported("an indirect load that is not a row of a dense table")
+            return _element_lookups(name, trace, buffer_info)
     tables = [i for i in trace.instrs if id(i) in widths]
     row_trace = _row_trace(trace, source)
     in_cone = {id(i) for i in row_trace.instrs}
@@ -644,6 +646,98 @@ def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
                 (count, w), element_type(buffer_info(table.args[0])[1])), []).result
             spyre.GatherOp(buffer_of[table.args[0]], buffer_of[_ROWS], buffer_of[temporary], 0)
             matrices[temporary] = (count, w)
+        _emit_generic(body_trace, _yields(body_trace), buffer_of, matrices=matrices)
+        spyre.ReturnOp()
+    return module
+
+
+def _element_lookups(name: str, trace: Trace, buffer_info: BufferInfo):
+    """A node reading single elements of tables at computed positions:
+    torch.gather along a dimension, or DeBERTa-style relative attention,
+    whose scores add two such gathers (content to position, and position to
+    content transposed). For each such load, the element's position in its
+    table is computed at every point of the node's domain into a kernel
+    temporary, the elements are gathered as rows of one element, and the
+    body runs as a generic reading them. An index outside its dimension
+    gives position -1, which the card's gather refuses as eager refuses the
+    index: another dimension's elements are never read in its place."""
+    if trace.reduction_sizes:
+        raise Unsupported("a reduction over elements read at computed positions")
+    variables, sizes = trace.variables, trace.sizes
+    symbols = list(trace.indirect)
+    count = math.prod(sizes)
+    position = sum(v * math.prod(sizes[k + 1:]) for k, v in enumerate(variables))
+    bound = {i.args[2].name: i.args[1] for i in trace.instrs if i.op == "indirect_indexing"}
+    names = {s.name for s in symbols}
+    tables = [i for i in trace.instrs if i.op == "load" and
+              names & {v.name for v in sympy.sympify(i.args[1]).free_symbols}]
+    serial = iter(range(len(trace.instrs), len(trace.instrs) + 64 * len(tables) + 64))
+    fresh = iter(range(-8, -8 - 4 * 64 * (len(tables) + 1), -4))
+
+    def new(instrs, op, *args):
+        instrs.append(Instr(op, args, TV(next(fresh)), {}, next(serial)))
+        return instrs[-1].result
+
+    row_traces, cones = [], set()
+    for k, table in enumerate(tables):
+        base, coeffs = linear(table.args[1], variables + symbols)
+        used = [(trace.indirect[s], c, bound[s.name])
+                for s, c in zip(symbols, coeffs[len(variables):]) if c]
+        cone = {id(i) for source, _, _ in used for i in _cone(trace.instrs, source)}
+        cones |= cone
+        instrs = [i for i in trace.instrs if id(i) in cone]
+        row = new(instrs, "index_expr",
+                  base + sum(c * v for c, v in zip(coeffs, variables)), torch.int64)
+        inside = None
+        for source, c, size in used:
+            term = source if c == 1 else new(instrs, "mul", source,
+                                              new(instrs, "constant", c, torch.int64))
+            row = new(instrs, "add", row, term)
+            ok = new(instrs, "logical_and",
+                     new(instrs, "ge", source, new(instrs, "constant", 0, torch.int64)),
+                     new(instrs, "lt", source, new(instrs, "constant", int(size), torch.int64)))
+            inside = ok if inside is None else new(instrs, "logical_and", inside, ok)
+        row = new(instrs, "where", inside, row, new(instrs, "constant", -1, torch.int64))
+        instrs.append(Instr("store", (f"{_ROWS}{k}", position, row), None, {}, next(serial)))
+        row_traces.append(Trace(list(sizes), [], list(variables), instrs))
+    # The body: the tables' loads read the gathered elements instead.
+    body, gathered = [], {}  # gathered: temporary -> its table's load
+    for instr in trace.instrs:
+        if instr.op == "indirect_indexing" or \
+                (id(instr) in cones and not _used_outside(trace.instrs, instr, cones)):
+            continue
+        if any(instr is t for t in tables):
+            temporary = f"{_GATHERED}{len(gathered)}"
+            gathered[temporary] = instr
+            instr = Instr("load", (temporary, position), instr.result, {}, instr.serial)
+        body.append(instr)
+    body_trace = Trace(list(sizes), [], list(variables), body)
+    table_names = {t.args[0] for t in tables}
+    direct = [i.args[0] for t in row_traces + [body_trace] for i in t.instrs
+              if i.op in ("load", "store") and i.args[0] not in gathered and
+              not i.args[0].startswith(_ROWS)]
+    if table_names & set(direct):
+        raise Unsupported("a table read both at computed positions and directly")
+    args = []
+    for t in tables:
+        extent, dtype = buffer_info(t.args[0])
+        if all(a[0] != t.args[0] for a in args):
+            args.append((t.args[0], (max(extent, 1), 1), element_type(dtype)))
+    for n in dict.fromkeys(direct):
+        extent, dtype = buffer_info(n)
+        args.append((n, (max(extent, 1),), element_type(dtype)))
+    module, kernel, block = _new_kernel(name, args)
+    buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
+    with InsertionPoint(block):
+        matrices = {}
+        for k, (rows, (temporary, table)) in enumerate(zip(row_traces, gathered.items())):
+            buffer_of[f"{_ROWS}{k}"] = spyre.AllocOp(_buffer_type((count,), "i32"), []).result
+            _emit_generic(rows, _yields(rows), buffer_of)
+            buffer_of[temporary] = spyre.AllocOp(_buffer_type(
+                (count, 1), element_type(buffer_info(table.args[0])[1])), []).result
+            spyre.GatherOp(buffer_of[table.args[0]], buffer_of[f"{_ROWS}{k}"],
+                           buffer_of[temporary], 0)
+            matrices[temporary] = (count, 1)
         _emit_generic(body_trace, _yields(body_trace), buffer_of, matrices=matrices)
         spyre.ReturnOp()
     return module
