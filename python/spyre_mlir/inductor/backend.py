@@ -18,10 +18,12 @@ class _PostGradPasses(CustomGraphPass):
     never one compiled by an older compiler (or by the CPU backend)."""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
+        from .complex_values import real_pairs
         from .conv_affine import fold_channel_affine
         from .convolution import fuse_epilogues
         from .inplace_updates import write_updates_in_place
         from .rotate_half import swap_halves
+        real_pairs(graph)
         fold_channel_affine(graph)
         fuse_epilogues(graph)
         swap_halves(graph)
