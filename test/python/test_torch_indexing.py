@@ -180,3 +180,38 @@ def test_a_gather_index_outside_its_dimension_raises(monkeypatch):
         torch._dynamo.reset()
         with pytest.raises(Exception, match="outside"):
             torch.compile(lambda x, i: torch.gather(x, 1, i) + 1, backend="spyre")(x, index)
+
+
+def _sinusoids_into_a_norm(x):
+    # Pegasus-X's positions: halves of a table assigned in place, added to
+    # the embeddings and normalized (the table's halves are slice scatters).
+    n, d = x.shape[-2:]
+    table = torch.zeros(n, d)
+    angles = torch.arange(n).float()[:, None] * torch.exp(torch.arange(d // 2).float() * -0.3)
+    table[:, :d // 2] = torch.sin(angles)
+    table[:, d // 2:] = torch.cos(angles)
+    return F.layer_norm(x + table, (d,))
+
+
+def _a_mask_gathered(x, restore):
+    # ViT-MAE: a mask of kept patches, assigned in place, then unshuffled.
+    mask = torch.ones(x.shape[:2])
+    mask[:, :3] = 0
+    return torch.gather(mask, 1, restore) * x.sum(-1)
+
+
+@pytest.mark.parametrize("fn", [_sinusoids_into_a_norm, _a_mask_gathered],
+                         ids=lambda f: f.__name__.strip("_"))
+def test_a_slice_assignment_read_by_a_reduction_runs_on_card(fn):
+    # Inlined into a reduction over the assigned dimension, the assignment
+    # is an index affine only piecewise in the reduction loop; it is
+    # computed into a buffer of its own first.
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(2, 10, 16, generator=g)
+    args = (x,) if fn is _sinusoids_into_a_norm else \
+        (x, torch.stack([torch.randperm(10, generator=g) for _ in range(2)]))
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(fn, backend="spyre")(*args)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    torch.testing.assert_close(actual, fn(*args), rtol=1e-4, atol=1e-4)

@@ -379,7 +379,14 @@ def _realize_broadcast(original):
 
 OURS = {aten.mm: mm, aten.bmm: bmm, aten.addmm: addmm, aten.baddbmm: baddbmm,
         aten.convolution: convolution, aten.constant_pad_nd: constant_pad_nd}
-REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota, aten.arange]
+#: Realized rather than inlined into consumers: lookups and iotas (see
+#: _realized), and slice/select scatters (`pe[:, :h] = sin(...)`), whose
+#: result is a choice by index range: inlined into a reduction over that
+#: dimension (Pegasus-X's sinusoidal positions into a LayerNorm, ViT-MAE's
+#: mask into a one-hot gather) it is an index affine only piecewise in a
+#: reduction loop, which the card's generics cannot split.
+REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota, aten.arange,
+            aten.slice_scatter, aten.select_scatter]
 
 
 def _reads_only_where_it_writes(dst, src) -> bool:
