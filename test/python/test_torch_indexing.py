@@ -40,11 +40,21 @@ def test_piecewise_indexing_on_card(name, dtype):
     torch.testing.assert_close(actual, expected, rtol=tol, atol=tol)
 
 
+def _rows_folded_in_two(x):
+    # ConvBERT's dynamic convolution kernels: a projection's 18 columns (bias
+    # added) viewed as two rows of 9 for a softmax; the bias is read at
+    # (9 * row + column) mod 18, a modulus of two loops.
+    weight, bias = x[0, :18, :], x[1, 0, :18]
+    return torch.softmax(F.linear(x, weight, bias).reshape(-1, 9, 1), dim=1)
+
+
 @pytest.mark.parametrize("fn", [lambda x: torch.fft.fftshift(x),
-                                lambda x: torch.linalg.cross(x[:, :, :3], x[:, :, 1:], dim=2)],
-                         ids=["fftshift", "cross"])
+                                lambda x: torch.linalg.cross(x[:, :, :3], x[:, :, 1:], dim=2),
+                                _rows_folded_in_two],
+                         ids=["fftshift", "cross", "rows_folded_in_two"])
 def test_modular_indexing_on_card(fn):
-    x = torch.randn(1, 2, 4, 5, generator=torch.Generator().manual_seed(1))
+    shape = (3, 20, 32) if fn is _rows_folded_in_two else (1, 2, 4, 5)
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
     torch._dynamo.reset()
     counters.reset()
     actual = torch.compile(fn, backend="spyre")(x)

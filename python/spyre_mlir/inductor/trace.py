@@ -170,8 +170,9 @@ def trace_node(node) -> Trace:
         for o in getattr(node.node, "origins", None) or ())
     with V.set_ops_handler(TraceHandler(trace)):
         node._body(xs, rs)
+    _factor_mods(trace)
     while _split_a_loop(trace):
-        pass
+        _factor_mods(trace)
     _drop_bounded_mods(trace)
     if not trace.variables:  # a scalar: one loop of one point
         trace.sizes.append(1)
@@ -180,6 +181,56 @@ def trace_node(node) -> Trace:
 
 
 _INDEXED = {"load": 1, "store": 1, "store_reduction": 1, "index_expr": 0}
+
+
+def _factor_mods(trace: Trace) -> None:
+    """(a * v + r) mod m is a * (v mod (m / a)) + r, and (a * v + r) // m is
+    v // (m / a), where a divides m and the loops keep 0 <= r < a: a view
+    that folds a row of a tensor onto two (ConvBERT's span-based convolution
+    reads ModularIndexing(9 * x0 + r0, 1, 18)). The loop v is then split by
+    _split_a_loop like any other."""
+    from torch.utils._sympy.functions import FloorDiv, ModularIndexing
+
+    sizes = trace.sizes + trace.reduction_sizes
+
+    def factored(e, m):
+        """(v, a) when e = a * v + r as above, else None."""
+        try:
+            base, coeffs = linear(e, trace.variables)
+        except Unsupported:
+            return None
+        if base < 0 or min(coeffs, default=0) < 0:
+            return None
+        for k, a in enumerate(coeffs):
+            if a <= 1 or m % a:
+                continue
+            top = base + sum(c * (n - 1) for j, (c, n) in enumerate(zip(coeffs, sizes)) if j != k)
+            if top < a:
+                return trace.variables[k], a
+        return None
+
+    def mod(t):
+        if not (isinstance(t, ModularIndexing) and t.args[1] == 1 and t.args[2].is_Integer):
+            return None
+        found = factored(t.args[0], int(t.args[2]))
+        if found is None:
+            return None
+        v, a = found
+        return a * ModularIndexing(v, 1, int(t.args[2]) // a) + (t.args[0] - a * v)
+
+    def div(t):
+        if not (isinstance(t, FloorDiv) and t.args[1].is_Integer):
+            return None
+        found = factored(t.args[0], int(t.args[1]))
+        return None if found is None else FloorDiv(found[0], int(t.args[1]) // found[1])
+
+    for instr in trace.instrs:
+        if instr.op in _INDEXED:
+            k = _INDEXED[instr.op]
+            expr = sympy.sympify(instr.args[k])
+            expr = expr.replace(lambda t: mod(t) is not None, mod)
+            expr = expr.replace(lambda t: div(t) is not None, div)
+            instr.args = instr.args[:k] + (expr,) + instr.args[k + 1:]
 
 
 def _split_a_loop(trace: Trace) -> bool:
