@@ -135,3 +135,18 @@ def test_long_rows_stay_on_the_cpu():
     out = torch.compile(lambda x: torch.sort(x), backend="spyre")(x)
     assert torch.equal(out[0], torch.sort(x)[0])
     assert "aten.sort.stable" in counters.fallbacks
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scans_of_rows_beyond_one_square_run_in_blocks(dtype):
+    # A row whose n x n square exceeds MAX_SQUARE (an attention mask's
+    # cumsum at 5000 tokens, Falcon-H1's scans) is scanned in blocks of
+    # about sqrt(n), then each block offset by the scan of the totals before it.
+    from spyre_mlir.inductor import scans
+    n = 2 * math.isqrt(scans.MAX_SQUARE) + 37
+    x = data(dtype, (2, n))
+    check(lambda x: torch.cumsum(x, -1), x, depth=n)
+    check(lambda x: torch.cumsum(x, 0) * 2, x.T.contiguous(), depth=n)
+    check(lambda x: torch.cumprod(1 + x * 1e-3, -1), x, depth=n)
+    mask = data(torch.float32, (1, n), seed=1) > -1.5
+    check(lambda m: m.long().cumsum(-1) - 1, mask)

@@ -10,7 +10,9 @@ output position, the element of that rank. That is n^2 work per row, but
 every step is an elementwise op or a row reduction of the vector unit, in
 f32 (no DLFloat16 rounding of operands as on the matrix unit), so results
 are those of a sequential scan up to the order of f32 additions, and sorts
-are exact. The work is bounded (MAX_SQUARE) so that long rows stay on the CPU.
+are exact. The work is bounded (MAX_SQUARE): a scan whose row is too long for
+one square is scanned in blocks of about sqrt(n) (n^1.5 work), and rows too
+long even for that, and sorts of long rows, stay on the CPU.
 """
 
 from __future__ import annotations
@@ -72,25 +74,61 @@ def _highest(dtype):
 # Scans: row i of the square holds x[j] for j <= i and the identity beyond.
 
 
-def _scan(x, dim, identity, reduce):
-    v = _last(x, dim)
+def _scan_rows(v, identity, reduce):
+    """The scan of each row of v along its last dimension, as one square."""
     keep = _lower_triangle(v.shape[-1], v.device)
-    square = torch.where(keep, v.unsqueeze(-2), identity)  # (..., i, j)
-    return _back(reduce(square), x, dim)
+    return reduce(torch.where(keep, v.unsqueeze(-2), identity))  # (..., i, j) -> (..., i)
+
+
+def _block(n: int) -> int:
+    """The block length of a scan too long for one square: a power of two
+    near sqrt(n), so that the blocks' squares and the square of their
+    totals are both about n^1.5."""
+    return 1 << max(0, math.ceil(math.log2(n) / 2))
+
+
+def _scan(x, dim, identity, reduce, combine):
+    """A scan along `dim`; a row too long for one square is scanned in
+    blocks (each its own square), then each block is combined with the scan
+    of the totals of the blocks before it."""
+    v = _last(x, dim)
+    n = v.shape[-1]
+    if v.numel() * n <= MAX_SQUARE or n <= 2:
+        return _back(_scan_rows(v, identity, reduce), x, dim)
+    b = _block(n)
+    m = -(-n // b)
+    padded = torch.nn.functional.pad(v, (0, m * b - n), value=identity)
+    inner = _scan_rows(padded.reshape(*v.shape[:-1], m, b), identity, reduce)  # (..., m, b)
+    totals = inner[..., -1]
+    before = torch.cat([torch.full_like(totals[..., :1], identity),
+                        _scan(totals, -1, identity, reduce, combine)[..., :-1]], -1)
+    out = combine(inner, before.unsqueeze(-1)).reshape(*v.shape[:-1], m * b)[..., :n]
+    return _back(out, x, dim)
+
+
+def _blocked_fits(x, dim) -> bool:
+    """Whether a blocked scan's squares (the blocks', then their totals')
+    stay within MAX_SQUARE."""
+    if x.dim() == 0 or _square_fits(x, dim):
+        return True
+    n = x.shape[dim]
+    b = _block(n)
+    rows, m = x.numel() // n, -(-n // b)
+    return rows * m * b * b + rows * m * m <= MAX_SQUARE
 
 
 def cumsum(self, dim, *, dtype=None):
     x = self if dtype is None else self.to(dtype)
     if not x.is_floating_point():
         x = x.to(torch.int64)  # as eager: integer sums are int64
-    return _scan(x, dim, 0, lambda s: s.sum(-1, dtype=x.dtype))
+    return _scan(x, dim, 0, lambda s: s.sum(-1, dtype=x.dtype), torch.add)
 
 
 def cumprod(self, dim, *, dtype=None):
     x = self if dtype is None else self.to(dtype)
     if not x.is_floating_point():
         x = x.to(torch.int64)
-    return _scan(x, dim, 1, lambda s: s.prod(-1, dtype=x.dtype))
+    return _scan(x, dim, 1, lambda s: s.prod(-1, dtype=x.dtype), torch.mul)
 
 
 def _cumulative_extreme(self, dim, largest):
@@ -135,7 +173,8 @@ def logcumsumexp(self, dim):
 
 
 def _scan_applies(self, dim, *args, **kwargs):
-    return _square_fits(self, dim) and (_floating_or_int(self) or self.dtype == torch.bool)
+    return self.numel() > 0 and _blocked_fits(self, dim) and \
+        (_floating_or_int(self) or self.dtype == torch.bool)
 
 
 def _float_scan_applies(self, dim, *args, **kwargs):
