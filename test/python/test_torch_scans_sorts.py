@@ -114,6 +114,18 @@ def test_topk_kthvalue(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_topk_unsorted_picks_eagers_elements(dtype):
+    # sorted=False leaves the order unspecified: the card's is sorted, and
+    # the elements and their positions are eager's in some order.
+    x = data(dtype, (4, 12), seed=3)
+    values, indices = compiled(lambda x: torch.topk(x, 5, dim=-1, sorted=False), x)
+    expected = torch.topk(as_card_holds(x), 5, dim=-1, sorted=False)
+    for got, want in ((values, expected.values), (indices, expected.indices)):
+        torch.testing.assert_close(got.sort(-1).values, want.sort(-1).values, rtol=0, atol=0)
+    assert torch.equal(torch.gather(as_card_holds(x), -1, indices), values)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_median(dtype):
     x = data(dtype, (5, 7))
     check(lambda x: torch.median(x, 1), x, exact=True)

@@ -248,8 +248,10 @@ def topk(self, k, dim=-1, largest=True, sorted=True):
 
 
 def _topk_applies(self, k, dim=-1, largest=True, sorted=True):
-    # Unsorted results come in the CPU kernel's own order.
-    return sorted and _square_fits(self, dim) and _floating_or_int(self)
+    # With sorted=False PyTorch leaves the order unspecified (the CPU's and
+    # CUDA's kernels differ): the card returns the elements sorted, which is
+    # one such order (DeepSeek-V2's group-limited routing asks for it).
+    return _square_fits(self, dim) and _floating_or_int(self)
 
 
 def _pick_rank(self, dim, keepdim, rank):
