@@ -82,3 +82,34 @@ def test_a_complex_output_or_op_the_pass_lacks_stays_on_the_cpu():
         actual = compiled(fn, x)
         assert counters.fallbacks, "expected CPU fallbacks"
         torch.testing.assert_close(actual, fn(x))
+
+
+FOURIER = {
+    # FNet's token mixing: the real part of a 2-D transform of real input.
+    "fnet_mixing": lambda x: torch.fft.fft(torch.fft.fft(x, dim=-1), dim=-2).real,
+    "rfft_ortho_magnitude": lambda x: torch.fft.rfft(x, norm="ortho").abs(),
+    "fft2_then_ifft2": lambda x: torch.fft.ifft2(torch.fft.fft2(x) * 2).real,
+    # Of an odd length, without the zero frequency: a real input's real-valued
+    # bins have a phase of +-pi by the sign of a zero imaginary part.
+    "phase": lambda x: torch.fft.fft(x[:, :11], dim=1)[:, 1:].angle(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOURIER))
+def test_fourier_transforms_on_card(name):
+    # As products with cosine and sine matrices, summed in f32 on the
+    # vector unit: as precise as the CPU's FFT up to the order of additions.
+    fn = FOURIER[name]
+    x = torch.randn(2, 12, 10, generator=torch.Generator().manual_seed(3))
+    actual = compiled(fn, x)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    torch.testing.assert_close(actual, fn(x), rtol=1e-4, atol=1e-4 * fn(x).abs().max().item())
+
+
+def test_a_transform_beyond_the_budget_stays_on_the_cpu(monkeypatch):
+    from spyre_mlir.inductor import complex_values
+    monkeypatch.setattr(complex_values, "MAX_DFT_PRODUCTS", 100)
+    x = torch.randn(4, 16)
+    actual = compiled(FOURIER["rfft_ortho_magnitude"], x)
+    assert "aten._fft_r2c.default" in counters.fallbacks
+    torch.testing.assert_close(actual, FOURIER["rfft_ortho_magnitude"](x))

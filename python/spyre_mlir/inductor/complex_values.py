@@ -16,6 +16,8 @@ CPU, counted as before).
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import fx
 from torch._guards import detect_fake_mode
@@ -48,6 +50,11 @@ def _handled(node: fx.Node) -> bool:
         return True
     if t in _VIEWS:
         return True
+    if t in (aten._fft_r2c.default, aten._fft_c2c.default):
+        return _dft_fits(node)
+    if t is prims.convert_element_type.default:  # a real tensor made complex
+        source = node.args[0].meta.get("val")
+        return isinstance(source, torch.Tensor) and source.dtype == _REAL[node.args[1]]
     if t in (aten.mul.Tensor, aten.add.Tensor, aten.sub.Tensor):
         # Both complex, or a complex times a real tensor or number.
         a, b = node.args[0], node.args[1]
@@ -57,6 +64,23 @@ def _handled(node: fx.Node) -> bool:
             return False
         return all(kinds) or (t is aten.mul.Tensor and any(kinds))
     return False
+
+
+#: Ops on a complex value with a real result, and theirs on the two parts.
+_REAL_RESULTS = {aten.abs.default: aten.hypot.default, aten.angle.default: aten.atan2.default}
+
+#: Multiply-adds beyond which a transform is left to the CPU's FFT: the card
+#: computes a discrete Fourier transform as products with n x n matrices.
+MAX_DFT_PRODUCTS = 1 << 24
+
+
+def _dft_fits(node: fx.Node) -> bool:
+    value = node.args[0].meta.get("val")
+    if not isinstance(value, torch.Tensor) or value.dtype not in (torch.float32, torch.complex64):
+        return False
+    dims = [d % value.dim() for d in node.args[1]]
+    work = sum(value.numel() * value.shape[d] for d in dims)
+    return all(isinstance(s, int) for s in value.shape) and 0 < work <= MAX_DFT_PRODUCTS
 
 
 def real_pairs(graph: fx.Graph) -> int:
@@ -70,6 +94,7 @@ def real_pairs(graph: fx.Graph) -> int:
             return 0
         for user in node.users:
             if user.op == "output" or (user.target is not aten.view_as_real.default and
+                                       user.target not in _REAL_RESULTS and
                                        not _complex(user.meta.get("val"))):
                 return 0
     mode = detect_fake_mode([n.meta["val"] for n in complex_nodes])
@@ -82,7 +107,16 @@ def real_pairs(graph: fx.Graph) -> int:
         with insert:
             twin[node] = _twin(graph, mode, node, twin)
     for node in list(graph.nodes):
-        if node.op == "call_function" and node.target is aten.view_as_real.default and \
+        if node.op == "call_function" and node.target in _REAL_RESULTS and \
+                node.args[0] in twin:
+            pair = twin[node.args[0]]
+            with graph.inserting_before(node):
+                re, im = (_add(graph, mode, aten.select.int, pair, -1, k) for k in (0, 1))
+                result = _add(graph, mode, _REAL_RESULTS[node.target],
+                              *((re, im) if node.target is aten.abs.default else (im, re)))
+            node.replace_all_uses_with(result)
+            graph.erase_node(node)
+        elif node.op == "call_function" and node.target is aten.view_as_real.default and \
                 node.args[0] in twin and twin[node.args[0]] is not node:
             node.replace_all_uses_with(twin[node.args[0]])
             graph.erase_node(node)
@@ -111,6 +145,10 @@ def _twin(graph: fx.Graph, mode, node: fx.Node, twin: dict) -> fx.Node:
     def per_lane(real, imag):
         return add(aten.where.self, lanes(), real, imag)
 
+    def zero():
+        return add(aten.full.default, [1], 0.0, dtype=_REAL[value.dtype], device=value.device,
+                   pin_memory=False)
+
     t = node.target
     if node.op == "placeholder":
         return add(aten.view_as_real.default, node)
@@ -123,6 +161,15 @@ def _twin(graph: fx.Graph, mode, node: fx.Node, twin: dict) -> fx.Node:
         magnitude, angle = (add(aten.unsqueeze.default, x, -1) for x in node.args[:2])
         return per_lane(add(aten.mul.Tensor, magnitude, add(aten.cos.default, angle)),
                         add(aten.mul.Tensor, magnitude, add(aten.sin.default, angle)))
+    if t is aten._fft_r2c.default:
+        x, dims, normalization, onesided = node.args
+        pair = per_lane(add(aten.unsqueeze.default, x, -1), zero())
+        return _dft(add, pair, dims, normalization, True, onesided, value.device)
+    if t is prims.convert_element_type.default:
+        return per_lane(add(aten.unsqueeze.default, node.args[0], -1), zero())
+    if t is aten._fft_c2c.default:
+        z, dims, normalization, forward = node.args
+        return _dft(add, twin[z], dims, normalization, forward, False, value.device)
     if t in _VIEWS:
         return add(t, twin[node.args[0]], *_view_args(t, node.args[1:],
                                                       node.args[0].meta["val"].dim()))
@@ -139,6 +186,58 @@ def _twin(graph: fx.Graph, mode, node: fx.Node, twin: dict) -> fx.Node:
     mul = aten.mul.Tensor
     return per_lane(add(aten.sub.Tensor, add(mul, ar, br), add(mul, ai, bi)),
                     add(aten.add.Tensor, add(mul, ar, bi), add(mul, ai, br)))
+
+
+def _dft(add, pair, dims, normalization, forward, onesided, device):
+    """The discrete Fourier transform of a complex twin (..., 2) over `dims`,
+    one dimension at a time, as products with the n x n cosine and sine
+    matrices: (zr + i zi)(C -+ i S). Graph-built products are not ones the
+    program asked for, so in f32 they run as f32 sums on the vector unit
+    (export._matmul_spec), as precise as the CPU's transform up to the
+    order of additions. `normalization` is ATen's: 0 none, 1 by sqrt(n),
+    2 by n, n being the product of the transformed sizes; `onesided` keeps
+    the first n // 2 + 1 frequencies of the last dimension (rfft)."""
+    rank = pair.meta["val"].dim() - 1
+    dims = [d % rank for d in dims]
+    sign = 1.0 if forward else -1.0
+    total = 1
+    for d in dims:
+        shape = list(pair.meta["val"].shape)
+        n = shape[d]
+        total *= n
+        # dimension d next to the trailing 2: (rows, n) per part
+        order = [k for k in range(rank) if k != d] + [d, rank]
+        moved = add(aten.permute.default, pair, order)
+        rows = 1
+        for k in order[:-2]:
+            rows *= shape[k]
+        parts = [add(aten.reshape.default, add(aten.select.int, moved, -1, which), [rows, n])
+                 for which in (0, 1)]
+        i = add(prims.iota.default, n, start=0, step=1, dtype=torch.int64, device=device,
+                requires_grad=False)
+        jk = add(aten.remainder.Scalar, add(aten.mul.Tensor, add(aten.unsqueeze.default, i, 1),
+                                            add(aten.unsqueeze.default, i, 0)), n)
+        angle = add(aten.mul.Tensor, add(prims.convert_element_type.default, jk, torch.float32),
+                    2 * math.pi / n)
+        cos, sin = add(aten.cos.default, angle), add(aten.sin.default, angle)
+        zr_c, zi_c = (add(aten.mm.default, p, cos) for p in parts)
+        zr_s, zi_s = (add(aten.mm.default, p, sin) for p in parts)
+        real = add(aten.add.Tensor, zr_c, add(aten.mul.Tensor, zi_s, sign))
+        imag = add(aten.sub.Tensor, zi_c, add(aten.mul.Tensor, zr_s, sign))
+        lanes = add(aten.eq.Scalar, add(prims.iota.default, 2, start=0, step=1,
+                                        dtype=torch.int32, device=device, requires_grad=False), 0)
+        both = add(aten.where.self, lanes, add(aten.unsqueeze.default, real, -1),
+                   add(aten.unsqueeze.default, imag, -1))
+        both = add(aten.reshape.default, both, [shape[k] for k in order[:-2]] + [n, 2])
+        back = [order.index(k) for k in range(rank + 1)]
+        pair = add(aten.permute.default, both, back)
+    if onesided:
+        last = dims[-1]
+        pair = add(aten.slice.Tensor, pair, last, 0, pair.meta["val"].shape[last] // 2 + 1)
+    if normalization:
+        pair = add(aten.mul.Tensor, pair,
+                   1.0 / (math.sqrt(total) if normalization == 1 else total))
+    return pair
 
 
 def _view_args(target, args, rank: int) -> tuple:
