@@ -609,31 +609,11 @@ def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
     row_trace = _row_trace(trace, source)
     in_cone = {id(i) for i in row_trace.instrs}
     # The body: the tables' loads read the gathered rows instead.
-    body, gathered = [], {}  # gathered: temporary -> its table's load
-    for instr in trace.instrs:
-        if instr.op == "indirect_indexing" or \
-                (id(instr) in in_cone and not _used_outside(trace.instrs, instr, in_cone)):
-            continue
-        if id(instr) in widths:
-            temporary = f"{_GATHERED}{len(gathered)}"
-            gathered[temporary] = instr
-            index = row_var * widths[id(instr)] + (col if widths[id(instr)] > 1 else 0)
-            instr = Instr("load", (temporary, index), instr.result, {}, instr.serial)
-        body.append(instr)
-    body_trace = Trace(list(trace.sizes), [], list(trace.variables), body)
-    table_names = {t.args[0] for t in tables}
-    direct = [i.args[0] for i in row_trace.instrs + body if i.op in ("load", "store")
-              and i.args[0] not in gathered and i.args[0] != _ROWS]
-    if table_names & set(direct):
-        raise Unsupported("a table read both at computed rows and directly")
-    args = []
-    for t in tables:
-        extent, dtype = buffer_info(t.args[0])
-        if all(a[0] != t.args[0] for a in args):
-            args.append((t.args[0], (rows, widths[id(t)]), element_type(dtype)))
-    for n in dict.fromkeys(direct):
-        extent, dtype = buffer_info(n)
-        args.append((n, (max(extent, 1),), element_type(dtype)))
+    body_trace, gathered = _body_on_gathered(
+        trace, in_cone, lambda i: row_var * widths[id(i)] + (col if widths[id(i)] > 1 else 0)
+        if id(i) in widths else None)
+    args = _lookup_args(tables, lambda t: (rows, widths[id(t)]), [row_trace, body_trace],
+                        gathered, buffer_info)
     module, kernel, block = _new_kernel(name, args)
     buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
     with InsertionPoint(block):
@@ -701,31 +681,10 @@ def _element_lookups(name: str, trace: Trace, buffer_info: BufferInfo):
         instrs.append(Instr("store", (f"{_ROWS}{k}", position, row), None, {}, next(serial)))
         row_traces.append(Trace(list(sizes), [], list(variables), instrs))
     # The body: the tables' loads read the gathered elements instead.
-    body, gathered = [], {}  # gathered: temporary -> its table's load
-    for instr in trace.instrs:
-        if instr.op == "indirect_indexing" or \
-                (id(instr) in cones and not _used_outside(trace.instrs, instr, cones)):
-            continue
-        if any(instr is t for t in tables):
-            temporary = f"{_GATHERED}{len(gathered)}"
-            gathered[temporary] = instr
-            instr = Instr("load", (temporary, position), instr.result, {}, instr.serial)
-        body.append(instr)
-    body_trace = Trace(list(sizes), [], list(variables), body)
-    table_names = {t.args[0] for t in tables}
-    direct = [i.args[0] for t in row_traces + [body_trace] for i in t.instrs
-              if i.op in ("load", "store") and i.args[0] not in gathered and
-              not i.args[0].startswith(_ROWS)]
-    if table_names & set(direct):
-        raise Unsupported("a table read both at computed positions and directly")
-    args = []
-    for t in tables:
-        extent, dtype = buffer_info(t.args[0])
-        if all(a[0] != t.args[0] for a in args):
-            args.append((t.args[0], (max(extent, 1), 1), element_type(dtype)))
-    for n in dict.fromkeys(direct):
-        extent, dtype = buffer_info(n)
-        args.append((n, (max(extent, 1),), element_type(dtype)))
+    body_trace, gathered = _body_on_gathered(
+        trace, cones, lambda i: position if any(i is t for t in tables) else None)
+    args = _lookup_args(tables, lambda t: (max(buffer_info(t.args[0])[0], 1), 1),
+                        row_traces + [body_trace], gathered, buffer_info)
     module, kernel, block = _new_kernel(name, args)
     buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
     with InsertionPoint(block):
@@ -741,6 +700,42 @@ def _element_lookups(name: str, trace: Trace, buffer_info: BufferInfo):
         _emit_generic(body_trace, _yields(body_trace), buffer_of, matrices=matrices)
         spyre.ReturnOp()
     return module
+
+
+def _body_on_gathered(trace: Trace, cone: set[int], index_of) -> tuple[Trace, dict]:
+    """A lookup node's body with each table load reading its gathered
+    temporary at `index_of(load)` (None for the other instructions), without
+    what only the rows' computation (`cone`, ids) uses. Also returns the
+    temporaries, each with its table's load."""
+    body, gathered = [], {}
+    for instr in trace.instrs:
+        if instr.op == "indirect_indexing" or \
+                (id(instr) in cone and not _used_outside(trace.instrs, instr, cone)):
+            continue
+        index = index_of(instr)
+        if index is not None:
+            temporary = f"{_GATHERED}{len(gathered)}"
+            gathered[temporary] = instr
+            instr = Instr("load", (temporary, index), instr.result, {}, instr.serial)
+        body.append(instr)
+    return Trace(list(trace.sizes), [], list(trace.variables), body), gathered
+
+
+def _lookup_args(tables, shape_of, traces, gathered: dict, buffer_info: BufferInfo):
+    """A lookup kernel's arguments: its tables, each shaped by
+    `shape_of(load)`, then the buffers its traces read or write directly."""
+    direct = [i.args[0] for t in traces for i in t.instrs if i.op in ("load", "store")
+              and i.args[0] not in gathered and not i.args[0].startswith(_ROWS)]
+    if {t.args[0] for t in tables} & set(direct):
+        raise Unsupported("a table read both at computed rows and directly")
+    args = []
+    for t in tables:
+        if all(a[0] != t.args[0] for a in args):
+            args.append((t.args[0], shape_of(t), element_type(buffer_info(t.args[0])[1])))
+    for n in dict.fromkeys(direct):
+        extent, dtype = buffer_info(n)
+        args.append((n, (max(extent, 1),), element_type(dtype)))
+    return args
 
 
 def _cone(instrs, value: TV) -> list[Instr]:
