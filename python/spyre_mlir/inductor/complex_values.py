@@ -57,11 +57,10 @@ def _handled(node: fx.Node) -> bool:
         return isinstance(source, torch.Tensor) and source.dtype == _REAL[node.args[1]]
     if t in (aten.mul.Tensor, aten.add.Tensor, aten.sub.Tensor):
         # Both complex, or a complex times a real tensor or number.
-        a, b = node.args[0], node.args[1]
-        kinds = [_complex(x.meta.get("val")) if isinstance(x, fx.Node) else
-                 ("complex" if isinstance(x, complex) else False) for x in (a, b)]
-        if "complex" in kinds or len(node.args) > 2 or node.kwargs:
+        operands = node.args[:2]
+        if any(isinstance(x, complex) for x in operands) or len(node.args) > 2 or node.kwargs:
             return False
+        kinds = [isinstance(x, fx.Node) and _complex(x.meta.get("val")) for x in operands]
         return all(kinds) or (t is aten.mul.Tensor and any(kinds))
     return False
 
@@ -133,21 +132,16 @@ def _twin(graph: fx.Graph, mode, node: fx.Node, twin: dict) -> fx.Node:
 
     value = node.meta["val"]
 
-    def lanes():
-        # The trailing dimension's lane: true for the real part.
-        iota = add(prims.iota.default, 2, start=0, step=1, dtype=torch.int32,
-                   device=value.device, requires_grad=False)
-        return add(aten.eq.Scalar, iota, 0)
-
     def part(z, which):  # the real (0) or imaginary (1) part, with a trailing 1
         return add(aten.unsqueeze.default, add(aten.select.int, twin[z], -1, which), -1)
 
     def per_lane(real, imag):
-        return add(aten.where.self, lanes(), real, imag)
+        return _per_lane(add, value.device, real, imag)
 
-    def zero():
-        return add(aten.full.default, [1], 0.0, dtype=_REAL[value.dtype], device=value.device,
+    def real_pair(x):  # a real tensor as a complex one: a zero imaginary part
+        zero = add(aten.full.default, [1], 0.0, dtype=_REAL[value.dtype], device=value.device,
                    pin_memory=False)
+        return per_lane(add(aten.unsqueeze.default, x, -1), zero)
 
     t = node.target
     if node.op == "placeholder":
@@ -163,10 +157,9 @@ def _twin(graph: fx.Graph, mode, node: fx.Node, twin: dict) -> fx.Node:
                         add(aten.mul.Tensor, magnitude, add(aten.sin.default, angle)))
     if t is aten._fft_r2c.default:
         x, dims, normalization, onesided = node.args
-        pair = per_lane(add(aten.unsqueeze.default, x, -1), zero())
-        return _dft(add, pair, dims, normalization, True, onesided, value.device)
+        return _dft(add, real_pair(x), dims, normalization, True, onesided, value.device)
     if t is prims.convert_element_type.default:
-        return per_lane(add(aten.unsqueeze.default, node.args[0], -1), zero())
+        return real_pair(node.args[0])
     if t is aten._fft_c2c.default:
         z, dims, normalization, forward = node.args
         return _dft(add, twin[z], dims, normalization, forward, False, value.device)
@@ -186,6 +179,14 @@ def _twin(graph: fx.Graph, mode, node: fx.Node, twin: dict) -> fx.Node:
     mul = aten.mul.Tensor
     return per_lane(add(aten.sub.Tensor, add(mul, ar, br), add(mul, ai, bi)),
                     add(aten.add.Tensor, add(mul, ar, bi), add(mul, ai, br)))
+
+
+def _per_lane(add, device, real, imag):
+    """`real` in the trailing dimension's first lane, `imag` in its second
+    (both broadcast over a trailing dimension of 1)."""
+    lane = add(prims.iota.default, 2, start=0, step=1, dtype=torch.int32, device=device,
+               requires_grad=False)
+    return add(aten.where.self, add(aten.eq.Scalar, lane, 0), real, imag)
 
 
 def _dft(add, pair, dims, normalization, forward, onesided, device):
@@ -224,10 +225,8 @@ def _dft(add, pair, dims, normalization, forward, onesided, device):
         zr_s, zi_s = (add(aten.mm.default, p, sin) for p in parts)
         real = add(aten.add.Tensor, zr_c, add(aten.mul.Tensor, zi_s, sign))
         imag = add(aten.sub.Tensor, zi_c, add(aten.mul.Tensor, zr_s, sign))
-        lanes = add(aten.eq.Scalar, add(prims.iota.default, 2, start=0, step=1,
-                                        dtype=torch.int32, device=device, requires_grad=False), 0)
-        both = add(aten.where.self, lanes, add(aten.unsqueeze.default, real, -1),
-                   add(aten.unsqueeze.default, imag, -1))
+        both = _per_lane(add, device, add(aten.unsqueeze.default, real, -1),
+                         add(aten.unsqueeze.default, imag, -1))
         both = add(aten.reshape.default, both, [shape[k] for k in order[:-2]] + [n, 2])
         back = [order.index(k) for k in range(rank + 1)]
         pair = add(aten.permute.default, both, back)

@@ -12,6 +12,7 @@ another buffer becomes `spyre.gather`. Everything else becomes one
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
@@ -515,8 +516,7 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     rows = int(next(i.args[1] for i in ops if i.op == "indirect_indexing"))
     # The table's load reads at the index; Inductor drops the index from it
     # when the table has one row (BERT-like token types of one type).
-    table_load = next((i for i in loads if symbol.name in
-                       {v.name for v in sympy.sympify(i.args[1]).free_symbols}), None)
+    table_load = next((i for i in loads if _indexed_by(i, {symbol.name})), None)
     if table_load is None and rows == 1:
         table_load = next((i for i in loads if i.result == store.args[2]), None)
     if table_load is None or store.args[2] != table_load.result or \
@@ -593,8 +593,7 @@ def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
     rows = int(next(i.args[1] for i in trace.instrs if i.op == "indirect_indexing"))
     widths = {}  # id(load of a table) -> the row width it reads
     for load in trace.instrs:
-        if load.op != "load" or symbol.name not in \
-                {v.name for v in sympy.sympify(load.args[1]).free_symbols}:
+        if load.op != "load" or not _indexed_by(load, {symbol.name}):
             continue
         base, (c_row, c_col, c_symbol) = linear(load.args[1], [row_var, col, symbol])
         extent, _ = buffer_info(load.args[0])
@@ -649,10 +648,10 @@ def _element_lookups(name: str, trace: Trace, buffer_info: BufferInfo):
     position = sum(v * math.prod(sizes[k + 1:]) for k, v in enumerate(variables))
     bound = {i.args[2].name: i.args[1] for i in trace.instrs if i.op == "indirect_indexing"}
     names = {s.name for s in symbols}
-    tables = [i for i in trace.instrs if i.op == "load" and
-              names & {v.name for v in sympy.sympify(i.args[1]).free_symbols}]
-    serial = iter(range(len(trace.instrs), len(trace.instrs) + 64 * len(tables) + 64))
-    fresh = iter(range(-8, -8 - 4 * 64 * (len(tables) + 1), -4))
+    tables = [i for i in trace.instrs if i.op == "load" and _indexed_by(i, names)]
+    table_ids = {id(t) for t in tables}
+    # New instructions follow the trace's; their values' ids are negative.
+    serial, fresh = itertools.count(len(trace.instrs)), itertools.count(-8, -4)
 
     def new(instrs, op, *args):
         instrs.append(Instr(op, args, TV(next(fresh)), {}, next(serial)))
@@ -682,7 +681,7 @@ def _element_lookups(name: str, trace: Trace, buffer_info: BufferInfo):
         row_traces.append(Trace(list(sizes), [], list(variables), instrs))
     # The body: the tables' loads read the gathered elements instead.
     body_trace, gathered = _body_on_gathered(
-        trace, cones, lambda i: position if any(i is t for t in tables) else None)
+        trace, cones, lambda i: position if id(i) in table_ids else None)
     args = _lookup_args(tables, lambda t: (max(buffer_info(t.args[0])[0], 1), 1),
                         row_traces + [body_trace], gathered, buffer_info)
     module, kernel, block = _new_kernel(name, args)
@@ -700,6 +699,11 @@ def _element_lookups(name: str, trace: Trace, buffer_info: BufferInfo):
         _emit_generic(body_trace, _yields(body_trace), buffer_of, matrices=matrices)
         spyre.ReturnOp()
     return module
+
+
+def _indexed_by(load: Instr, names: set[str]) -> bool:
+    """Whether a load's index uses one of the indirect symbols `names`."""
+    return bool(names & {v.name for v in sympy.sympify(load.args[1]).free_symbols})
 
 
 def _body_on_gathered(trace: Trace, cone: set[int], index_of) -> tuple[Trace, dict]:

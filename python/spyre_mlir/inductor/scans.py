@@ -93,7 +93,7 @@ def _scan(x, dim, identity, reduce, combine):
     of the totals of the blocks before it."""
     v = _last(x, dim)
     n = v.shape[-1]
-    if v.numel() * n <= MAX_SQUARE or n <= 2:
+    if _square_fits(x, dim) or n <= 2:
         return _back(_scan_rows(v, identity, reduce), x, dim)
     b = _block(n)
     m = -(-n // b)
@@ -109,7 +109,7 @@ def _scan(x, dim, identity, reduce, combine):
 def _blocked_fits(x, dim) -> bool:
     """Whether a blocked scan's squares (the blocks', then their totals')
     stay within MAX_SQUARE."""
-    if x.dim() == 0 or _square_fits(x, dim):
+    if _square_fits(x, dim):
         return True
     n = x.shape[dim]
     b = _block(n)

@@ -201,36 +201,40 @@ def _factor_mods(trace: Trace) -> None:
             return None
         if base < 0 or min(coeffs, default=0) < 0:
             return None
+        top = _largest(base, coeffs, sizes)
         for k, a in enumerate(coeffs):
-            if a <= 1 or m % a:
-                continue
-            top = base + sum(c * (n - 1) for j, (c, n) in enumerate(zip(coeffs, sizes)) if j != k)
-            if top < a:
+            if a > 1 and m % a == 0 and top - a * (sizes[k] - 1) < a:
                 return trace.variables[k], a
         return None
 
-    def mod(t):
-        if not (isinstance(t, ModularIndexing) and t.args[1] == 1 and t.args[2].is_Integer):
-            return None
+    def mod(t):  # t itself where it does not factor
+        if t.args[1] != 1 or not t.args[2].is_Integer:
+            return t
         found = factored(t.args[0], int(t.args[2]))
         if found is None:
-            return None
+            return t
         v, a = found
         return a * ModularIndexing(v, 1, int(t.args[2]) // a) + (t.args[0] - a * v)
 
     def div(t):
-        if not (isinstance(t, FloorDiv) and t.args[1].is_Integer):
-            return None
-        found = factored(t.args[0], int(t.args[1]))
-        return None if found is None else FloorDiv(found[0], int(t.args[1]) // found[1])
+        found = factored(t.args[0], int(t.args[1])) if t.args[1].is_Integer else None
+        return t if found is None else FloorDiv(found[0], int(t.args[1]) // found[1])
 
     for instr in trace.instrs:
         if instr.op in _INDEXED:
             k = _INDEXED[instr.op]
             expr = sympy.sympify(instr.args[k])
-            expr = expr.replace(lambda t: mod(t) is not None, mod)
-            expr = expr.replace(lambda t: div(t) is not None, div)
+            if not expr.has(ModularIndexing, FloorDiv):
+                continue
+            expr = expr.replace(lambda t: isinstance(t, ModularIndexing), mod)
+            expr = expr.replace(lambda t: isinstance(t, FloorDiv), div)
             instr.args = instr.args[:k] + (expr,) + instr.args[k + 1:]
+
+
+def _largest(base: int, coeffs: list[int], sizes: list[int]) -> int:
+    """The largest value of base + sum(coeffs[i] * v_i) over the loops
+    0 <= v_i < sizes[i], for non-negative coefficients."""
+    return base + sum(c * (n - 1) for c, n in zip(coeffs, sizes))
 
 
 def _split_a_loop(trace: Trace) -> bool:
@@ -308,8 +312,8 @@ def _drop_bounded_mods(trace: Trace) -> None:
             base, coeffs = linear(t.args[0], trace.variables)
         except Unsupported:
             return False
-        top = base + sum(c * (n - 1) for c, n in zip(coeffs, sizes))
-        return base >= 0 and min(coeffs, default=0) >= 0 and top < int(t.args[2])
+        return base >= 0 and min(coeffs, default=0) >= 0 and \
+            _largest(base, coeffs, sizes) < int(t.args[2])
 
     for instr in trace.instrs:
         if instr.op in _INDEXED:
