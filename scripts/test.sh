@@ -17,7 +17,7 @@ fi
 echo "== lit: FileCheck IR tests =="
 lit -sv test || status=1
 echo "== pytest =="
-# One worker per core (pytest-xdist): most of the ~750 tests are compiles.
+# One worker per core (pytest-xdist): most of the ~2,500 tests are compiles.
 # Every kernel the tests compile is kept (by content) for
 # scripts/check_sanitizers.sh, which compiles them again under ASan/UBSan.
 export SPYRE_KERNEL_CORPUS="${SPYRE_KERNEL_CORPUS:-$PWD/build/kernel-corpus}"
