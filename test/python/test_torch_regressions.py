@@ -402,3 +402,20 @@ def test_take_of_an_empty_tensor_and_put_into_a_0d_one_compile():
     same_as_eager(torch.take, torch.randn(0), torch.zeros(0, dtype=torch.int64))
     same_as_eager(lambda x, i, v: torch.put(x, i, v, accumulate=True), torch.tensor(2.0),
                   torch.tensor(0), torch.tensor(3.0))
+
+
+# Found by OpInfo's every-sample run: var_mean and std_mean of an empty input
+# returned a mean of 0 (Inductor's Welford reduction of nothing) where eager's
+# is nan, with no fallback counted; their variance was already nan.
+@pytest.mark.filterwarnings("ignore:var_mean|std_mean:UserWarning")
+@pytest.mark.parametrize("shape,dim", [((0,), None), ((0, 5), None), ((0, 5), 0),
+                                       ((3, 0), 1)], ids=str)
+@pytest.mark.parametrize("op", [torch.var_mean, torch.std_mean], ids=lambda op: op.__name__)
+def test_mean_of_an_empty_input_is_nan(op, shape, dim):
+    x = torch.randn(shape)
+    torch._dynamo.reset()
+    counters.reset()
+    compiled = torch.compile(lambda x: op(x, dim), backend="spyre")(x)
+    for c, e in zip(compiled, op(x, dim)):
+        torch.testing.assert_close(c, e, equal_nan=True)
+    assert counters.fallbacks == {}

@@ -518,6 +518,18 @@ def _trilinear_applies(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim
     return i1.is_floating_point() and size <= MAX_PICK_COMPARISONS
 
 
+def var_mean(self, dim=None, *, correction=None, keepdim=False):
+    """Of an empty input, as var and mean apart: Inductor's var_mean
+    lowering reduces nothing to the Welford initial state, whose mean is 0
+    where eager's (0 / 0) is nan."""
+    return (aten.var.correction(self, dim, correction=correction, keepdim=keepdim),
+            aten.mean.dim(self, dim, keepdim=keepdim))
+
+
+def _var_mean_applies(self, *args, **kwargs):
+    return self.numel() == 0
+
+
 def _declined_to_eager(op) -> None:
     """The fallback kernel Inductor would create for `op` when it first met
     it without a lowering, created now: once `op` is in the decomposition
@@ -597,7 +609,8 @@ def install() -> None:
             (aten._unsafe_masked_index.default, unsafe_masked_index,
              _unsafe_masked_index_applies),
             (aten._trilinear.default, trilinear, _trilinear_applies),
-            (aten.nan_to_num.default, nan_to_num, _nan_to_num_applies)):
+            (aten.nan_to_num.default, nan_to_num, _nan_to_num_applies),
+            (aten.var_mean.correction, var_mean, _var_mean_applies)):
         entries[op] = wrap(ours, decomposition.decompositions.get(op),
                            applies or (lambda *args, **kwargs: True))
     # Scans and sorts as masked reductions over n x n squares (scans.py).
