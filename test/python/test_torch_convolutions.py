@@ -44,6 +44,18 @@ def test_conv3d():
     check(lambda x, w, b: F.conv3d(x, w, b, padding=(0, 1, 1)), x, w, b, depth=36)
 
 
+# Found by OpInfo's every-sample run: padding="valid" reaches aten.convolution
+# as one value for every spatial dimension, which the 2-D kernel and the 1-D
+# and 3-D im2col read as one per dimension (IndexError at compile).
+@pytest.mark.parametrize("conv,x_shape,w_shape", [
+    (F.conv1d, (1, 4, 10), (2, 4, 3)), (F.conv2d, (1, 4, 5, 5), (1, 4, 2, 3)),
+    (F.conv3d, (1, 2, 3, 4, 10), (1, 2, 1, 2, 4))], ids=["1d", "2d", "3d"])
+def test_valid_padding_given_as_one_value(conv, x_shape, w_shape):
+    x, w, b = inputs(x_shape, w_shape)
+    check(lambda x, w, b: conv(x, w, b, stride=2, padding="valid"), x, w, b, depth=24)
+    check(lambda x, w, b: conv(x, w, b, padding="valid", dilation=1), x, w, b, depth=24)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_dilated_and_unpadded_conv2d(dtype):
     """Unit strides with dilation and several images: the last taps' runs

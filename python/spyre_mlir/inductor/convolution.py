@@ -154,7 +154,10 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
         return None
     if not static_sizes(x, weight, bias):
         return None
-    stride, padding, dilation = ([int(v) for v in values] for values in (stride, padding, dilation))
+    # One value stands for both spatial dimensions, as in aten (padding="valid"
+    # reaches here as [0]).
+    stride, padding, dilation = ([int(v) for v in values] * (2 if len(values) == 1 else 1)
+                                 for values in (stride, padding, dilation))
     signature = _signature(x, weight, bias, stride, padding, dilation, groups)
     if why_not(_launcher(signature).mlir) is not None:
         return None

@@ -197,8 +197,12 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
     spatial = len(weight.get_size()) - 2
     if spatial not in (1, 2, 3):
         raise NotImplementedError(f"{spatial}-D convolution")
-    stride, padding = [int(s) for s in stride], [int(p) for p in padding]
-    dilation, groups = [int(d) for d in dilation], int(groups)
+    # One value stands for every spatial dimension, as in aten (padding="valid"
+    # reaches here as [0]).
+    stride, padding, dilation, output_padding = (
+        [int(v) for v in values] * (spatial if len(values) == 1 else 1)
+        for values in (stride, padding, dilation, output_padding))
+    groups = int(groups)
     if transposed:
         ks = [int(k) for k in weight.get_size()[2:]]
         x = _interleaved(ir.ExternKernel.require_contiguous(x), stride)
