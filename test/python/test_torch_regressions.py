@@ -419,3 +419,14 @@ def test_mean_of_an_empty_input_is_nan(op, shape, dim):
     for c, e in zip(compiled, op(x, dim)):
         torch.testing.assert_close(c, e, equal_nan=True)
     assert counters.fallbacks == {}
+
+
+# Found by OpInfo's every-sample run: a product with an empty result (5 x 4
+# @ 4 x 0, inside multi_dot) failed the compile: Inductor cannot make its
+# zero-size operand contiguous.
+@pytest.mark.parametrize("fn,shapes", [
+    (lambda a, b, c: torch.linalg.multi_dot([a, b, c]), [(5, 4), (4, 0), (0, 2)]),
+    (torch.mm, [(0, 3), (3, 4)]), (torch.bmm, [(2, 3, 4), (2, 4, 0)])],
+    ids=["multi_dot", "mm", "bmm"])
+def test_products_with_an_empty_result_compile(fn, shapes):
+    same_as_eager(fn, *[torch.randn(s) for s in shapes])

@@ -59,7 +59,10 @@ def _product(a, b, batched: bool, dtype=None):
     *lead, m, k = a.get_size()
     n = b.get_size()[-1]
     dtype = dtype or a.get_dtype()
-    if V.graph.sizevars.statically_known_equals(k, 0):  # a sum of no products
+    known_zero = V.graph.sizevars.statically_known_equals
+    # A sum of no products, or no result at all (whose zero-size operands
+    # Inductor cannot make contiguous).
+    if known_zero(k, 0) or any(known_zero(s, 0) for s in (*lead, m, n)):
         return lowerings[aten.full.default]([*lead, m, n], 0, dtype=dtype,
                                             device=a.get_device())
     a, b = _matrix(a), _matrix(b)
