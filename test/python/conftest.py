@@ -7,7 +7,7 @@ import spyre_mlir
 
 def _without_guard_latency_profiling():
     """Dynamo times every new guard set, after flushing the CPU's caches,
-    only to report the latency in its compile metrics: 16 ms of each
+    only to report the latency in its compile metrics: 16-30 ms of each
     compile, which the suite's thousands of small compiles repeat. The
     guards themselves are still built and checked."""
     import torch._dynamo.guards as guards

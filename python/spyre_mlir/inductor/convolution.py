@@ -133,6 +133,14 @@ def _(x, weight, bias, stride, padding, dilation, groups=1, residual=None, relu=
 op = torch.ops.spyre.conv2d.default
 
 
+def per_dimension(values, spatial: int) -> list[int]:
+    """aten.convolution's stride, padding or dilation, one value per spatial
+    dimension: a single value stands for all of them (padding="valid"
+    reaches aten as [0])."""
+    values = [int(v) for v in values]
+    return values * spatial if len(values) == 1 else values
+
+
 #: Grouped convolutions with at most this many (output x input channel)
 #: pairs run on the card, as the dense convolution of a block-diagonal
 #: weight built in LX: with few channels the PT's time goes to streaming
@@ -154,10 +162,7 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
         return None
     if not static_sizes(x, weight, bias):
         return None
-    # One value stands for both spatial dimensions, as in aten (padding="valid"
-    # reaches here as [0]).
-    stride, padding, dilation = ([int(v) for v in values] * (2 if len(values) == 1 else 1)
-                                 for values in (stride, padding, dilation))
+    stride, padding, dilation = (per_dimension(v, 2) for v in (stride, padding, dilation))
     signature = _signature(x, weight, bias, stride, padding, dilation, groups)
     if why_not(_launcher(signature).mlir) is not None:
         return None

@@ -16,6 +16,7 @@ from torch._inductor.virtualized import V, ops
 
 from ..simulator import default_arch
 from . import random as _random
+from .convolution import per_dimension
 from .state import active as _compiling_for_spyre
 
 
@@ -200,11 +201,8 @@ def convolution(x, weight, bias, stride, padding, dilation, transposed, output_p
     spatial = len(weight.get_size()) - 2
     if spatial not in (1, 2, 3):
         raise NotImplementedError(f"{spatial}-D convolution")
-    # One value stands for every spatial dimension, as in aten (padding="valid"
-    # reaches here as [0]).
     stride, padding, dilation, output_padding = (
-        [int(v) for v in values] * (spatial if len(values) == 1 else 1)
-        for values in (stride, padding, dilation, output_padding))
+        per_dimension(v, spatial) for v in (stride, padding, dilation, output_padding))
     groups = int(groups)
     if transposed:
         ks = [int(k) for k in weight.get_size()[2:]]
