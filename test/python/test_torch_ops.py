@@ -131,6 +131,23 @@ def test_layer_norm_and_rms_norm(dtype):
     check(lambda x, w: F.rms_norm(x, (256,), w, eps=1e-6), x, w, dtype=dtype)
 
 
+def test_layer_norm_keeps_its_rows_in_lx_for_every_pass():
+    # Inductor's LayerNorm divides the row sums by the row length in a
+    # generic of its own, over the rows only. Its two readers compute that
+    # mean themselves (spyre-fuse-elementwise), so the sum, the variance and
+    # the normalization form one row group that loads x once.
+    from spyre_mlir import compiler
+    from spyre_mlir.ir import Context, Module
+    x, w, b = rand(64, 768, dtype=torch.float16), rand(768, dtype=torch.float16), \
+        rand(768, dtype=torch.float16)
+    counters.reset()
+    check(lambda x, w, b: F.layer_norm(x, (768,), w, b), x, w, b, dtype=torch.float16)
+    (kernel,) = [k for k in counters.per_kernel if "spyre.generic" in k.mlir]
+    with Context():
+        fused = str(compiler.compile_module(Module.parse(kernel.mlir), stop_after="fuse"))
+    assert fused.count("spyre.fused") == 1 and fused.count("spyre.generic") == 3, fused
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_matmuls(dtype):
     a, b = rand(33, 70, dtype=dtype), rand(70, 20, dtype=dtype)

@@ -10,6 +10,14 @@
 // than the kernel phase that writes the temporary, and the barrier and load
 // after it (about a microsecond each on the card).
 //
+// So is a small producer whose every reader loads one value of it per row
+// (a LayerNorm's mean, the row sums divided by the row length, read by the
+// variance and the normalization): in the reader its ops take values
+// constant along the row, which the vector unit computes once per row, and
+// the readers then share the rows' loop with the reduction before them, so
+// that spyre-fuse-rows can keep the rows in LX for all of them instead of
+// loading them again after the producer's phase.
+//
 //===----------------------------------------------------------------------===//
 
 #include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
@@ -96,14 +104,60 @@ struct Read {
   unsigned input;
 };
 
+/// Whether every generic reading `producer`'s output loads it through a map
+/// that leaves out the reader's innermost loop: one value per row.
+bool readOncePerRow(GenericOp producer) {
+  Value temp = producer.getOutputs().front();
+  bool any = false;
+  for (Operation *user : temp.getUsers()) {
+    if (user == producer || isa<DeallocOp>(user))
+      continue;
+    auto reader = dyn_cast<GenericOp>(user);
+    if (!reader)
+      return false;
+    for (auto [i, input] : llvm::enumerate(reader.getInputs())) {
+      if (input != temp)
+        continue;
+      AffineMap map = reader.getInputMap(unsigned(i));
+      if (map.getNumDims() < 2 || map.isFunctionOfDim(map.getNumDims() - 1))
+        return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
+/// Why the readers of a producer that loads `inputs` cannot load them where
+/// it did: an op from the producer up to the last reader writes one of them.
+std::string whyInputsChange(GenericOp producer, ArrayRef<Read> reads) {
+  Operation *last = producer;
+  for (const Read &read : reads)
+    if (last->isBeforeInBlock(read.reader))
+      last = read.reader;
+  auto inputs = producer.getInputs();
+  for (Operation *op = producer->getNextNode(); op; op = op->getNextNode()) {
+    if (auto generic = dyn_cast<GenericOp>(op)) {
+      for (Value out : generic.getOutputs())
+        if (llvm::is_contained(inputs, out))
+          return "a later op writes what it loads before a reader loads it";
+    } else if (!isa<AllocOp, DimOp, DeallocOp>(op) && !isMemoryEffectFree(op)) {
+      return "another op runs between it and a reader";
+    }
+    if (op == last)
+      break;
+  }
+  return "";
+}
+
 /// Why `producer` cannot be recomputed by the readers of its output, or
 /// (nothing, and) those readers in `reads`.
 std::string whyNotRecomputed(GenericOp producer, SmallVectorImpl<Read> &reads) {
-  if (!producer.getInputs().empty())
-    return "it loads inputs";
   if (producer.getOutputs().size() != 1 || producer.getCombiners() ||
       !producer.getReductionLoops().empty() || !producer.getSymbols().empty())
     return "it has several outputs, reductions or symbols";
+  bool loads = !producer.getInputs().empty();
+  if (loads && !readOncePerRow(producer))
+    return "it loads inputs and a reader reads it per element";
   Value temp = producer.getOutputs().front();
   Block &body = producer.getBody().front();
   // A constant in a one-element temporary (Inductor's domain [1], written
@@ -132,11 +186,12 @@ std::string whyNotRecomputed(GenericOp producer, SmallVectorImpl<Read> &reads) {
   }
   if (reads.empty())
     return "the temporary is never read";
-  return "";
+  return loads ? whyInputsChange(producer, reads) : "";
 }
 
 /// Each read of `producer`'s temporary becomes the producer's body in the
-/// reader, its index_exprs taken through the map the reader loaded with.
+/// reader, its index_exprs and its inputs' maps taken through the map the
+/// reader loaded with; the producer's inputs become the reader's.
 void recompute(GenericOp producer, ArrayRef<Read> reads, RewriterBase &rewriter) {
   Block &producerBody = producer.getBody().front();
   Value yielded = cast<YieldOp>(producerBody.getTerminator()).getValues()[0];
@@ -156,6 +211,19 @@ void recompute(GenericOp producer, ArrayRef<Read> reads, RewriterBase &rewriter)
         toProducer ? toProducer.compose(reader.getInputMap(read.input)) : AffineMap();
     rewriter.setInsertionPointToStart(&body);
     IRMapping mapping;
+    SmallVector<Attribute> withInputs(reader.getIndexingMaps().getValue());
+    unsigned inputs = reader.getInputs().size();
+    for (auto [i, input] : llvm::enumerate(producer.getInputs())) {
+      withInputs.insert(withInputs.begin() + inputs + i,
+                  AffineMapAttr::get(producer.getInputMap(unsigned(i)).compose(loaded)));
+      mapping.map(producerBody.getArgument(unsigned(i)),
+                  body.addArgument(producerBody.getArgument(unsigned(i)).getType(),
+                                   reader.getLoc()));
+    }
+    rewriter.modifyOpInPlace(reader, [&] {
+      reader.getInputsMutable().append(producer.getInputs());
+      reader.setIndexingMapsAttr(rewriter.getArrayAttr(withInputs));
+    });
     for (Operation &op : producerBody.without_terminator()) {
       Operation *clone = rewriter.clone(op, mapping);
       if (auto expr = dyn_cast<IndexExprOp>(clone))
@@ -231,12 +299,13 @@ struct SpyreFuseElementwisePass
 
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<GenericOp> loadless;
+    // Producers that load nothing, and those read once per row.
+    SmallVector<GenericOp> recomputable;
     getOperation().walk([&](GenericOp g) {
-      if (g.getInputs().empty())
-        loadless.push_back(g);
+      if (g.getInputs().empty() || (g.getOutputs().size() == 1 && readOncePerRow(g)))
+        recomputable.push_back(g);
     });
-    for (GenericOp producer : loadless) {
+    for (GenericOp producer : recomputable) {
       SmallVector<Read> reads;
       std::string why = whyNotRecomputed(producer, reads);
       if (why.empty())

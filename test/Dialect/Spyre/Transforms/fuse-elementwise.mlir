@@ -296,3 +296,101 @@ spyre.kernel @loadless_read_by_a_product(%w: !spyre.buffer<64x64xf16>, %z: !spyr
   spyre.matmul ins(%t, %w : !spyre.buffer<1x64xf16>, !spyre.buffer<64x64xf16>) outs(%z : !spyre.buffer<1x64xf32>)
   spyre.return
 }
+
+// -----
+
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#r = affine_map<(d0, d1) -> (d0)>
+#v = affine_map<(d0) -> (d0)>
+
+// A LayerNorm's mean (the row sums over the row length) is read once per
+// row by the variance and the normalization: each computes it from the
+// sums itself, so that the three row loops follow one another.
+// CHECK-LABEL: spyre.kernel @per_row_producer
+// CHECK: %[[SUM:.*]] = spyre.alloc() : !spyre.buffer<4xf32>
+// CHECK-NOT: spyre.alloc
+// CHECK: spyre.generic domain [4, 64] {{.*}} outs(%[[SUM]] :
+// CHECK: spyre.generic domain [4, 64] {combiners = [#spyre.combiner<sum>], indexing_maps = [#[[X:map[0-9]*]], #[[R:map[0-9]*]], #[[R]]]
+// CHECK-SAME: ins(%arg0, %[[SUM]] : !spyre.buffer<4x64xf16>, !spyre.buffer<4xf32>) outs(%arg1 :
+// CHECK-NEXT: ^bb0(%[[E:.*]]: f16, %[[S:.*]]: f32):
+// CHECK: %[[M:.*]] = arith.divf %[[S]], %{{.*}} : f32
+// CHECK: arith.subf %{{.*}}, %[[M]] : f32
+// CHECK: spyre.generic domain [4, 64] {indexing_maps = [#[[X]], #[[R]], #[[X]]]
+// CHECK-SAME: ins(%arg0, %[[SUM]] : !spyre.buffer<4x64xf16>, !spyre.buffer<4xf32>) outs(%arg2 :
+// CHECK: arith.divf
+// CHECK-NOT: spyre.generic
+spyre.kernel @per_row_producer(%x: !spyre.buffer<4x64xf16>, %var: !spyre.buffer<4xf32>, %y: !spyre.buffer<4x64xf16>) {
+  %sum = spyre.alloc() : !spyre.buffer<4xf32>
+  %mean = spyre.alloc() : !spyre.buffer<4xf32>
+  // expected-remark @+1 {{not fused: the producer has several outputs or combiners}}
+  spyre.generic domain [4, 64] {combiners = [#spyre.combiner<sum>], indexing_maps = [#x, #r], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<4x64xf16>) outs(%sum : !spyre.buffer<4xf32>) {
+  ^bb0(%e: f16):
+    %w = arith.extf %e : f16 to f32
+    spyre.yield %w : f32
+  }
+  spyre.generic domain [4] {indexing_maps = [#v, #v], iterator_types = [#spyre.iterator<parallel>]}
+      ins(%sum : !spyre.buffer<4xf32>) outs(%mean : !spyre.buffer<4xf32>) {
+  ^bb0(%s: f32):
+    %n = arith.constant 6.400000e+01 : f32
+    %m = arith.divf %s, %n : f32
+    spyre.yield %m : f32
+  }
+  spyre.generic domain [4, 64] {combiners = [#spyre.combiner<sum>], indexing_maps = [#x, #r, #r], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x, %mean : !spyre.buffer<4x64xf16>, !spyre.buffer<4xf32>) outs(%var : !spyre.buffer<4xf32>) {
+  ^bb0(%e: f16, %m: f32):
+    %w = arith.extf %e : f16 to f32
+    %d = arith.subf %w, %m : f32
+    %q = arith.mulf %d, %d : f32
+    spyre.yield %q : f32
+  }
+  spyre.generic domain [4, 64] {indexing_maps = [#x, #r, #x], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mean : !spyre.buffer<4x64xf16>, !spyre.buffer<4xf32>) outs(%y : !spyre.buffer<4x64xf16>) {
+  ^bb0(%e: f16, %m: f32):
+    %w = arith.extf %e : f16 to f32
+    %d = arith.subf %w, %m : f32
+    %h = arith.truncf %d : f32 to f16
+    spyre.yield %h : f16
+  }
+  spyre.return
+}
+
+// -----
+
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#r = affine_map<(d0, d1) -> (d0)>
+#v = affine_map<(d0) -> (d0)>
+
+// Not recomputed: the sums the mean is computed from are overwritten before
+// its reader loads it.
+// CHECK-LABEL: spyre.kernel @per_row_input_overwritten
+// CHECK-COUNT-2: spyre.alloc
+// CHECK-COUNT-3: spyre.generic
+spyre.kernel @per_row_input_overwritten(%x: !spyre.buffer<4x64xf16>, %y: !spyre.buffer<4x64xf32>) {
+  %sum = spyre.alloc() : !spyre.buffer<4xf32>
+  %mean = spyre.alloc() : !spyre.buffer<4xf32>
+  // expected-remark @+2 {{not recomputed by its readers: a later op writes what it loads before a reader loads it}}
+  // expected-remark @+1 {{not fused: another op runs between producer and consumer}}
+  spyre.generic domain [4] {indexing_maps = [#v, #v], iterator_types = [#spyre.iterator<parallel>]}
+      ins(%sum : !spyre.buffer<4xf32>) outs(%mean : !spyre.buffer<4xf32>) {
+  ^bb0(%s: f32):
+    %n = arith.constant 6.400000e+01 : f32
+    %m = arith.divf %s, %n : f32
+    spyre.yield %m : f32
+  }
+  // expected-remark @+1 {{not fused: the producer has several outputs or combiners}}
+  spyre.generic domain [4, 64] {combiners = [#spyre.combiner<sum>], indexing_maps = [#x, #r], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<4x64xf16>) outs(%sum : !spyre.buffer<4xf32>) {
+  ^bb0(%e: f16):
+    %w = arith.extf %e : f16 to f32
+    spyre.yield %w : f32
+  }
+  spyre.generic domain [4, 64] {indexing_maps = [#x, #r, #x], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mean : !spyre.buffer<4x64xf16>, !spyre.buffer<4xf32>) outs(%y : !spyre.buffer<4x64xf32>) {
+  ^bb0(%e: f16, %m: f32):
+    %w = arith.extf %e : f16 to f32
+    %d = arith.subf %w, %m : f32
+    spyre.yield %d : f32
+  }
+  spyre.return
+}
