@@ -488,6 +488,27 @@ def test_the_attention_op_runs_on_the_card_in_eager():
     close(out, expected, 16)
 
 
+def test_heads_split_from_one_projection_are_copied_on_the_card():
+    """q, k and v split from one projection (GPT-2's) are strided views of
+    its rows, and the kernel reads dense (heads, L, D) operands: the copy is
+    a card kernel of the traced graph, timed like the rest, not a host copy
+    in the op's implementation; a strided operand in an eager call is
+    re-laid on the host and counted as a CPU fallback."""
+    from spyre_mlir import models
+    torch.manual_seed(0)
+    block = models.GPTBlock(64, 4).eval()
+    x = torch.randn(1, 32, 64)
+    actual = compiled(block, x)
+    assert _ran_fused() and dict(counters.fallbacks) == {}
+    close(actual, block(x), 64)
+    q = torch.randn(5, 4, 16).transpose(0, 1)
+    k, v = torch.randn(4, 7, 16), torch.randn(4, 7, 16)
+    counters.reset()
+    out = torch.ops.spyre.attention(q, k, v, None, 0.25, False)
+    assert dict(counters.fallbacks) == {"spyre.attention (host copy of a strided input)": 1}
+    close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25), 16)
+
+
 # --------------------------------------------------------------------------
 # Hand-written attention (manual_attention.py): rewritten into
 # scaled_dot_product_attention before AOTAutograd, so the card runs it fused.

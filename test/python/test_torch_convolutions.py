@@ -260,7 +260,9 @@ def test_conv2d_gathers_whole_output_rows():
 @pytest.mark.parametrize("residual", [False, True])
 def test_conv2d_result_has_eagers_layout(layout, residual):
     """A channels-last input or weight gives a channels-last result, as in
-    eager (the card computes NCHW; the values and the strides match)."""
+    eager (the values and the strides match). The card computes NCHW: the
+    re-layouts are card kernels of the graph, timed, not host copies in the
+    op's implementation (which would count a fallback)."""
     torch.manual_seed(0)
     conv = torch.nn.Conv2d(6, 6, 3, padding=1).half().eval()
     x, r = torch.randn(2, 6, 7, 9).half(), torch.randn(2, 6, 7, 9).half()
@@ -278,6 +280,6 @@ def test_conv2d_result_has_eagers_layout(layout, residual):
     with torch.no_grad():
         actual, expected = torch.compile(fn, backend="spyre")(x, r), fn(x, r)
     assert dict(counters.fallbacks) == {}
-    assert set(counters.cycles_per_kernel) == {"conv2d"}
+    assert "conv2d" in counters.cycles_per_kernel and len(counters.cycles_per_kernel) >= 2
     torch.testing.assert_close(actual, expected, check_stride=True,
                                **tolerance(torch.float16, 54))

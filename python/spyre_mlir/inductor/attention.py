@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
+from .extern_kernels import ELEMENT, as_read, buffer_type, kernel, static_sizes, why_not
 
 
 def _stored_shape(q_shape, v_shape, batch: int) -> tuple:
@@ -99,9 +99,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     launcher = _launcher(_signature(q, k, v, mask, scale, causal, batch))
     out, stored = _output(q, v, batch,
                           lambda shape: torch.empty(shape, dtype=q.dtype, device=q.device))
-    inputs = [t.contiguous() for t in (q, k, v)]
+    inputs = [as_read("spyre.attention", t) for t in (q, k, v)]
     if mask is not None:
-        inputs.append(mask.contiguous())
+        inputs.append(as_read("spyre.attention", mask))
     launcher(*inputs, stored)
     return out
 
@@ -158,6 +158,13 @@ def fused(query, key, value, attn_mask, is_causal: bool, scale: float):
     rows_hold_heads = length > 1 and not stacked and h > 1 and \
         query.stride(1) < query.stride(2)
     batch = b if rows_hold_heads else 0
+    # The kernel reads dense (heads, L, D) operands: where a projection's
+    # heads are strided views of its rows, the copy is made here, in the
+    # traced graph, so that it runs on the card (Inductor fuses it with the
+    # projection's bias add) and is timed.
+    q3, k3, v3 = (t.contiguous() for t in (q3, k3, v3))
+    if mask is not None:
+        mask = mask.contiguous()
     if compiles(q3, k3, v3, mask, scale, is_causal, batch) is not None:
         return None
     out = attention(q3, k3, v3, mask, scale, is_causal, batch)

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import torch
 from torch._prims_common import suggest_memory_format
 
-from .extern_kernels import ELEMENT, buffer_type, kernel, static_sizes, why_not
+from .extern_kernels import ELEMENT, as_read, buffer_type, kernel, static_sizes, why_not
 
 
 def output_shape(x_shape, w_shape, stride, padding, dilation) -> tuple:
@@ -106,14 +106,12 @@ def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
     `residual` if given, then ReLU'd if `relu`."""
     launcher = _launcher(_signature(x, weight, bias, stride, padding, dilation, groups, residual,
                                     relu, scale))
-    # The card reads and writes NCHW; the result then takes eager's layout.
+    # The card reads and writes NCHW (`fused` gives the result eager's layout).
     out = x.new_empty(output_shape(x.shape, weight.shape, stride, padding, dilation))
-    inputs = [x.contiguous(), weight.contiguous()]
-    for optional in (bias, residual, scale):
-        if optional is not None:
-            inputs.append(optional.contiguous())
+    inputs = [as_read("spyre.conv2d", t) for t in (x, weight, bias, residual, scale)
+              if t is not None]
     launcher(*inputs, out)
-    return out.contiguous(memory_format=_memory_format(x, weight))
+    return out
 
 
 def _memory_format(x, weight):
@@ -126,8 +124,7 @@ def _memory_format(x, weight):
 @conv2d.register_fake
 def _(x, weight, bias, stride, padding, dilation, groups=1, residual=None, relu=False,
       scale=None):
-    return torch.empty(output_shape(x.shape, weight.shape, stride, padding, dilation),
-                       dtype=x.dtype, device=x.device, memory_format=_memory_format(x, weight))
+    return x.new_empty(output_shape(x.shape, weight.shape, stride, padding, dilation))
 
 
 op = torch.ops.spyre.conv2d.default
@@ -166,7 +163,14 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     signature = _signature(x, weight, bias, stride, padding, dilation, groups)
     if why_not(_launcher(signature).mlir) is not None:
         return None
-    return conv2d(x, weight, bias, stride, padding, dilation, int(groups))
+    # The kernel reads and writes NCHW: a channels-last input or weight is
+    # re-laid, and the result given eager's layout, here in the traced
+    # graph, so that the copies run on the card and are timed.
+    layout = _memory_format(x, weight)
+    out = conv2d(x.contiguous(), weight.contiguous(),
+                 None if bias is None else bias.contiguous(), stride, padding, dilation,
+                 int(groups))
+    return out.contiguous(memory_format=layout)
 
 
 def fuse_epilogues(graph: torch.fx.Graph) -> None:
@@ -190,7 +194,7 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
             other_value = getattr(other, "meta", {}).get("val")
             if other is not node and isinstance(other_value, torch.Tensor) and \
                     value is not None and other_value.shape == value.shape and \
-                    other_value.dtype == value.dtype:
+                    other_value.dtype == value.dtype and other_value.is_contiguous():
                 residual, last = other, add
         users = list(last.users)
         if len(users) == 1 and users[0].target is aten.relu.default:

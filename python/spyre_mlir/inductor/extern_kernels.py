@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from .counting import fallback
 from .kernel_cache import CompileError, compile_cached
 
 #: Element types of the kernel-level IR, by torch dtype.
@@ -44,3 +45,16 @@ def why_not(mlir: str) -> str | None:
 
 def static_sizes(*tensors) -> bool:
     return all(isinstance(s, int) for t in tensors if t is not None for s in t.shape)
+
+
+def as_read(op: str, tensor: torch.Tensor) -> torch.Tensor:
+    """`tensor` laid out as the kernel reads it (dense, row-major). The
+    `fused` functions make their inputs so in the traced graph, where a copy
+    is a card kernel like any other; a strided tensor that still reaches the
+    kernel (an eager call) is re-laid on the host, which the simulated time
+    does not include, so that is counted as a CPU fallback."""
+    if tensor.is_contiguous():
+        return tensor
+    fallback([f"{op} (host copy of a strided input)"],
+             f"a strided input of {op} re-laid on the host for the card")
+    return tensor.contiguous()
