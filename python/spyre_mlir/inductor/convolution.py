@@ -103,7 +103,7 @@ def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
            scale: torch.Tensor | None = None) -> torch.Tensor:
     """F.conv2d(x, weight, None, stride, padding, dilation, groups) on the
     card, times `scale` per output channel if given, plus `bias` and
-    `residual` if given, then ReLU'd if `relu`."""
+    `residual` if given, then ReLU'd if `relu`; the result is NCHW."""
     launcher = _launcher(_signature(x, weight, bias, stride, padding, dilation, groups, residual,
                                     relu, scale))
     # The card reads and writes NCHW (`fused` gives the result eager's layout).

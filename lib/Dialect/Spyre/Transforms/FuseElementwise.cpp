@@ -215,7 +215,7 @@ void recompute(GenericOp producer, ArrayRef<Read> reads, RewriterBase &rewriter)
     unsigned inputs = reader.getInputs().size();
     for (auto [i, input] : llvm::enumerate(producer.getInputs())) {
       withInputs.insert(withInputs.begin() + inputs + i,
-                  AffineMapAttr::get(producer.getInputMap(unsigned(i)).compose(loaded)));
+                        AffineMapAttr::get(producer.getInputMap(unsigned(i)).compose(loaded)));
       mapping.map(producerBody.getArgument(unsigned(i)),
                   body.addArgument(producerBody.getArgument(unsigned(i)).getType(),
                                    reader.getLoc()));
