@@ -15,7 +15,10 @@ built as that program was where the file says how: a row whose `io_hbm_bytes`
 (device memory its kernel's arguments occupy) is well above its inputs' and
 outputs' kept its temporaries in device memory (the 1-8 core softmax rows:
 134 MB against 34 MB), and is compiled without row fusion (`fuse-rows=false`),
-which does the same. Column `prog` says which program ran.
+which does the same. A row whose `tiles` is set (the softmax rows: 1 to 32)
+was measured with each core's rows cut into that many tiles; it is built with
+that row tile (`spyre.tile` set before the later stages) where it fits LX,
+else with the compiler's own. Column `prog` says which program ran.
 
     python bench/bench_fidelity.py [--csv FILE] [--ops add,amax] [--rows S001,S040] [--json out.json]
 """
@@ -78,30 +81,79 @@ def spills_temporaries(row: dict, fn, inputs, stick_bytes: int) -> bool:
     return int(row["io_hbm_bytes"]) > 1.5 * sum(device_bytes(t, stick_bytes) for t in args)
 
 
-def run_unfused(fn, inputs, dump: str, arch) -> tuple[float, int]:
-    """Compiles `fn` with torch.compile to capture its kernels' IR, then
-    builds each kernel again without row fusion and runs it on random inputs:
-    (cycles, kernels)."""
+def captured_kernels(fn, inputs, dump: str) -> list[str]:
+    """The kernel-level IR of each kernel torch.compile makes of `fn`."""
     import glob
-    import numpy as np
     import torch
-    from spyre_mlir import compiler, simulator as sim
     os.environ["SPYRE_DUMP_DIR"] = dump
     try:
         with torch.no_grad():
             torch.compile(fn, backend="spyre")(*inputs)
     finally:
         del os.environ["SPYRE_DUMP_DIR"]
-    cycles, kernels = 0.0, 0
-    rng = np.random.default_rng(0)
+    texts = []
     for path in sorted(glob.glob(os.path.join(dump, "*.kernel.mlir"))):
         with open(path) as f:
-            program = sim.Program.parse(compiler.compile_kernel(f.read(), fuse_rows=False))
+            texts.append(f.read())
+    return texts
+
+
+def run_binaries(binaries, arch) -> float:
+    """Cycles of the programs run one after the other on random inputs."""
+    import numpy as np
+    from spyre_mlir import simulator as sim
+    cycles = 0.0
+    rng = np.random.default_rng(0)
+    for binary in binaries:
+        program = sim.Program.parse(binary)
         feed = {buf["name"]: rng.standard_normal(buf["shape"]).astype(np.float16)
                 for _, buf in sim.host_buffers(program) if not sim.writes(buf)}
         cycles += sim.run(program, feed, arch).cycles
-        kernels += 1
-    return cycles, kernels
+    return cycles
+
+
+def run_unfused(fn, inputs, dump: str, arch) -> tuple[float, int]:
+    """Each kernel of `fn` built again without row fusion: (cycles, kernels)."""
+    from spyre_mlir import compiler
+    texts = captured_kernels(fn, inputs, dump)
+    return run_binaries([compiler.compile_kernel(t, fuse_rows=False) for t in texts], arch), \
+        len(texts)
+
+
+def tiled_binary(text: str, tiles: int) -> bytes | None:
+    """The kernel in `text` with each core's rows of its row group cut into
+    `tiles` tiles, or None when it has no row group (spyre.fused over
+    [rows, cols]) or such a tile does not fit LX."""
+    from spyre_mlir import compiler, ir
+    from spyre_mlir.dialects import spyre
+    with ir.Context():
+        module = compiler.parse_module(text)
+        compiler.compile_module(module, stop_after="tile")
+        staged = str(module)
+        found = re.search(r"spyre\.fused attributes \{spyre\.cores = (\d+) : i64, "
+                          r"spyre\.tile = array<i64: (\d+), \d+>\} \{.*?domain \[(\d+), \d+\]",
+                          staged, re.S)
+        if not found:
+            return None
+        cores, rows = int(found.group(1)), int(found.group(3))
+        per_core = -(-rows // cores)
+        staged = staged[:found.start(2)] + str(-(-per_core // tiles)) + staged[found.end(2):]
+        module = compiler.parse_module(staged)
+        try:
+            compiler.compile_module(module, start_before="plan-memory")
+        except ir.MLIRError:
+            return None  # the row tile does not fit LX
+        return spyre.program_binary(module, None)
+
+
+def run_tiled(fn, inputs, dump: str, arch, tiles: int) -> tuple[float, int] | None:
+    """`fn`'s kernels with their row groups in `tiles` tiles per core, or
+    None if one of them cannot be built so."""
+    texts = captured_kernels(fn, inputs, dump)
+    binaries = [tiled_binary(t, tiles) for t in texts]
+    if any(b is None for b in binaries):
+        return None
+    return run_binaries(binaries, arch), len(texts)
 
 
 def child(rows: list) -> None:
@@ -116,14 +168,20 @@ def child(rows: list) -> None:
         fn, inputs = build(row["op_detail"], parse_shape(row["shape"]))
         torch._dynamo.reset()
         counters.reset()
-        if spills_temporaries(row, fn, inputs, arch.stick_bytes):
-            with tempfile.TemporaryDirectory() as dump:
-                cycles, kernels = run_unfused(fn, inputs, dump, arch)
-            program = "unfused"
-        else:
+        tiles = int(row.get("tiles") or 0)
+        built = None
+        with tempfile.TemporaryDirectory() as dump:
+            if spills_temporaries(row, fn, inputs, arch.stick_bytes):
+                built = (*run_unfused(fn, inputs, dump, arch), "unfused")
+            elif tiles > 0 and (tiled := run_tiled(fn, inputs, dump, arch, tiles)):
+                built = (*tiled, f"tiles={tiles}")
+        if built is None:
+            torch._dynamo.reset()
+            counters.reset()
             with torch.no_grad():
                 torch.compile(fn, backend="spyre")(*inputs)
-            cycles, kernels, program = counters.simulated_cycles, counters.kernels_run, "ours"
+            built = (counters.simulated_cycles, counters.kernels_run, "ours")
+        cycles, kernels, program = built
         out.append({"id": row["id"], "cycles": cycles, "kernels": kernels, "program": program,
                     "fallbacks": sum(counters.fallbacks.values()),
                     "cores": arch.cores, "clock_hz": arch.clock_hz})
