@@ -161,7 +161,7 @@ SmallVector<int64_t> FusedPlan::chooseTile(int64_t cores, int64_t lxBytes) const
     sfu += member->sfuCycles(cores);
     transfers += member->transfersPerTile();
   }
-  int64_t depth = overlapDepth(sfu, transfers, arch);
+  int64_t depth = overlapDepth(sfu, transfers, arch, 4);
   int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores * depth, others));
   tile[row] = largestFitting(llvm::divideCeil(sizes[row], pieces), 1, [&](int64_t r) {
     SmallVector<int64_t> t(tile);

@@ -80,8 +80,16 @@ inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int
 /// 512 x 2048 f16 rows on 32 cores took 59.1 us as one tile per core and
 /// 43.9 us as two. Cutting every generic in two made a rotary embedding,
 /// mostly transfers, slower (157.4 -> 165.5 us); with this rule, 147.9.
-inline int64_t overlapDepth(double sfuCycles, int64_t transfers, const ::spyre::Arch &arch) {
-  return sfuCycles / 2 > 2.0 * double(transfers * arch.dmaLatencyCycles) ? 2 : 1;
+/// With `upTo` 4, four when the further quarter of the SFU time they
+/// overlap is more than the latencies of the two tiles more (row groups:
+/// the 1B Llama's RMSNorms 51.9 -> 48.8 and 70.1 -> 66.1 us, a 4096 x 2048
+/// f16 softmax on 32 cores 352.0 -> 306.4; eight tiles were slower again).
+inline int64_t overlapDepth(double sfuCycles, int64_t transfers, const ::spyre::Arch &arch,
+                            int64_t upTo = 2) {
+  double latencies = double(transfers * arch.dmaLatencyCycles);
+  if (sfuCycles / 2 <= 2.0 * latencies)
+    return 1;
+  return upTo >= 4 && sfuCycles / 4 > 2.0 * latencies ? 4 : 2;
 }
 
 class GenericPlan : public OpPlan {
