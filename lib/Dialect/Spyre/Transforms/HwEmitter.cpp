@@ -97,6 +97,8 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
   const int64_t loadBase = core.signalled[kLoad], computeBase = core.signalled[kCompute],
                 storeBase = core.signalled[kStore];
   SmallVector<int64_t> loadsThrough, storesThrough; // cumulative counts per step
+  // Per step, the count its operand loads (the first `operandLoads`) reach.
+  SmallVector<int64_t> operandsThrough;
   // Per step, how many of its loads went ahead of the stores of step t - 2.
   SmallVector<size_t> loadsAhead;
   SmallVector<TileStep> steps;
@@ -113,6 +115,8 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
   };
   for (int64_t t = 0; t < std::min<int64_t>(2, numSteps); ++t) {
     steps.push_back(stepAt(t));
+    operandsThrough.push_back(core.signalled[kLoad] - loadBase +
+                              int64_t(steps.back().operandLoads));
     issue(steps.back(), 0, steps.back().loads.size(), std::nullopt);
     loadsThrough.push_back(core.signalled[kLoad] - loadBase);
     loadsAhead.push_back(0);
@@ -132,21 +136,42 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
     // then step t's other loads, so the last of those that exists implies
     // the rest.
     bool storesBefore = t >= 2 && storesThrough[t - 2] > (t >= 3 ? storesThrough[t - 3] : 0);
-    if (step.loads.size() > loadsAhead[t] || (!step.loads.empty() && !storesBefore))
+    Operation *late = step.loads.size() > step.operandLoads ? compute.getLateLoadsWaiter()
+                                                             : nullptr;
+    if (late) {
+      // The operand loads went ahead of step t - 2's stores, whose slots
+      // this step may overwrite, or follow them in the DMA queue: wait for
+      // the later of the two.
+      bool ahead = loadsAhead[t] >= step.operandLoads;
+      if (ahead && storesBefore)
+        sync(ops.front(), kStore, storeBase + storesThrough[t - 2]);
+      else
+        sync(ops.front(), kLoad, loadBase + operandsThrough[t]);
+    } else if (step.loads.size() > loadsAhead[t] || (!step.loads.empty() && !storesBefore)) {
       sync(ops.front(), kLoad, loadBase + loadsThrough[t]);
-    else if (t >= 2 && storesThrough[t - 2] > 0)
+    } else if (t >= 2 && storesThrough[t - 2] > 0) {
       sync(ops.front(), kStore, storeBase + storesThrough[t - 2]);
+    }
     Operation *releaser = compute.getReleaser();
     if (releaser == ops.back()) // its completion is the step's
       releaser = nullptr;
     assert((!releaser || engineOf(releaser) == Engine::pt) &&
            "releases count in order only on one engine");
+    assert((!late || (releaser && late != ops.back() && engineOf(late) == Engine::sfu)) &&
+           "the late loads' waiter follows the releaser on the SFU");
     if (compute.dependencies().empty()) {
       for (size_t i = 1; i < ops.size(); ++i) {
-        if (engineOf(ops[i]) == engineOf(ops[i - 1]))
+        if (ops[i] == late) {
+          sync(ops[i], kLoad, loadBase + loadsThrough[t]);
           continue;
-        Sem sem = ops[i - 1] == releaser ? kRelease : kChain;
-        signal(core, ops[i - 1], sem);
+        }
+        // The instruction after the waiter waits for the one before it.
+        Operation *before = ops[i - 1] == late ? ops[i - 2] : ops[i - 1];
+        if (engineOf(ops[i]) == engineOf(before) && before == ops[i - 1])
+          continue;
+        Sem sem = before == releaser ? kRelease : kChain;
+        if (!before->hasAttr("signal_sem"))
+          signal(core, before, sem);
         sync(ops[i], sem, core.signalled[sem]);
       }
       if (releaser && !releaser->hasAttr("signal_sem"))
@@ -171,6 +196,8 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       loadsAhead.push_back(releaser ? next->operandLoads : 0);
       std::pair<int64_t, int64_t> released = {kRelease, core.signalled[kRelease]};
       issue(*next, 0, loadsAhead.back(), released);
+      operandsThrough.push_back(core.signalled[kLoad] - loadBase +
+                                int64_t(next->operandLoads - loadsAhead.back()));
     }
     for (auto [i, transfer] : llvm::enumerate(step.stores)) {
       Operation *op = dma(core, loc, transfer);

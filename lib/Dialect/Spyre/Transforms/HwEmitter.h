@@ -76,6 +76,13 @@ public:
   /// the slots of the step's operand loads (TileStep::operandLoads).
   void releasesOperands(Operation *op) { releaser = op; }
   Operation *getReleaser() const { return releaser; }
+  /// `op` (added right after the releaser, on the SFU, and not the step's
+  /// last) waits for the step's loads after its operand loads (a matmul
+  /// epilogue's bias or residual), which the instructions after it read:
+  /// the step's first instruction then waits for its operand loads only,
+  /// and the instruction after `op` for the releaser.
+  void waitsForLateLoads(Operation *op) { lateLoadsWaiter = op; }
+  Operation *getLateLoadsWaiter() const { return lateLoadsWaiter; }
   ArrayRef<Operation *> ops() const { return emitted; }
   /// The instruction each one waits for (explicit style), else empty.
   ArrayRef<Operation *> dependencies() const { return after; }
@@ -85,7 +92,7 @@ private:
   OpBuilder &builder;
   Location loc;
   SmallVector<Operation *> emitted, after;
-  Operation *nextLoadsWaiter = nullptr, *releaser = nullptr;
+  Operation *nextLoadsWaiter = nullptr, *releaser = nullptr, *lateLoadsWaiter = nullptr;
 };
 
 /// The two LX copies of an input slot: the panel each holds and the step

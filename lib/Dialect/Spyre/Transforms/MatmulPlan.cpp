@@ -816,6 +816,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       // step (its first half when that step is split), into the copy of the
       // tile's parity like the accumulator.
       SmallVector<RefAttr> epiViews;
+      RefAttr lateView; // an epilogue input this step loads, if any
       if (epilogue)
         for (auto [e, slot] : llvm::enumerate(epiSlot)) {
           if (slot < 0) {
@@ -828,13 +829,15 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
           TileLayout l =
               layoutTile(access.strides[0], access.strides[1], tm, tn, am, an, ies);
           int64_t at = slotAt(unsigned(slot), outCopy);
-          if (last && o.rowBegin == 0 && o.colBegin == 0)
+          if (last && o.rowBegin == 0 && o.colBegin == 0) {
             step.loads.push_back(
                 {em.lx(dtype, at, l.lxStrides),
                  em.device(epilogue.getInputs()[e], dtype,
                            (access.base + m0 * access.strides[0] + n0 * access.strides[1]) * ies,
                            l.deviceStrides),
                  l.rowBytes, l.counts});
+            lateView = em.lx(dtype, at, {ies, ies, 0});
+          }
           epiViews.push_back(em.lx(dtype, at, {l.rowStride, l.colStride, 0}));
         }
       // Rows [r0, r1) of tile `tile`'s store.
@@ -873,6 +876,12 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         sc.releasesOperands(sc.add(HwMatmulOp::create(
             builder, loc, accRows, lhsView, w.view, rowCount, ak, colCount, lhs.transposed,
             rhs.transposed, !first || accumulate, nullptr, 0, nullptr, nullptr)));
+        // The product needs its operands only; the epilogue's inputs of
+        // this step are waited for on the SFU, by a one-element copy of one
+        // of them onto itself, so that the PT need not wait for them.
+        if (last && epilogue && lateView && !loadInit)
+          sc.waitsForLateLoads(sc.add(HwUnaryOp::create(builder, loc, "copy", lateView, lateView,
+                                                        1, 1, nullptr, 0, nullptr, nullptr)));
         if (last && epilogue)
           emitEpilogue(em, sc, loc, tile, slotAt(2, outCopy), epiViews, tempAt, r0, r1, c0, c1);
         else if (epilogue)
