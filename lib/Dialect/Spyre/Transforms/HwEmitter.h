@@ -23,7 +23,11 @@
 // next operands:
 //   ... C0 Lop2 S0 L2 C1 Lop3 S1 L3 ...
 // and the first compute instruction of step t + 2 waits for step t's
-// stores (which follow its operand loads) where step t has any.
+// stores (which follow its operand loads) where step t has any. A step may
+// also name a waiter for its loads after the operand loads
+// (StepCompute::waitsForLateLoads: a matmul epilogue's bias or residual):
+// its first instruction then waits for the operands (and step t - 2's
+// stores) only, the waiter, on the SFU after the releaser, for the rest.
 // Inside a step, consecutive compute instructions on different engines are
 // chained through a semaphore; on one engine they are ordered already. A
 // step may instead name each instruction's dependency (StepCompute::add
