@@ -120,25 +120,42 @@ def run_unfused(fn, inputs, dump: str, arch) -> tuple[float, int]:
         len(texts)
 
 
+def row_groups(module) -> list:
+    """The spyre.fused row groups of a tiled module, in IR order."""
+    found = []
+
+    def visit(op):
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    if inner.operation.name == "spyre.fused":
+                        found.append(inner.operation)
+                    visit(inner.operation)
+    visit(module.operation)
+    return found
+
+
 def tiled_binary(text: str, tiles: int) -> bytes | None:
     """The kernel in `text` with each core's rows of its row group cut into
-    `tiles` tiles, or None when it has no row group (spyre.fused over
-    [rows, cols]) or such a tile does not fit LX."""
+    `tiles` tiles (its spyre.tile set after the tile stage, as tuning.py sets
+    tuned tiles), or None when it has not exactly one row group or such a
+    tile does not fit LX."""
     from spyre_mlir import compiler, ir
     from spyre_mlir.dialects import spyre
     with ir.Context():
         module = compiler.parse_module(text)
         compiler.compile_module(module, stop_after="tile")
-        staged = str(module)
-        found = re.search(r"spyre\.fused attributes \{spyre\.cores = (\d+) : i64, "
-                          r"spyre\.tile = array<i64: (\d+), \d+>\} \{.*?domain \[(\d+), \d+\]",
-                          staged, re.S)
-        if not found:
+        groups = row_groups(module)
+        if len(groups) != 1:
             return None
-        cores, rows = int(found.group(1)), int(found.group(3))
-        per_core = -(-rows // cores)
-        staged = staged[:found.start(2)] + str(-(-per_core // tiles)) + staged[found.end(2):]
-        module = compiler.parse_module(staged)
+        group = groups[0]
+        tile = list(ir.DenseI64ArrayAttr(group.attributes["spyre.tile"]))
+        member = next(op for op in group.regions[0].blocks[0].operations
+                      if op.operation.name == "spyre.generic")
+        rows = ir.DenseI64ArrayAttr(member.operation.attributes["static_domain"])[0]
+        cores = ir.IntegerAttr(group.attributes["spyre.cores"]).value
+        tile[0] = -(-(-(-rows // cores)) // tiles)
+        group.attributes["spyre.tile"] = ir.DenseI64ArrayAttr.get(tile)
         try:
             compiler.compile_module(module, start_before="plan-memory")
         except ir.MLIRError:
