@@ -150,14 +150,13 @@ std::string whyInputsChange(GenericOp producer, ArrayRef<Read> reads) {
 }
 
 /// Why `producer` cannot be recomputed by the readers of its output, or
-/// (nothing, and) those readers in `reads`.
+/// (nothing, and) those readers in `reads`. A producer that loads inputs
+/// comes here only when readOncePerRow holds.
 std::string whyNotRecomputed(GenericOp producer, SmallVectorImpl<Read> &reads) {
   if (producer.getOutputs().size() != 1 || producer.getCombiners() ||
       !producer.getReductionLoops().empty() || !producer.getSymbols().empty())
     return "it has several outputs, reductions or symbols";
   bool loads = !producer.getInputs().empty();
-  if (loads && !readOncePerRow(producer))
-    return "it loads inputs and a reader reads it per element";
   Value temp = producer.getOutputs().front();
   Block &body = producer.getBody().front();
   // A constant in a one-element temporary (Inductor's domain [1], written

@@ -170,8 +170,7 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
         if (engineOf(ops[i]) == engineOf(before) && before == ops[i - 1])
           continue;
         Sem sem = before == releaser ? kRelease : kChain;
-        if (!before->hasAttr("signal_sem"))
-          signal(core, before, sem);
+        signal(core, before, sem);
         sync(ops[i], sem, core.signalled[sem]);
       }
       if (releaser && !releaser->hasAttr("signal_sem"))
