@@ -488,12 +488,14 @@ def test_the_attention_op_runs_on_the_card_in_eager():
     close(out, expected, 16)
 
 
-def test_heads_split_from_one_projection_are_copied_on_the_card():
+def test_heads_split_from_one_projection_are_read_in_place():
     """q, k and v split from one projection (GPT-2's) are strided views of
-    its rows, and the kernel reads dense (heads, L, D) operands: the copy is
-    a card kernel of the traced graph, timed like the rest, not a host copy
-    in the op's implementation; a strided operand in an eager call is
-    re-laid on the host and counted as a CPU fallback."""
+    its rows, with the projection's bias added: the product computes its
+    rows with the bias once, and the attention kernel reads its heads from
+    them (query_layout and the others), with no kernel that copies the heads
+    apart. An eager call with such views reads them in place too; only an
+    operand whose rows' elements are apart is re-laid on the host, counted
+    as a CPU fallback."""
     from spyre_mlir import models
     torch.manual_seed(0)
     block = models.GPTBlock(64, 4).eval()
@@ -501,12 +503,25 @@ def test_heads_split_from_one_projection_are_copied_on_the_card():
     actual = compiled(block, x)
     assert _ran_fused() and dict(counters.fallbacks) == {}
     close(actual, block(x), 64)
+    [attention] = [k for k in counters.per_kernel if k.name == "attention"]
+    assert all(f"{name}_layout" in attention.mlir for name in ("query", "key", "value"))
+    # Both LayerNorms, the projection with its bias, the attention, the output
+    # projection with the residual, and the MLP's two products: before, a
+    # kernel between the projection and the attention added the bias and
+    # copied the heads apart.
+    assert counters.kernels_run == 7
+
     q = torch.randn(5, 4, 16).transpose(0, 1)
     k, v = torch.randn(4, 7, 16), torch.randn(4, 7, 16)
     counters.reset()
     out = torch.ops.spyre.attention(q, k, v, None, 0.25, False)
-    assert dict(counters.fallbacks) == {"spyre.attention (host copy of a strided input)": 1}
+    assert dict(counters.fallbacks) == {}
     close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25), 16)
+    q_apart = torch.randn(4, 16, 5).transpose(1, 2)
+    counters.reset()
+    out = torch.ops.spyre.attention(q_apart, k, v, None, 0.25, False)
+    assert dict(counters.fallbacks) == {"spyre.attention (host copy of a strided input)": 1}
+    close(out, F.scaled_dot_product_attention(q_apart, k, v, scale=0.25), 16)
 
 
 # --------------------------------------------------------------------------

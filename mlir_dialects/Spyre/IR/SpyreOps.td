@@ -481,6 +481,14 @@ def Spyre_AttentionOp : Spyre_Op<"attention"> {
     heads / batch x Dv, `out[b, i, h']` holding head `b * heads / batch + h'`:
     each query row with its heads, as a model that merges them reads it.
 
+    `q`, `k` and `v` may instead be 1-D buffers read through a strided view,
+    `query_layout` (`key_layout`, `value_layout`) = `[heads, length, head
+    size, head stride, row stride]` in elements, a row's elements being
+    consecutive: element `[h, i, c]` is at `h * head stride + i * row stride
+    + c`. A projection's heads, split from its rows without a copy (GPT-2's
+    packed q, k and v: head stride = head size, row stride = 3 x the model's
+    width), are read so. The buffer holds the view's span.
+
     Example:
     ```mlir
     spyre.attention ins(%q, %k, %v : !spyre.buffer<12x512x64xf16>,
@@ -490,7 +498,20 @@ def Spyre_AttentionOp : Spyre_Op<"attention"> {
   }];
   let arguments = (ins Spyre_In:$query, Spyre_In:$key, Spyre_In:$value,
                        Arg<Optional<Spyre_Buffer>, "read", [MemRead]>:$mask,
-                       Spyre_Out:$target, F64Attr:$scale, UnitAttr:$causal);
+                       Spyre_Out:$target, F64Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<DenseI64ArrayAttr>:$query_layout,
+                       OptionalAttr<DenseI64ArrayAttr>:$key_layout,
+                       OptionalAttr<DenseI64ArrayAttr>:$value_layout);
+  let extraClassDeclaration = [{
+    /// Query (0), key (1) or value (2) as heads x length x head size, with
+    /// the element strides between its heads and between its rows:
+    /// row-major for a rank-3 buffer, as its layout says for a 1-D one.
+    struct View {
+      ::llvm::SmallVector<int64_t, 3> shape;
+      int64_t headStride, rowStride;
+    };
+    View getView(unsigned operand);
+  }];
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value (`,` $mask^)? `:` type($query) `,` type($key) `,`
     type($value) (`,` type($mask)^)? `)`

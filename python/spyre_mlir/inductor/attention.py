@@ -29,35 +29,67 @@ def _stored_shape(q_shape, v_shape, batch: int) -> tuple:
     return (heads, length, dv) if not batch else (batch, length, heads // batch, dv)
 
 
+def _layout(t: torch.Tensor) -> tuple | None:
+    """How the kernel reads a (heads, L, D) operand in place: None when it is
+    row-major, else (heads, L, D, head stride, row stride), its rows'
+    elements being consecutive (a projection's heads viewed from its rows:
+    `query_layout` of spyre.attention). `READ_AS_COPY` when the kernel
+    cannot (a row's elements apart)."""
+    if t.is_contiguous():
+        return None
+    heads, length, size = t.shape
+    if size > 1 and t.stride(2) != 1:
+        return READ_AS_COPY
+    # A dimension of one element has no stride that matters.
+    return (heads, length, size, t.stride(0) if heads > 1 else 0,
+            t.stride(1) if length > 1 else 0)
+
+
+#: `_layout` of an operand the kernel reads only after a dense copy.
+READ_AS_COPY = "copy"
+
+
+def _span(layout) -> int:
+    heads, length, size, head_stride, row_stride = layout
+    return (heads - 1) * head_stride + (length - 1) * row_stride + size if size else 0
+
+
 def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
                 mask_dtype: torch.dtype | None, scale: float, causal: bool,
-                batch: int = 0) -> str:
+                batch: int = 0, layouts=(None, None, None)) -> str:
     """The kernel-level IR of one attention: q (heads, Lq, D), k (kv_heads,
-    Lk, D), v (kv_heads, Lk, Dv), an optional additive mask (batch, 1 or Lq,
-    Lk), out as `_stored_shape`."""
+    Lk, D), v (kv_heads, Lk, Dv), each row-major or read through its
+    `_layout`; an optional additive mask (batch, 1 or Lq, Lk); out as
+    `_stored_shape`."""
     element = ELEMENT[dtype]
     out_shape = _stored_shape(q_shape, v_shape, batch)
-    types = [buffer_type(q_shape, element), buffer_type(k_shape, element),
-             buffer_type(v_shape, element)]
+    types = [buffer_type((_span(layout),) if layout else shape, element)
+             for shape, layout in zip((q_shape, k_shape, v_shape), layouts)]
     if mask_shape is not None:
         types.append(buffer_type(mask_shape, ELEMENT[mask_dtype]))
+    views = ", ".join(f"{name}_layout = array<i64: {', '.join(map(str, layout))}>"
+                      for name, layout in zip(("key", "query", "value"),
+                                              (layouts[1], layouts[0], layouts[2]))
+                      if layout)
     return kernel("attention", types, buffer_type(out_shape, element),
-                  f" scale = {float(scale)!r}{' causal' if causal else ''}")
+                  f" scale = {float(scale)!r}{' causal' if causal else ''}"
+                  + (f" {{{views}}}" if views else ""))
 
 
 def _signature(q, k, v, mask, scale, causal, batch):
     mask_part = None if mask is None else (tuple(mask.shape), mask.dtype)
+    layouts = tuple(None if _layout(t) == READ_AS_COPY else _layout(t) for t in (q, k, v))
     return (tuple(q.shape), tuple(k.shape), tuple(v.shape), mask_part, q.dtype, float(scale),
-            bool(causal), int(batch))
+            bool(causal), int(batch), layouts)
 
 
 @functools.lru_cache(maxsize=256)
 def _launcher(signature):
     from .launcher import ProgramLauncher
-    q_shape, k_shape, v_shape, mask_part, dtype, scale, causal, batch = signature
+    q_shape, k_shape, v_shape, mask_part, dtype, scale, causal, batch, layouts = signature
     mask_shape, mask_dtype = mask_part if mask_part is not None else (None, None)
     mlir = kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype, mask_dtype, scale, causal,
-                       batch)
+                       batch, layouts)
     names = [f"arg{i}" for i in range(4 + (mask_part is not None))]
     return ProgramLauncher("attention", mlir, names, graph="extern",
                            ops=["aten.scaled_dot_product_attention"])
@@ -96,10 +128,14 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     query i when j > i. Rows with every key masked give zeros. The output is
     (heads, Lq, Dv), or with `batch` > 0 (batch, heads / batch, Lq, Dv) laid
     out as (batch, Lq, heads / batch, Dv) (`_output`)."""
+    # Operands the kernel reads in place (`_layout`) are bound as they are;
+    # only the others are re-laid.
+    q, k, v = (as_read("spyre.attention", t) if _layout(t) == READ_AS_COPY else t
+               for t in (q, k, v))
     launcher = _launcher(_signature(q, k, v, mask, scale, causal, batch))
     out, stored = _output(q, v, batch,
                           lambda shape: torch.empty(shape, dtype=q.dtype, device=q.device))
-    inputs = [as_read("spyre.attention", t) for t in (q, k, v)]
+    inputs = [q, k, v]
     if mask is not None:
         inputs.append(as_read("spyre.attention", mask))
     launcher(*inputs, stored)
@@ -112,6 +148,32 @@ def _(q, k, v, mask, scale, causal, batch=0):
 
 
 op = torch.ops.spyre.attention.default
+
+
+def _operands_in_place(node, *args, **kwargs):
+    """Inductor's layout constraint for `op`: each operand with the strides
+    it had when traced (which `compiles` checked), as for any custom op.
+    Views of one unrealized result among q, k and v (the heads of one
+    projection, with its bias add) are views of that result computed once:
+    by default Inductor computes each view into a buffer of its own."""
+    from torch._inductor import ir
+    from torch._inductor.lowering import constrain_to_fake_tensor
+    bases = [arg.data.unwrap_view() if isinstance(arg, ir.TensorBox) and
+             isinstance(arg.data, ir.BaseView) else None for arg in args[:3]]
+    for base in bases:
+        if isinstance(base, ir.StorageBox) and sum(b is base for b in bases) > 1:
+            base.realize()
+    fakes = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in node.args]
+    args = tuple(constrain_to_fake_tensor(arg, fake) if isinstance(fake, torch.Tensor) else arg
+                 for arg, fake in zip(args, fakes)) + args[len(fakes):]
+    return args, kwargs
+
+
+def register_lowering() -> None:
+    """`op` as an extern call (Inductor's fallback) with `_operands_in_place`."""
+    from torch._inductor import lowering
+    if op not in lowering.lowerings:
+        lowering.make_fallback(op, layout_constraint=_operands_in_place, warn=False)
 
 
 def fused(query, key, value, attn_mask, is_causal: bool, scale: float):
@@ -158,11 +220,10 @@ def fused(query, key, value, attn_mask, is_causal: bool, scale: float):
     rows_hold_heads = length > 1 and not stacked and h > 1 and \
         query.stride(1) < query.stride(2)
     batch = b if rows_hold_heads else 0
-    # The kernel reads dense (heads, L, D) operands: where a projection's
-    # heads are strided views of its rows, the copy is made here, in the
-    # traced graph, so that it runs on the card (Inductor fuses it with the
-    # projection's bias add) and is timed.
-    q3, k3, v3 = (t.contiguous() for t in (q3, k3, v3))
+    # The kernel reads a projection's heads where they are, strided views of
+    # its rows (`_layout`). An operand it cannot read so is copied here, in
+    # the traced graph, so that the copy runs on the card and is timed.
+    q3, k3, v3 = (t.contiguous() if _layout(t) == READ_AS_COPY else t for t in (q3, k3, v3))
     if mask is not None:
         mask = mask.contiguous()
     if compiles(q3, k3, v3, mask, scale, is_causal, batch) is not None:

@@ -634,3 +634,4 @@ def install() -> None:
         entries[op] = wrap(ours, None, applies)
     for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
         table.update(entries)  # the second is a cached copy of the first
+    attention.register_lowering()

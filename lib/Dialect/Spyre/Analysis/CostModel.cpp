@@ -3,6 +3,7 @@
 #include "spyre-mlir/Dialect/Spyre/Analysis/CostModel.h"
 #include "spyre-mlir/Dialect/Spyre/IR/SpyreOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -30,6 +31,23 @@ bool isTranscendental(Operation &op) {
 /// AttentionPlan.cpp).
 constexpr double kAttentionPassesPerScore = 3;
 
+/// The elements of `arg` its ops read when all of them are attention
+/// operands read through a strided view (the heads of a projection, whose
+/// buffer spans the other heads too), else none.
+std::optional<double> viewedElements(BlockArgument arg) {
+  double elements = 0;
+  for (OpOperand &use : arg.getUses()) {
+    auto attention = dyn_cast<AttentionOp>(use.getOwner());
+    unsigned i = use.getOperandNumber();
+    if (!attention || i >= 3 || cast<BufferType>(arg.getType()).getRank() != 1)
+      return std::nullopt;
+    elements = std::max(elements, double(computeProduct(attention.getView(i).shape)));
+  }
+  if (arg.use_empty())
+    return std::nullopt;
+  return elements;
+}
+
 } // namespace
 
 std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const {
@@ -43,7 +61,12 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
       why = "operand " + std::to_string(i) + " has a dynamic shape";
       return std::nullopt;
     }
-    cost.deviceBytes += double(type.getNumElements()) * deviceElementBytes(type.getElementType());
+    // A strided view (an attention operand's layout) reads its elements,
+    // not the span of its buffer.
+    double elements = double(type.getNumElements());
+    if (auto attention = dyn_cast<AttentionOp>(op); attention && i < 3)
+      elements = double(computeProduct(attention.getView(unsigned(i)).shape));
+    cost.deviceBytes += elements * deviceElementBytes(type.getElementType());
   }
   double cores = double(arch.cores);
   bool known = llvm::TypeSwitch<Operation *, bool>(op)
@@ -60,12 +83,11 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      // Both products over every (query, key) pair (all of
                      // them: a causal block is charged as a full one), and
                      // the online softmax's SFU passes over each score.
-                     auto q = cast<BufferType>(attention.getQuery().getType());
-                     auto v = cast<BufferType>(attention.getValue().getType());
-                     auto k = cast<BufferType>(attention.getKey().getType());
-                     double pairs = double(q.getDimSize(0)) * double(q.getDimSize(1)) *
-                                    double(k.getDimSize(1));
-                     cost.flops = 2.0 * pairs * double(q.getDimSize(2) + v.getDimSize(2));
+                     ArrayRef<int64_t> q = attention.getView(0).shape,
+                                       k = attention.getView(1).shape,
+                                       v = attention.getView(2).shape;
+                     double pairs = double(q[0]) * double(q[1]) * double(k[1]);
+                     cost.flops = 2.0 * pairs * double(q[2] + v[2]);
                      cost.vectorOps = pairs * kAttentionPassesPerScore;
                      cost.computeCycles =
                          std::max(cost.flops / 2 / arch.macsPerCycle(),
@@ -149,7 +171,8 @@ std::optional<OpCost> CostModel::estimateKernel(KernelOp kernel, std::string &wh
       return std::nullopt;
     }
     total.deviceBytes +=
-        double(type.getNumElements()) * deviceElementBytes(type.getElementType());
+        viewedElements(arg).value_or(double(type.getNumElements())) *
+        deviceElementBytes(type.getElementType());
   }
   total.memoryCycles = total.deviceBytes / arch.deviceBytesPerCycle();
   return total;

@@ -492,13 +492,57 @@ LogicalResult Conv2dOp::verify() {
   return success();
 }
 
+static DenseI64ArrayAttr layoutOf(AttentionOp op, unsigned operand) {
+  return operand == 0 ? op.getQueryLayoutAttr()
+                      : operand == 1 ? op.getKeyLayoutAttr() : op.getValueLayoutAttr();
+}
+
+AttentionOp::View AttentionOp::getView(unsigned operand) {
+  if (DenseI64ArrayAttr layout = layoutOf(*this, operand)) {
+    ArrayRef<int64_t> l = layout.asArrayRef();
+    return {{l[0], l[1], l[2]}, l[3], l[4]};
+  }
+  BufferType type = bufferType(getOperand(operand));
+  int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+  int64_t perHead = ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols)
+                        ? ShapedType::kDynamic
+                        : rows * cols;
+  return {{type.getDimSize(0), rows, cols}, perHead, cols};
+}
+
 LogicalResult AttentionOp::verify() {
-  BufferType q = bufferType(getQuery()), k = bufferType(getKey()), v = bufferType(getValue()),
-             out = bufferType(getTarget());
-  for (auto [name, type] : {std::pair{"query", q}, {"key", k}, {"value", v}})
-    if (type.getRank() != 3)
-      return emitOpError() << name << " must have rank 3 (heads x length x head size), not "
-                           << type.getRank();
+  static constexpr const char *names[] = {"query", "key", "value"};
+  for (unsigned i = 0; i < 3; ++i) {
+    BufferType type = bufferType(getOperand(i));
+    DenseI64ArrayAttr layout = layoutOf(*this, i);
+    if (!layout) {
+      if (type.getRank() != 3)
+        return emitOpError() << names[i]
+                             << " must have rank 3 (heads x length x head size), or be 1-D "
+                                "with a layout, not rank "
+                             << type.getRank();
+      continue;
+    }
+    ArrayRef<int64_t> l = layout.asArrayRef();
+    if (type.getRank() != 1)
+      return emitOpError() << names[i] << "_layout needs a 1-D " << names[i]
+                           << " (the view's span), not " << type;
+    if (l.size() != 5 || llvm::any_of(l, [](int64_t x) { return x < 0; }))
+      return emitOpError() << names[i]
+                           << "_layout must be [heads, length, head size, head stride, row "
+                              "stride], none negative";
+    // The last element's offset, plus one: the buffer must hold it.
+    int64_t span = llvm::is_contained(l.take_front(3), 0)
+                       ? 0
+                       : (l[0] - 1) * l[3] + (l[1] - 1) * l[4] + l[2];
+    if (!type.isDynamicDim(0) && type.getDimSize(0) < span)
+      return emitOpError() << names[i] << "_layout spans " << span << " elements, more than the "
+                           << type.getDimSize(0) << " of its buffer";
+  }
+  auto logical = [&](unsigned i) {
+    return BufferType::get(getView(i).shape, bufferType(getOperand(i)).getElementType());
+  };
+  BufferType q = logical(0), k = logical(1), v = logical(2), out = bufferType(getTarget());
   if (out.getRank() == 4) {
     // batch x Lq x heads per batch x Dv: each query row holds its heads.
     int64_t batch = out.getDimSize(0), perBatch = out.getDimSize(2);

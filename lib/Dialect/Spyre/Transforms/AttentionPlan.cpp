@@ -57,6 +57,9 @@ private:
 
   mutable AttentionOp attn;
   int64_t heads = 0, lq = 0, d = 0, kvHeads = 0, lk = 0, dv = 0;
+  /// Element strides between the heads and between the rows of q, k, v.
+  int64_t qHeadStride = 0, qRowStride = 0, kHeadStride = 0, kRowStride = 0;
+  int64_t vHeadStride = 0, vRowStride = 0;
   int64_t maskBatch = 0, maskRows = 0;
   /// Heads per batch of a rank-4 target (its rows hold their heads), else 0.
   int64_t outHeads = 0;
@@ -69,17 +72,18 @@ private:
 LogicalResult AttentionPlan::analyze() {
   if (failed(checkStaticRowMajor(attn)))
     return failure();
-  auto q = cast<BufferType>(attn.getQuery().getType());
-  auto v = cast<BufferType>(attn.getValue().getType());
-  auto k = cast<BufferType>(attn.getKey().getType());
-  heads = q.getDimSize(0), lq = q.getDimSize(1), d = q.getDimSize(2);
-  kvHeads = k.getDimSize(0), lk = k.getDimSize(1), dv = v.getDimSize(2);
+  AttentionOp::View q = attn.getView(0), k = attn.getView(1), v = attn.getView(2);
+  heads = q.shape[0], lq = q.shape[1], d = q.shape[2];
+  kvHeads = k.shape[0], lk = k.shape[1], dv = v.shape[2];
+  qHeadStride = q.headStride, qRowStride = q.rowStride;
+  kHeadStride = k.headStride, kRowStride = k.rowStride;
+  vHeadStride = v.headStride, vRowStride = v.rowStride;
   if (heads == 0 || lq == 0 || dv == 0)
     return attn.emitError() << "cannot run on the card: an empty attention";
   if (lk == 0 || d == 0)
     return attn.emitError() << "cannot run on the card: attention over no keys (or a head "
                                "size of 0) is a fill, not a product";
-  dtype = deviceDType(q.getElementType());
+  dtype = deviceDType(cast<BufferType>(attn.getQuery().getType()).getElementType());
   es = deviceDTypeBytes(dtype);
   if (Value mask = attn.getMask()) {
     auto m = cast<BufferType>(mask.getType());
@@ -260,19 +264,29 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       int64_t cellsAt = rowsAt + kNumRowVecs * panel * 4;
 
       TileStep step;
+      // `count` rows of d elements from row `r0` of head `h` of q or k, to
+      // consecutive rows in LX: one transfer where the rows are consecutive
+      // in device memory, else a row at a time (a projection's heads).
+      auto rowsLoad = [&](Value operand, int64_t headStride, int64_t rowStride, int64_t h,
+                          int64_t r0, int64_t count, int64_t at) -> Transfer {
+        int64_t offset = (h * headStride + r0 * rowStride) * es;
+        if (rowStride == d || count == 1)
+          return {em.lx(dtype, at), em.device(operand, dtype, offset), count * d * es};
+        return {em.lx(dtype, at, {d * es, 0, 0}),
+                em.device(operand, dtype, offset, {rowStride * es, 0, 0}), d * es, {count, 1, 1}};
+      };
       if (first)
-        step.loads.push_back({em.lx(dtype, qAt),
-                              em.device(attn.getQuery(), dtype, (unit.head * lq + unit.q0) * d * es),
-                              rows * d * es});
-      step.loads.push_back({em.lx(dtype, kAt), em.device(attn.getKey(), dtype, (kv * lk + k0) * d * es),
-                            keys * d * es});
+        step.loads.push_back(
+            rowsLoad(attn.getQuery(), qHeadStride, qRowStride, unit.head, unit.q0, rows, qAt));
+      step.loads.push_back(rowsLoad(attn.getKey(), kHeadStride, kRowStride, kv, k0, keys, kAt));
       // Values as rows of dv + 1 elements: the last is 1, so that the PT's
       // probabilities x values also sums the probabilities (the softmax's
       // denominator) into the accumulator's last column, and the SFU need
       // not reduce them.
       step.loads.push_back({em.lx(dtype, vAt, {(dv + 1) * es, 0, 0}),
-                            em.device(attn.getValue(), dtype, (kv * lk + k0) * dv * es,
-                                      {dv * es, 0, 0}),
+                            em.device(attn.getValue(), dtype,
+                                      (kv * vHeadStride + k0 * vRowStride) * es,
+                                      {vRowStride * es, 0, 0}),
                             dv * es,
                             {keys, 1, 1}});
       if (hasMask) {

@@ -536,8 +536,40 @@ spyre.kernel @empty(%a: !spyre.buffer<4xf32>) {
 // -----
 
 spyre.kernel @attention_rank(%q: !spyre.buffer<16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
-  // expected-error @+1 {{query must have rank 3 (heads x length x head size), not 2}}
+  // expected-error @+1 {{query must have rank 3 (heads x length x head size), or be 1-D with a layout, not rank 2}}
   spyre.attention ins(%q, %k, %k : !spyre.buffer<16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_layout_rank(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{query_layout needs a 1-D query (the view's span), not '!spyre.buffer<8x16x64xf16>'}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {query_layout = array<i64: 8, 16, 64, 64, 1536>}
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_layout_size(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<4096xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{key_layout must be [heads, length, head size, head stride, row stride], none negative}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<4096xf16>, !spyre.buffer<4096xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {key_layout = array<i64: 2, 32, 64>}
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_layout_span(%q: !spyre.buffer<23000xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{query_layout spans 23552 elements, more than the 23000 of its buffer}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<23000xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {query_layout = array<i64: 8, 16, 64, 64, 1536>}
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_layout_shape(%q: !spyre.buffer<23552xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{query and key head sizes differ: 32 vs 64}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<23552xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {query_layout = array<i64: 8, 16, 32, 64, 1536>}
   spyre.return
 }
 
