@@ -487,7 +487,11 @@ def Spyre_AttentionOp : Spyre_Op<"attention"> {
     consecutive: element `[h, i, c]` is at `h * head stride + i * row stride
     + c`. A projection's heads, split from its rows without a copy (GPT-2's
     packed q, k and v: head stride = head size, row stride = 3 x the model's
-    width), are read so. The buffer holds the view's span.
+    width), are read so. Heads in batches whose stride is not a whole number
+    of heads (a batch of such projections) take two more entries, `[...,
+    heads per batch, batch stride]`: head `h` starts at `(h / heads per
+    batch) * batch stride + (h % heads per batch) * head stride`. The buffer
+    holds the view's span.
 
     Example:
     ```mlir
@@ -509,6 +513,11 @@ def Spyre_AttentionOp : Spyre_Op<"attention"> {
     struct View {
       ::llvm::SmallVector<int64_t, 3> shape;
       int64_t headStride, rowStride;
+      int64_t headsPerBatch, batchStride;
+      /// The element offset of head `h`'s first row.
+      int64_t headOffset(int64_t h) const {
+        return h / headsPerBatch * batchStride + h % headsPerBatch * headStride;
+      }
     };
     View getView(unsigned operand);
   }];

@@ -29,20 +29,31 @@ def _stored_shape(q_shape, v_shape, batch: int) -> tuple:
     return (heads, length, dv) if not batch else (batch, length, heads // batch, dv)
 
 
+def _shape(t: torch.Tensor) -> tuple:
+    """An operand's shape as the kernel sees it, (heads, L, D): a (batch,
+    heads, L, D) operand has its batches' heads one after the other."""
+    return tuple(t.shape) if t.dim() == 3 else (t.shape[0] * t.shape[1], *t.shape[2:])
+
+
 def _layout(t: torch.Tensor) -> tuple | None:
-    """How the kernel reads a (heads, L, D) operand in place: None when it is
-    row-major, else (heads, L, D, head stride, row stride), its rows'
-    elements being consecutive (a projection's heads viewed from its rows:
-    `query_layout` of spyre.attention). `READ_AS_COPY` when the kernel
-    cannot (a row's elements apart)."""
+    """How the kernel reads a (heads, L, D) or (batch, heads, L, D) operand
+    in place: None when it is row-major, else (heads, L, D, head stride, row
+    stride), with (heads per batch, batch stride) after them for a batch
+    whose stride is not a whole number of heads; its rows' elements are
+    consecutive (a projection's heads viewed from its rows: `query_layout`
+    of spyre.attention). `READ_AS_COPY` when the kernel cannot (a row's
+    elements apart)."""
     if t.is_contiguous():
         return None
-    heads, length, size = t.shape
-    if size > 1 and t.stride(2) != 1:
+    *_, length, size = t.shape
+    if size > 1 and t.stride(-1) != 1:
         return READ_AS_COPY
+    heads = t.shape[-3]
     # A dimension of one element has no stride that matters.
-    return (heads, length, size, t.stride(0) if heads > 1 else 0,
-            t.stride(1) if length > 1 else 0)
+    strides = (t.stride(-3) if heads > 1 else 0, t.stride(-2) if length > 1 else 0)
+    if t.dim() == 3 or t.shape[0] == 1 or t.stride(0) == heads * strides[0]:
+        return (*_shape(t), *strides)
+    return (*_shape(t), *strides, heads, t.stride(0))
 
 
 #: `_layout` of an operand the kernel reads only after a dense copy.
@@ -50,8 +61,14 @@ READ_AS_COPY = "copy"
 
 
 def _span(layout) -> int:
-    heads, length, size, head_stride, row_stride = layout
-    return (heads - 1) * head_stride + (length - 1) * row_stride + size if size else 0
+    """The elements from a view's first to its last, as spyre.attention's
+    verifier counts them."""
+    heads, length, size, head_stride, row_stride = layout[:5]
+    if not (heads and length and size):
+        return 0
+    per_batch, batch_stride = layout[5:] or (heads, 0)
+    last_head = (heads - 1) // per_batch * batch_stride + (heads - 1) % per_batch * head_stride
+    return last_head + (length - 1) * row_stride + size
 
 
 def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
@@ -79,7 +96,7 @@ def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
 def _signature(q, k, v, mask, scale, causal, batch):
     mask_part = None if mask is None else (tuple(mask.shape), mask.dtype)
     layouts = tuple(None if _layout(t) == READ_AS_COPY else _layout(t) for t in (q, k, v))
-    return (tuple(q.shape), tuple(k.shape), tuple(v.shape), mask_part, q.dtype, float(scale),
+    return (_shape(q), _shape(k), _shape(v), mask_part, q.dtype, float(scale),
             bool(causal), int(batch), layouts)
 
 
@@ -114,7 +131,7 @@ def _output(q, v, batch, empty):
     `batch`, the output (batch, heads / batch, Lq, Dv) is a view of it whose
     transpose(1, 2) (a model merging its heads) is contiguous and needs no
     copy."""
-    stored = empty(_stored_shape(q.shape, v.shape, batch))
+    stored = empty(_stored_shape(_shape(q), _shape(v), batch))
     return (stored.permute(0, 2, 1, 3) if batch else stored), stored
 
 
@@ -122,7 +139,8 @@ def _output(q, v, batch, empty):
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
               scale: float, causal: bool, batch: int = 0) -> torch.Tensor:
     """softmax(scale * q @ k^T + mask) @ v per head on the card: q (heads,
-    Lq, D), k and v (kv_heads, Lk, D / Dv), query head h attending with
+    Lq, D), k and v (kv_heads, Lk, D / Dv), each possibly with its heads in
+    batches, (batch, heads / batch, L, D), query head h attending with
     key/value head h // (heads // kv_heads), mask (batch, 1 or Lq, Lk) added
     for head h from batch h // (heads // batch); `causal` masks key j for
     query i when j > i. Rows with every key masked give zeros. The output is
@@ -130,8 +148,8 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     out as (batch, Lq, heads / batch, Dv) (`_output`)."""
     # Operands the kernel reads in place (`_layout`) are bound as they are;
     # only the others are re-laid.
-    q, k, v = (as_read("spyre.attention", t) if _layout(t) == READ_AS_COPY else t
-               for t in (q, k, v))
+    q, k, v = (as_read("spyre.attention", t).reshape(_shape(t)) if _layout(t) == READ_AS_COPY
+               else t for t in (q, k, v))
     launcher = _launcher(_signature(q, k, v, mask, scale, causal, batch))
     out, stored = _output(q, v, batch,
                           lambda shape: torch.empty(shape, dtype=q.dtype, device=q.device))
@@ -176,6 +194,16 @@ def register_lowering() -> None:
         lowering.make_fallback(op, layout_constraint=_operands_in_place, warn=False)
 
 
+def _heads(t: torch.Tensor) -> torch.Tensor:
+    """(batch, heads, L, D) as (batch x heads, L, D) where that is a view;
+    else as it is, a batch of strided heads the kernel reads in place
+    (`_layout`), rather than a copy."""
+    batch, heads = t.shape[:2]
+    if batch == 1 or heads == 1 or t.stride(0) == heads * t.stride(1):
+        return t.view(_shape(t))
+    return t
+
+
 def fused(query, key, value, attn_mask, is_causal: bool, scale: float):
     """scaled_dot_product_attention of (batch, heads, L, D) tensors as one
     spyre.attention kernel, or None when the card does not take it (the
@@ -210,9 +238,8 @@ def fused(query, key, value, attn_mask, is_causal: bool, scale: float):
     if stacked:
         q3 = query.reshape(b * kv_heads, group, query.shape[-1])
     else:
-        q3 = query.reshape(b * h, length, query.shape[-1])
-    k3 = key.reshape(b * kv_heads, keys, key.shape[-1])
-    v3 = value.reshape(b * kv_heads, keys, value.shape[-1])
+        q3 = _heads(query)
+    k3, v3 = _heads(key), _heads(value)
     # The result is laid out as the query (as the CPU kernel's): a query
     # whose rows hold their heads (a model's projection viewed as heads,
     # then transposed) gets an output written that way, which the model's

@@ -500,14 +500,18 @@ static DenseI64ArrayAttr layoutOf(AttentionOp op, unsigned operand) {
 AttentionOp::View AttentionOp::getView(unsigned operand) {
   if (DenseI64ArrayAttr layout = layoutOf(*this, operand)) {
     ArrayRef<int64_t> l = layout.asArrayRef();
-    return {{l[0], l[1], l[2]}, l[3], l[4]};
+    if (l.size() == 7)
+      return {{l[0], l[1], l[2]}, l[3], l[4], l[5], l[6]};
+    return {{l[0], l[1], l[2]}, l[3], l[4], std::max<int64_t>(l[0], 1), 0};
   }
   BufferType type = bufferType(getOperand(operand));
   int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
   int64_t perHead = ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols)
                         ? ShapedType::kDynamic
                         : rows * cols;
-  return {{type.getDimSize(0), rows, cols}, perHead, cols};
+  int64_t heads = type.getDimSize(0);
+  int64_t perBatch = ShapedType::isDynamic(heads) ? 1 : std::max<int64_t>(heads, 1);
+  return {{heads, rows, cols}, perHead, cols, perBatch, 0};
 }
 
 LogicalResult AttentionOp::verify() {
@@ -527,14 +531,19 @@ LogicalResult AttentionOp::verify() {
     if (type.getRank() != 1)
       return emitOpError() << names[i] << "_layout needs a 1-D " << names[i]
                            << " (the view's span), not " << type;
-    if (l.size() != 5 || llvm::any_of(l, [](int64_t x) { return x < 0; }))
+    if ((l.size() != 5 && l.size() != 7) || llvm::any_of(l, [](int64_t x) { return x < 0; }))
       return emitOpError() << names[i]
                            << "_layout must be [heads, length, head size, head stride, row "
-                              "stride], none negative";
+                              "stride] or [..., heads per batch, batch stride], none negative";
+    if (l.size() == 7 && (l[5] == 0 || l[0] % l[5] != 0))
+      return emitOpError() << names[i] << "_layout's heads per batch (" << l[5]
+                           << ") must divide its heads (" << l[0] << ")";
     // The last element's offset, plus one: the buffer must hold it.
-    int64_t span = llvm::is_contained(l.take_front(3), 0)
-                       ? 0
-                       : (l[0] - 1) * l[3] + (l[1] - 1) * l[4] + l[2];
+    int64_t span = 0;
+    if (!llvm::is_contained(l.take_front(3), 0)) {
+      View view = getView(i);
+      span = view.headOffset(l[0] - 1) + (l[1] - 1) * l[4] + l[2];
+    }
     if (!type.isDynamicDim(0) && type.getDimSize(0) < span)
       return emitOpError() << names[i] << "_layout spans " << span << " elements, more than the "
                            << type.getDimSize(0) << " of its buffer";

@@ -57,9 +57,8 @@ private:
 
   mutable AttentionOp attn;
   int64_t heads = 0, lq = 0, d = 0, kvHeads = 0, lk = 0, dv = 0;
-  /// Element strides between the heads and between the rows of q, k, v.
-  int64_t qHeadStride = 0, qRowStride = 0, kHeadStride = 0, kRowStride = 0;
-  int64_t vHeadStride = 0, vRowStride = 0;
+  /// Where q, k and v's heads and rows are (AttentionOp::View).
+  AttentionOp::View qView, kView, vView;
   int64_t maskBatch = 0, maskRows = 0;
   /// Heads per batch of a rank-4 target (its rows hold their heads), else 0.
   int64_t outHeads = 0;
@@ -72,12 +71,9 @@ private:
 LogicalResult AttentionPlan::analyze() {
   if (failed(checkStaticRowMajor(attn)))
     return failure();
-  AttentionOp::View q = attn.getView(0), k = attn.getView(1), v = attn.getView(2);
-  heads = q.shape[0], lq = q.shape[1], d = q.shape[2];
-  kvHeads = k.shape[0], lk = k.shape[1], dv = v.shape[2];
-  qHeadStride = q.headStride, qRowStride = q.rowStride;
-  kHeadStride = k.headStride, kRowStride = k.rowStride;
-  vHeadStride = v.headStride, vRowStride = v.rowStride;
+  qView = attn.getView(0), kView = attn.getView(1), vView = attn.getView(2);
+  heads = qView.shape[0], lq = qView.shape[1], d = qView.shape[2];
+  kvHeads = kView.shape[0], lk = kView.shape[1], dv = vView.shape[2];
   if (heads == 0 || lq == 0 || dv == 0)
     return attn.emitError() << "cannot run on the card: an empty attention";
   if (lk == 0 || d == 0)
@@ -267,26 +263,26 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       // `count` rows of d elements from row `r0` of head `h` of q or k, to
       // consecutive rows in LX: one transfer where the rows are consecutive
       // in device memory, else a row at a time (a projection's heads).
-      auto rowsLoad = [&](Value operand, int64_t headStride, int64_t rowStride, int64_t h,
-                          int64_t r0, int64_t count, int64_t at) -> Transfer {
-        int64_t offset = (h * headStride + r0 * rowStride) * es;
-        if (rowStride == d || count == 1)
+      auto rowsLoad = [&](Value operand, const AttentionOp::View &view, int64_t h, int64_t r0,
+                          int64_t count, int64_t at) -> Transfer {
+        int64_t offset = (view.headOffset(h) + r0 * view.rowStride) * es;
+        if (view.rowStride == d || count == 1)
           return {em.lx(dtype, at), em.device(operand, dtype, offset), count * d * es};
         return {em.lx(dtype, at, {d * es, 0, 0}),
-                em.device(operand, dtype, offset, {rowStride * es, 0, 0}), d * es, {count, 1, 1}};
+                em.device(operand, dtype, offset, {view.rowStride * es, 0, 0}), d * es,
+                {count, 1, 1}};
       };
       if (first)
-        step.loads.push_back(
-            rowsLoad(attn.getQuery(), qHeadStride, qRowStride, unit.head, unit.q0, rows, qAt));
-      step.loads.push_back(rowsLoad(attn.getKey(), kHeadStride, kRowStride, kv, k0, keys, kAt));
+        step.loads.push_back(rowsLoad(attn.getQuery(), qView, unit.head, unit.q0, rows, qAt));
+      step.loads.push_back(rowsLoad(attn.getKey(), kView, kv, k0, keys, kAt));
       // Values as rows of dv + 1 elements: the last is 1, so that the PT's
       // probabilities x values also sums the probabilities (the softmax's
       // denominator) into the accumulator's last column, and the SFU need
       // not reduce them.
       step.loads.push_back({em.lx(dtype, vAt, {(dv + 1) * es, 0, 0}),
                             em.device(attn.getValue(), dtype,
-                                      (kv * vHeadStride + k0 * vRowStride) * es,
-                                      {vRowStride * es, 0, 0}),
+                                      (vView.headOffset(kv) + k0 * vView.rowStride) * es,
+                                      {vView.rowStride * es, 0, 0}),
                             dv * es,
                             {keys, 1, 1}});
       if (hasMask) {

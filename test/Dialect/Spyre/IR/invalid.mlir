@@ -552,7 +552,7 @@ spyre.kernel @attention_layout_rank(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.b
 // -----
 
 spyre.kernel @attention_layout_size(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<4096xf16>, %o: !spyre.buffer<8x16x64xf16>) {
-  // expected-error @+1 {{key_layout must be [heads, length, head size, head stride, row stride], none negative}}
+  // expected-error @+1 {{key_layout must be [heads, length, head size, head stride, row stride] or [..., heads per batch, batch stride], none negative}}
   spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<4096xf16>, !spyre.buffer<4096xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {key_layout = array<i64: 2, 32, 64>}
   spyre.return
 }
@@ -562,6 +562,14 @@ spyre.kernel @attention_layout_size(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.b
 spyre.kernel @attention_layout_span(%q: !spyre.buffer<23000xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
   // expected-error @+1 {{query_layout spans 23552 elements, more than the 23000 of its buffer}}
   spyre.attention ins(%q, %k, %k : !spyre.buffer<23000xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {query_layout = array<i64: 8, 16, 64, 64, 1536>}
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_layout_batches(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<4096xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{key_layout's heads per batch (3) must divide its heads (2)}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<4096xf16>, !spyre.buffer<4096xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {key_layout = array<i64: 2, 32, 64, 64, 128, 3, 2048>}
   spyre.return
 }
 

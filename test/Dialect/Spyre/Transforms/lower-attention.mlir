@@ -130,3 +130,17 @@ spyre.kernel @packed(%q: !spyre.buffer<24320xf16>, %k: !spyre.buffer<24320xf16>,
   spyre.attention ins(%q, %k, %v : !spyre.buffer<24320xf16>, !spyre.buffer<24320xf16>, !spyre.buffer<24320xf16>) outs(%o : !spyre.buffer<1x64x2x64xf16>) scale = 0.125 causal {key_layout = array<i64: 2, 64, 64, 64, 384>, query_layout = array<i64: 2, 64, 64, 64, 384>, value_layout = array<i64: 2, 64, 64, 64, 384>}
   spyre.return
 }
+
+// -----
+
+// The same projection for a batch of 2 sequences: heads 0-1 are batch 0's,
+// 2-3 batch 1's, whose rows start 64 x 384 elements later (the last two
+// entries of each layout), not one head later.
+// CHECK-LABEL: spyre.hw.program @packed_batches
+// CHECK-DAG: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [128, 0, 0]>, #spyre.ref<@arg0, dl16, offset = 49152, strides = [768, 0, 0]> row 128 x [64, 1, 1]
+// CHECK-DAG: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [128, 0, 0]>, #spyre.ref<@arg0, dl16, offset = 49280, strides = [768, 0, 0]> row 128 x [64, 1, 1]
+spyre.kernel @packed_batches(%q: !spyre.buffer<48896xf16>, %k: !spyre.buffer<48896xf16>,
+                             %v: !spyre.buffer<48896xf16>, %o: !spyre.buffer<2x64x2x64xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<48896xf16>, !spyre.buffer<48896xf16>, !spyre.buffer<48896xf16>) outs(%o : !spyre.buffer<2x64x2x64xf16>) scale = 0.125 causal {key_layout = array<i64: 4, 64, 64, 64, 384, 2, 24576>, query_layout = array<i64: 4, 64, 64, 64, 384, 2, 24576>, value_layout = array<i64: 4, 64, 64, 64, 384, 2, 24576>}
+  spyre.return
+}
