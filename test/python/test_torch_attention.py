@@ -277,6 +277,14 @@ def llama_attention(q, k, v, mask):
                                           attn_mask=mask, scale=0.125)
 
 
+def interleaved_attention(q, k, v, mask):
+    """The repeat as other models write it (spyre_mlir.models.LlamaBlock)."""
+    rep = q.shape[1] // k.shape[1]
+    return F.scaled_dot_product_attention(q, k.repeat_interleave(rep, dim=1),
+                                          torch.repeat_interleave(v, rep, 1),
+                                          attn_mask=mask, scale=0.125)
+
+
 def decode_inputs(dtype=torch.float16):
     torch.manual_seed(0)
     q = torch.randn(1, 8, 1, 64).to(dtype)
@@ -294,20 +302,22 @@ def dynamo_graph(fn, *args):
     return recorder.graphs[0]
 
 
-def test_repeated_heads_become_grouped_query_attention():
+@pytest.mark.parametrize("fn", [llama_attention, interleaved_attention])
+def test_repeated_heads_become_grouped_query_attention(fn):
     """The pre-grad pass gives attention the unrepeated key/value heads with
     enable_gqa=True; the graph computes what it did."""
     from spyre_mlir.inductor.grouped_attention import ungroup_repeated_heads
     args = decode_inputs(torch.float32)
-    gm = dynamo_graph(llama_attention, *args)
+    gm = dynamo_graph(fn, *args)
     assert ungroup_repeated_heads(gm.graph) == 1
     gm.recompile()
     (attention,) = [n for n in gm.graph.nodes if n.target is F.scaled_dot_product_attention or
                     n.target is torch._C._nn.scaled_dot_product_attention]
     assert attention.kwargs["enable_gqa"] is True
-    assert not [n for n in gm.graph.nodes if n.target in ("expand", "reshape")]
+    assert not [n for n in gm.graph.nodes if n.target in ("expand", "reshape") or
+                "repeat_interleave" in str(n.target)]
     out = gm(*args)  # Dynamo's graphs return their outputs as a sequence
-    torch.testing.assert_close(out[0], llama_attention(*args))
+    torch.testing.assert_close(out[0], fn(*args))
 
 
 def repeated_then_written(k, v):
@@ -328,7 +338,14 @@ def repeated_then_written(k, v):
     # attention: attention must see the values of the repeat.
     lambda q, k, v, m: F.scaled_dot_product_attention(
         q, *repeated_then_written(k, v), attn_mask=m),
-], ids=["mismatched_values", "other_axis", "written_after_the_repeat"])
+    # Interleaved along the sequence, or a repeat per head (a tensor).
+    lambda q, k, v, m: F.scaled_dot_product_attention(
+        q, k.repeat_interleave(4, dim=2)[:, :, :128].repeat(1, 4, 1, 1), repeat_kv(v, 4),
+        attn_mask=m),
+    lambda q, k, v, m: F.scaled_dot_product_attention(
+        q, k.repeat_interleave(torch.tensor([4, 4]), dim=1), repeat_kv(v, 4), attn_mask=m),
+], ids=["mismatched_values", "other_axis", "written_after_the_repeat", "interleaved_rows",
+        "interleaved_by_tensor"])
 def test_other_repeats_are_left_alone(fn):
     from spyre_mlir.inductor.grouped_attention import ungroup_repeated_heads
     args = decode_inputs(torch.float32)

@@ -6,7 +6,8 @@ scaled_dot_product_attention whenever they pass a mask:
 
     x[:, :, None, :, :].expand(b, kv_heads, n_rep, s, d).reshape(b, kv_heads * n_rep, s, d)
 
-The reshape of an expanded view is a copy, so every layer writes n_rep
+and other models write the same as `x.repeat_interleave(n_rep, dim=1)`.
+The reshape of an expanded view is a copy (so is repeat_interleave), so every layer writes n_rep
 copies of its whole key/value cache to device memory and reads them back,
 once per decode step. This pass, run on Dynamo's graph before AOTAutograd,
 gives attention the unrepeated heads with `enable_gqa=True`, which means the
@@ -47,9 +48,39 @@ def _is_head_axis_insert(node: torch.fx.Node) -> bool:
     return False
 
 
+def _interleaved(node) -> tuple[torch.fx.Node, int] | None:
+    """(x, n_rep) if `node` is x.repeat_interleave(n_rep, dim=1) of a
+    (b, h, s, d) x (n_rep an int); None otherwise."""
+    if not (isinstance(node, torch.fx.Node) and (
+            node.op == "call_method" and node.target == "repeat_interleave" or
+            node.op == "call_function" and node.target is torch.repeat_interleave)):
+        return None
+    args = list(node.args) + [None] * (3 - len(node.args))
+    source, repeats = args[0], args[1] if args[1] is not None else node.kwargs.get("repeats")
+    dim = args[2] if args[2] is not None else node.kwargs.get("dim")
+    if not isinstance(source, torch.fx.Node) or type(repeats) is not int or \
+            dim not in (1, -3) or node.kwargs.get("output_size") is not None:
+        return None
+    src, out = _shape(source), _shape(node)
+    if src is None or out is None or len(src) != 4 or \
+            out != (src[0], src[1] * repeats, *src[2:]):
+        return None
+    return source, repeats
+
+
+def _chain_start(node: torch.fx.Node) -> torch.fx.Node:
+    """The first node of a repeat `_repeated` matched."""
+    if node.target in ("reshape", "view"):
+        return node.args[0].args[0]  # the head axis insert
+    return node
+
+
 def _repeated(node) -> tuple[torch.fx.Node, int] | None:
     """(x, n_rep) if `node` is x (b, h, s, d) with each head repeated n_rep
-    times in place, as repeat_kv does; None otherwise."""
+    times in place, as repeat_kv or repeat_interleave(n_rep, dim=1) does;
+    None otherwise."""
+    if (interleaved := _interleaved(node)) is not None:
+        return interleaved
     if not (isinstance(node, torch.fx.Node) and node.op == "call_method" and
             node.target in ("reshape", "view")):
         return None
@@ -133,8 +164,7 @@ def ungroup_repeated_heads(graph: torch.fx.Graph) -> int:
         query = _shape(node.args[0] if node.args else node.kwargs.get("query"))
         if query is None or len(query) != 4 or query[1] != _shape(k[0])[1] * k[1]:
             continue
-        # The first node of either chain: the head axis insert.
-        starts = [key.args[0].args[0], value.args[0].args[0]]
+        starts = [_chain_start(key), _chain_start(value)]
         if not _unchanged_until(min(starts, key=order.__getitem__), node):
             continue
         args = list(node.args)
