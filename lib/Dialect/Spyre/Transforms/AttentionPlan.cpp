@@ -51,9 +51,26 @@ public:
 
   SPYRE_OPPLAN_OVERRIDES
 
+  SmallVector<SmallVector<int64_t>> tileCandidates(int64_t cores, int64_t lxBytes,
+                                                   int64_t count) const override;
+
 private:
+  /// A head's panel of query rows: its first row, rows, key blocks and the
+  /// work `assign` balances (the keys it multiplies plus a per-step overhead).
+  struct Unit {
+    int64_t head, q0, rows, blocks, work;
+  };
+  SmallVector<Unit> unitsOf(int64_t panel, int64_t tk) const;
+  /// The units of each core: longest first, each to the least loaded core
+  /// (causal panels further down see more keys); a core runs its units in order.
+  static SmallVector<SmallVector<int64_t>> assign(ArrayRef<Unit> units, int64_t cores);
   int64_t keyBlocks(int64_t q0, int64_t rows, int64_t tk) const;
   bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
+  /// Estimated cycles of the busiest core with `tile` (see rankTiles).
+  double estimate(ArrayRef<int64_t> tile, int64_t cores) const;
+  /// The tiles that fit `lxBytes`, fastest first by estimate.
+  SmallVector<std::pair<double, SmallVector<int64_t>>> rankTiles(int64_t cores,
+                                                                 int64_t lxBytes) const;
 
   mutable AttentionOp attn;
   int64_t heads = 0, lq = 0, d = 0, kvHeads = 0, lk = 0, dv = 0;
@@ -135,41 +152,161 @@ bool AttentionPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
   return total <= lxBytes;
 }
 
-SmallVector<int64_t> AttentionPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  // Blocks of up to 128 query rows (the PT's output rows are cheap, its
-  // operand feed is not), halved while the card would have fewer than two
-  // blocks per core. A panel of blocks shares each key/value block loaded
-  // from device memory: the largest panel, up to 512 rows, that still gives
-  // every core a panel and leaves room for key blocks of 128 or more. Key
-  // blocks are as long as LX allows, up to 512 (longer ones save little
-  // per-step overhead).
-  constexpr int64_t kMaxBlockRows = 128, kMinBlockRows = 16, kMaxPanelRows = 512;
-  constexpr int64_t kMaxKeys = 512, kMinKeys = 128;
-  int64_t block = std::min(lq, kMaxBlockRows);
-  while (block > kMinBlockRows && heads * llvm::divideCeil(lq, block) < 2 * cores)
-    block = llvm::divideCeil(block, 2);
-  int64_t granule = std::max<int64_t>(1, arch.stickBytes / es);
-  for (; block >= 1; block = block == 1 ? 0 : llvm::divideCeil(block, 2)) {
-    auto longestKeys = [&](int64_t panel) {
-      return largestFitting(std::min(lk, kMaxKeys), granule,
-                            [&](int64_t k) { return fits({panel, k, block}, lxBytes); });
-    };
-    // Panels of equal size (whole blocks), as few per head as the cores allow.
-    int64_t maxPanel = std::max(block, kMaxPanelRows / block * block);
-    for (int64_t count = llvm::divideCeil(lq, maxPanel);; ++count) {
-      int64_t panel = std::min<int64_t>(lq, llvm::alignTo(llvm::divideCeil(lq, count), block));
-      if (panel <= block)
-        break;
-      if (heads * llvm::divideCeil(lq, panel) < cores)
-        continue;
-      int64_t tk = longestKeys(panel);
-      if (tk >= std::min(lk, kMinKeys))
-        return {panel, tk, block};
+SmallVector<AttentionPlan::Unit> AttentionPlan::unitsOf(int64_t panel, int64_t tk) const {
+  SmallVector<Unit> units;
+  const int64_t panels = llvm::divideCeil(lq, panel);
+  for (int64_t h = 0; h < heads; ++h)
+    for (int64_t p = 0; p < panels; ++p) {
+      int64_t q0 = p * panel, rows = std::min(panel, lq - q0), blocks = keyBlocks(q0, rows, tk);
+      int64_t keys = causal ? std::min(lk, q0 + rows) : lk;
+      units.push_back({h, q0, rows, blocks, (keys + blocks * kStepOverheadKeys) * rows});
     }
-    if (int64_t tk = longestKeys(block))
-      return {block, tk, block};
+  return units;
+}
+
+SmallVector<SmallVector<int64_t>> AttentionPlan::assign(ArrayRef<Unit> units, int64_t cores) {
+  SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, units.size()));
+  llvm::stable_sort(order, [&](int64_t a, int64_t b) { return units[a].work > units[b].work; });
+  SmallVector<int64_t> load(cores, 0);
+  SmallVector<SmallVector<int64_t>> unitsOfCore(cores);
+  for (int64_t u : order) {
+    int64_t core = std::min_element(load.begin(), load.end()) - load.begin();
+    load[core] += units[u].work;
+    unitsOfCore[core].push_back(u);
   }
-  return {};
+  for (SmallVector<int64_t> &list : unitsOfCore)
+    llvm::sort(list);
+  return unitsOfCore;
+}
+
+double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
+  const int64_t panel = tile[0], tk = tile[1], block = tile[2];
+  const double probEs = double(deviceDTypeBytes(uint8_t(ISA::DType::dl16)));
+  const double startup = double(arch.sfuStartupCycles), latency = double(arch.dmaLatencyCycles);
+  SmallVector<Unit> units = unitsOf(panel, tk);
+  // Bus cycles per byte that every working core moves at once.
+  const double active = double(std::min<int64_t>(cores, int64_t(units.size())));
+  const double sharing = active / arch.deviceBytesPerCycle();
+  // Cycles of one unit: per step, the PT's products and the SFU's online
+  // softmax, overlapped where the panel has two blocks or more (one block's
+  // softmax while the other's products run); the keys and values a step
+  // loads, through the core's DMA port or, where longer, the bus's time for
+  // every working core's loads, after the memory's latency. A unit's first
+  // step waits for its loads; the later steps' loads run during the step
+  // before (double-buffered slots).
+  auto unitCycles = [&](const Unit &unit) {
+    double cycles = 0;
+    for (int64_t blk = 0; blk < unit.blocks; ++blk) {
+      int64_t k0 = blk * tk, keys = std::min(tk, lk - k0);
+      if (causal)
+        keys = std::min(keys, unit.q0 + unit.rows - k0);
+      double pt = 0, sfu = 0, first = 0;
+      int64_t items = 0;
+      for (int64_t r0 = 0; r0 < unit.rows; r0 += block) {
+        double r = double(std::min(block, unit.rows - r0));
+        double c = double(causal ? std::min(keys, unit.q0 + r0 + int64_t(r) - k0) : keys);
+        if (c <= 0)
+          continue;
+        double scores = arch.ptCycles(r, double(d), c, (r + c) * double(d * es), r * c * 4);
+        double values = arch.ptCycles(r, c, double(dv + 1), r * c * probEs + c * double((dv + 1) * es),
+                                      2 * r * double(dv + 1) * 4);
+        // Maximum, subtraction and exponential over the scores, the
+        // rescaled accumulator, and the per-row updates.
+        double softmax = arch.sfuCycles(r * c, 4, true, false) +
+                         arch.sfuCycles(r * c, 8, false, false) +
+                         arch.sfuCycles(r * c, 4 + probEs, false, true) +
+                         arch.sfuCycles(r * double(dv + 1), 8, false, false) + 12 * startup;
+        if (hasMask)
+          softmax += arch.sfuCycles(r * c, 8, false, false);
+        // The causal select, over the columns a row of a block on the
+        // diagonal can mask.
+        double from = std::max<double>(0, double(unit.q0 + r0 - k0 + 1));
+        if (causal && from < c)
+          softmax += arch.sfuCycles(r * (c - from), 8, false, false);
+        if (items++ == 0)
+          first = std::min(scores, softmax);
+        pt += scores + values;
+        sfu += softmax;
+      }
+      double compute = items >= 2 ? std::max(pt, sfu) + first : pt + sfu;
+      double bytes = double(keys * (d + dv) * es);
+      double loads =
+          std::max(bytes / double(arch.dmaPortBytesPerCycle), bytes * sharing) + latency;
+      cycles += blk == 0 ? loads + compute : std::max(loads, compute);
+    }
+    return cycles;
+  };
+  // Every head's panel at the same rows costs the same.
+  DenseMap<int64_t, double> cyclesAt;
+  double busiest = 0;
+  for (ArrayRef<int64_t> list : assign(units, cores)) {
+    double core = 0;
+    for (int64_t u : list) {
+      auto [it, inserted] = cyclesAt.try_emplace(units[u].q0, 0.0);
+      if (inserted)
+        it->second = unitCycles(units[u]);
+      core += it->second;
+    }
+    busiest = std::max(busiest, core);
+  }
+  // Before the first step, a panel of queries; after the last, the output
+  // panel's store (paying the bus's read/write turnaround).
+  double first = double(std::min(panel, lq) * d * es);
+  double last = double(std::min(panel, lq) * dv * es);
+  return busiest + first * sharing + latency +
+         last * (sharing + active * arch.turnaroundCyclesPerByte()) + latency;
+}
+
+SmallVector<std::pair<double, SmallVector<int64_t>>>
+AttentionPlan::rankTiles(int64_t cores, int64_t lxBytes) const {
+  // Blocks of up to 128 query rows (the PT's output rows are cheap, its
+  // operand feed is not), panels of whole blocks up to 512 rows sharing
+  // each key/value block loaded from device memory, key blocks of whole
+  // sticks up to 512: every combination that fits LX, ranked by estimate.
+  // Larger panels read the keys and values fewer times; smaller ones
+  // balance causal work among the cores and overlap one block's softmax
+  // with another's products; which wins depends on the shape.
+  constexpr int64_t kMaxBlockRows = 128, kMaxPanelRows = 512, kMaxKeys = 512;
+  int64_t granule = std::max<int64_t>(1, arch.stickBytes / es);
+  SmallVector<int64_t> keyChoices;
+  for (int64_t keys = std::min(lk, kMaxKeys); keys >= 1;) {
+    keyChoices.push_back(keys);
+    int64_t next = keys > 128 ? keys - 128 : keys / 2;
+    keys = next >= granule ? llvm::alignDown(next, granule) : next;
+  }
+  SmallVector<std::pair<double, SmallVector<int64_t>>> ranked;
+  for (int64_t block = std::min(lq, kMaxBlockRows); block >= 1;
+       block = block == 1 ? 0 : llvm::divideCeil(block, 2)) {
+    SmallVector<int64_t> panels;
+    for (int64_t panel = block; panel <= std::max(block, std::min(lq, kMaxPanelRows));
+         panel += block)
+      panels.push_back(std::min(panel, lq));
+    for (int64_t panel : llvm::make_range(panels.begin(), llvm::unique(panels)))
+      for (int64_t keys : keyChoices)
+        if (fits({panel, keys, block}, lxBytes))
+          ranked.push_back({estimate({panel, keys, block}, cores), {panel, keys, block}});
+    // Blocks under 16 rows only when nothing larger fits.
+    if (!ranked.empty() && block <= 16)
+      break;
+  }
+  llvm::stable_sort(ranked, [](auto &a, auto &b) { return a.first < b.first; });
+  return ranked;
+}
+
+SmallVector<int64_t> AttentionPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+  SmallVector<std::pair<double, SmallVector<int64_t>>> ranked = rankTiles(cores, lxBytes);
+  return ranked.empty() ? SmallVector<int64_t>() : ranked.front().second;
+}
+
+SmallVector<SmallVector<int64_t>> AttentionPlan::tileCandidates(int64_t cores, int64_t lxBytes,
+                                                               int64_t count) const {
+  SmallVector<SmallVector<int64_t>> result;
+  for (auto &[time, tile] : rankTiles(cores, lxBytes)) {
+    if (int64_t(result.size()) >= count)
+      break;
+    result.push_back(tile);
+  }
+  return result;
 }
 
 LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
@@ -177,46 +314,21 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
   const int64_t panel = tile[0], tk = tile[1], block = tile[2];
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
-  const int64_t panels = llvm::divideCeil(lq, panel);
   const int64_t group = heads / kvHeads, maskGroup = hasMask ? heads / maskBatch : 1;
   const uint8_t f32 = uint8_t(ISA::DType::f32), dl16 = uint8_t(ISA::DType::dl16);
   const int64_t probEs = deviceDTypeBytes(dl16);
   const double inf = std::numeric_limits<double>::infinity();
   Location loc = attn.getLoc();
 
-  // Units (a head's panel of query rows), each with its number of steps
-  // (key blocks) and its work: the keys it multiplies plus a per-step
-  // overhead. Causal units differ (later panels see more keys), so units go
-  // to cores longest first, each to the least loaded core; a core then runs
-  // its units in order.
-  struct Unit {
-    int64_t head, q0, rows, blocks, work;
-  };
-  SmallVector<Unit> units;
-  for (int64_t h = 0; h < heads; ++h)
-    for (int64_t p = 0; p < panels; ++p) {
-      int64_t q0 = p * panel, rows = std::min(panel, lq - q0), blocks = keyBlocks(q0, rows, tk);
-      int64_t keys = causal ? std::min(lk, q0 + rows) : lk;
-      units.push_back({h, q0, rows, blocks, (keys + blocks * kStepOverheadKeys) * rows});
-    }
-  SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, units.size()));
-  llvm::stable_sort(order, [&](int64_t a, int64_t b) { return units[a].work > units[b].work; });
-  SmallVector<int64_t> load(cores, 0);
-  SmallVector<SmallVector<int64_t>> unitsOf(cores);
-  for (int64_t u : order) {
-    int64_t core = std::min_element(load.begin(), load.end()) - load.begin();
-    load[core] += units[u].work;
-    unitsOf[core].push_back(u);
-  }
-
+  SmallVector<Unit> units = unitsOf(panel, tk);
+  SmallVector<SmallVector<int64_t>> unitsOfCore = assign(units, cores);
   for (int64_t core = 0; core < cores; ++core) {
-    llvm::sort(unitsOf[core]);
     // The steps of this core: (its unit number, key block).
     SmallVector<std::pair<int64_t, int64_t>> steps;
-    for (auto [local, u] : llvm::enumerate(unitsOf[core]))
+    for (auto [local, u] : llvm::enumerate(unitsOfCore[core]))
       for (int64_t blk = 0; blk < units[u].blocks; ++blk)
         steps.push_back({int64_t(local), blk});
-    auto unitOf = [&](int64_t i) -> const Unit & { return units[unitsOf[core][steps[i].first]]; };
+    auto unitOf = [&](int64_t i) -> const Unit & { return units[unitsOfCore[core][steps[i].first]]; };
     // The keys of step i's block that its panel sees.
     auto keysOf = [&](int64_t i) {
       const Unit &unit = unitOf(i);

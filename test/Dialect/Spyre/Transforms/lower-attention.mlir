@@ -1,9 +1,10 @@
 // RUN: spyre-opt %s -split-input-file --spyre-compile="cores=2 stop-after=tile" | FileCheck %s --check-prefix=TILE
 // RUN: spyre-opt %s -split-input-file --spyre-compile="cores=2" | FileCheck %s
 
-// Causal attention, one head of 256 positions on 2 cores: blocks of 64
-// query rows (halved from 128 so that each core gets two), in panels of two
-// blocks that share each key/value block loaded; keys in blocks of 256.
+// Causal attention, one head of 256 positions on 2 cores, its tile given
+// (tile-attention.mlir tests the choice): blocks of 64 query rows, in panels
+// of two blocks that share each key/value block loaded; keys in blocks of
+// 256.
 // A block multiplies only the keys up to its last row (the products past
 // the diagonal are never computed), and masks the keys after each row with
 // one select over the block's last 63 columns only (every row sees the keys
@@ -42,7 +43,7 @@
 // CHECK-NOT: spyre.hw.dma #spyre.ref<@arg3, f32
 spyre.kernel @causal(%q: !spyre.buffer<1x256x64xf16>, %k: !spyre.buffer<1x256x64xf16>,
                      %v: !spyre.buffer<1x256x64xf16>, %o: !spyre.buffer<1x256x64xf16>) {
-  spyre.attention ins(%q, %k, %v : !spyre.buffer<1x256x64xf16>, !spyre.buffer<1x256x64xf16>, !spyre.buffer<1x256x64xf16>) outs(%o : !spyre.buffer<1x256x64xf16>) scale = 0.125 causal
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<1x256x64xf16>, !spyre.buffer<1x256x64xf16>, !spyre.buffer<1x256x64xf16>) outs(%o : !spyre.buffer<1x256x64xf16>) scale = 0.125 causal {spyre.tile = array<i64: 128, 256, 64>}
   spyre.return
 }
 
@@ -66,7 +67,7 @@ spyre.kernel @causal(%q: !spyre.buffer<1x256x64xf16>, %k: !spyre.buffer<1x256x64
 spyre.kernel @decode(%q: !spyre.buffer<4x1x32xf16>, %k: !spyre.buffer<2x700x32xf16>,
                      %v: !spyre.buffer<2x700x32xf16>, %m: !spyre.buffer<1x1x700xf32>,
                      %o: !spyre.buffer<4x1x32xf16>) {
-  spyre.attention ins(%q, %k, %v, %m : !spyre.buffer<4x1x32xf16>, !spyre.buffer<2x700x32xf16>, !spyre.buffer<2x700x32xf16>, !spyre.buffer<1x1x700xf32>) outs(%o : !spyre.buffer<4x1x32xf16>) scale = 0.17677669529663687
+  spyre.attention ins(%q, %k, %v, %m : !spyre.buffer<4x1x32xf16>, !spyre.buffer<2x700x32xf16>, !spyre.buffer<2x700x32xf16>, !spyre.buffer<1x1x700xf32>) outs(%o : !spyre.buffer<4x1x32xf16>) scale = 0.17677669529663687 {spyre.tile = array<i64: 1, 512, 1>}
   spyre.return
 }
 
@@ -88,7 +89,7 @@ spyre.kernel @decode(%q: !spyre.buffer<4x1x32xf16>, %k: !spyre.buffer<2x700x32xf
 // CHECK-NEXT: spyre.hw.unary "copy" {{.*}} [128 x 1] {signal_sem = 5 : i64, wait_count = 4 : i64, wait_sem = 4 : i64}
 spyre.kernel @keys(%q: !spyre.buffer<2x256x64xf16>, %k: !spyre.buffer<2x1024x64xf16>,
                    %v: !spyre.buffer<2x1024x64xf16>, %o: !spyre.buffer<2x256x64xf16>) {
-  spyre.attention ins(%q, %k, %v : !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x1024x64xf16>, !spyre.buffer<2x1024x64xf16>) outs(%o : !spyre.buffer<2x256x64xf16>) scale = 0.125
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x1024x64xf16>, !spyre.buffer<2x1024x64xf16>) outs(%o : !spyre.buffer<2x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 256, 512, 128>}
   spyre.return
 }
 

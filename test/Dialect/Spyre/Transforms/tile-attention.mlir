@@ -1,0 +1,46 @@
+// RUN: spyre-opt %s -split-input-file --spyre-compile=stop-after=tile | FileCheck %s
+// RUN: spyre-opt %s -split-input-file -spyre-divide-work -spyre-tile="candidates=3" | FileCheck %s --check-prefix=LIST
+
+// An attention's tile is [panel rows, keys, block rows], ranked by the
+// plan's estimate of its busiest core. GPT-2's causal attention (12 heads of
+// 512 positions) on 32 cores: panels of 128 rows, 48 units that the cores
+// share longest first (a head's last panel sees 4 times the keys of its
+// first), and each panel two blocks of 64 rows, so that one block's softmax
+// runs while the other's products do. Panels of 512 would read each key
+// block once per head but leave 20 cores idle.
+// CHECK-LABEL: spyre.kernel @gpt2
+// CHECK: spyre.tile = array<i64: 128, 128, 64>
+// The chosen tile first, then the next ones by estimate.
+// LIST-LABEL: spyre.kernel @gpt2
+// LIST: spyre.tile_candidates = [array<i64: 128, 128, 64>, array<i64: {{[0-9, ]+}}>, array<i64: {{[0-9, ]+}}>]
+spyre.kernel @gpt2(%q: !spyre.buffer<12x512x64xf16>, %k: !spyre.buffer<12x512x64xf16>,
+                   %v: !spyre.buffer<12x512x64xf16>, %o: !spyre.buffer<12x512x64xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<12x512x64xf16>, !spyre.buffer<12x512x64xf16>, !spyre.buffer<12x512x64xf16>) outs(%o : !spyre.buffer<12x512x64xf16>) scale = 0.125 causal
+  spyre.return
+}
+
+// -----
+
+// 32 heads of 2048 positions: each core has a head's worth of panels, and
+// the keys and values every panel reads again take the bus; panels of 512
+// rows read them a quarter as often as panels of 128.
+// CHECK-LABEL: spyre.kernel @long
+// CHECK: spyre.tile = array<i64: 512, 256, 128>
+spyre.kernel @long(%q: !spyre.buffer<32x2048x128xf16>, %k: !spyre.buffer<32x2048x128xf16>,
+                   %v: !spyre.buffer<32x2048x128xf16>, %o: !spyre.buffer<32x2048x128xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<32x2048x128xf16>, !spyre.buffer<32x2048x128xf16>, !spyre.buffer<32x2048x128xf16>) outs(%o : !spyre.buffer<32x2048x128xf16>) scale = 0.08838834764831843 causal
+  spyre.return
+}
+
+// -----
+
+// Decoding: one query row per head against 4096 keys, bound by the bus;
+// key blocks long enough that the memory's latency per block is small
+// beside it (16 keys a block would be 1.5x slower).
+// CHECK-LABEL: spyre.kernel @decode
+// CHECK: spyre.tile = array<i64: 1, 384, 1>
+spyre.kernel @decode(%q: !spyre.buffer<32x1x128xf16>, %k: !spyre.buffer<32x4096x128xf16>,
+                     %v: !spyre.buffer<32x4096x128xf16>, %o: !spyre.buffer<32x1x128xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<32x1x128xf16>, !spyre.buffer<32x4096x128xf16>, !spyre.buffer<32x4096x128xf16>) outs(%o : !spyre.buffer<32x1x128xf16>) scale = 0.08838834764831843
+  spyre.return
+}
