@@ -278,10 +278,11 @@ def llama_attention(q, k, v, mask):
 
 
 def interleaved_attention(q, k, v, mask):
-    """The repeat as other models write it (spyre_mlir.models.LlamaBlock)."""
+    """The repeat as other models write it (spyre_mlir.models.LlamaBlock),
+    positionally and by keyword."""
     rep = q.shape[1] // k.shape[1]
     return F.scaled_dot_product_attention(q, k.repeat_interleave(rep, dim=1),
-                                          torch.repeat_interleave(v, rep, 1),
+                                          torch.repeat_interleave(v, repeats=rep, dim=-3),
                                           attn_mask=mask, scale=0.125)
 
 
@@ -545,6 +546,66 @@ def test_heads_split_from_one_projection_are_read_in_place():
     out = torch.ops.spyre.attention(q_apart, k, v, None, 0.25, False)
     assert dict(counters.fallbacks) == {"spyre.attention (host copy of a strided input)": 1}
     close(out, F.scaled_dot_product_attention(q_apart, k, v, scale=0.25), 16)
+
+
+def _heads_per_batch(base):
+    """q of a batch of 2 packed projections, (2, 4, 5, 16): a batch's heads
+    are one projection row (192) apart, its batches 5 rows."""
+    return base[..., :64].view(2, 5, 4, 16).transpose(1, 2)
+
+
+@pytest.mark.parametrize("make_q, layout", [
+    # Every head the same row: a head stride of 0.
+    (lambda: torch.randn(1, 5, 16).expand(4, 5, 16), "4, 5, 16, 0, 16"),
+    # One query row per head, each the first half of a longer row.
+    (lambda: torch.randn(4, 1, 32)[:, :, :16], "4, 1, 16, 32, 0"),
+    # Heads in batches whose stride is not a whole number of heads.
+    (lambda: _heads_per_batch(torch.randn(2, 5, 192)), "8, 5, 16, 16, 192, 4, 960"),
+], ids=["expanded", "one_row", "heads_per_batch"])
+def test_strided_operands_are_read_in_place_in_eager_calls(make_q, layout):
+    torch.manual_seed(0)
+    q = make_q()
+    heads = q.shape[0] * (q.shape[1] if q.dim() == 4 else 1)
+    k, v = torch.randn(heads, 7, 16), torch.randn(heads, 7, 16)
+    counters.reset()
+    out = torch.ops.spyre.attention(q, k, v, None, 0.25, False)
+    assert dict(counters.fallbacks) == {} and counters.kernels_run == 1
+    [kernel] = counters.per_kernel
+    assert f"query_layout = array<i64: {layout}>" in kernel.mlir
+    dense = q.reshape(heads, *q.shape[-2:])
+    close(out.reshape(heads, *out.shape[-2:]),
+          F.scaled_dot_product_attention(dense, k, v, scale=0.25), 16)
+
+
+def test_operands_of_another_rank_are_refused_clearly():
+    k = v = torch.randn(4, 7, 16)
+    with pytest.raises(ValueError, match=r"\(heads, L, D\) or \(batch, heads, L, D\), not a "
+                                         r"tensor of shape \(4, 16\)"):
+        torch.ops.spyre.attention(torch.randn(4, 16), k, v, None, 0.25, False)
+
+
+def test_projections_spanning_more_than_a_core_addresses_are_copied(monkeypatch, tmp_path):
+    """Read in place, each of q, k and v spans its whole batch of
+    projections; where that is more than a core addresses (the card's
+    per-core span, 256 KiB here), the operands are copied dense and the
+    fused kernel still runs, rather than attention decomposed."""
+    import re
+    from spyre_mlir import simulator as sim
+    from spyre_mlir.inductor import attention
+    card = open(sim.arch_path()).read()
+    assert re.search(r"per_core_span_bytes = \d+", card)
+    small = tmp_path / "card.toml"
+    small.write_text(re.sub(r"per_core_span_bytes = \d+", "per_core_span_bytes = 262144", card))
+    monkeypatch.setenv("SPYRE_ARCH", str(small))
+    torch.manual_seed(0)
+    b, length, heads, d = 4, 64, 16, 16
+    x = torch.randn(b, length, 3 * heads * d)
+    q, k, v = (t.view(b, length, heads, d).transpose(1, 2) for t in x.split(heads * d, -1))
+    assert attention.compiles(q, k, v, None, 0.25, False, b) is not None  # in place: too wide
+    counters.reset()
+    out = attention.fused(q, k, v, None, False, 0.25)
+    assert out is not None and dict(counters.fallbacks) == {}
+    close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25), d)
 
 
 # --------------------------------------------------------------------------

@@ -32,6 +32,9 @@ def _stored_shape(q_shape, v_shape, batch: int) -> tuple:
 def _shape(t: torch.Tensor) -> tuple:
     """An operand's shape as the kernel sees it, (heads, L, D): a (batch,
     heads, L, D) operand has its batches' heads one after the other."""
+    if t.dim() not in (3, 4):
+        raise ValueError("spyre.attention takes q, k and v as (heads, L, D) or (batch, heads, "
+                         f"L, D), not a tensor of shape {tuple(t.shape)}")
     return tuple(t.shape) if t.dim() == 3 else (t.shape[0] * t.shape[1], *t.shape[2:])
 
 
@@ -43,6 +46,7 @@ def _layout(t: torch.Tensor) -> tuple | None:
     consecutive (a projection's heads viewed from its rows: `query_layout`
     of spyre.attention). `READ_AS_COPY` when the kernel cannot (a row's
     elements apart)."""
+    shape = _shape(t)  # the rank checked first
     if t.is_contiguous():
         return None
     *_, length, size = t.shape
@@ -52,8 +56,8 @@ def _layout(t: torch.Tensor) -> tuple | None:
     # A dimension of one element has no stride that matters.
     strides = (t.stride(-3) if heads > 1 else 0, t.stride(-2) if length > 1 else 0)
     if t.dim() == 3 or t.shape[0] == 1 or t.stride(0) == heads * strides[0]:
-        return (*_shape(t), *strides)
-    return (*_shape(t), *strides, heads, t.stride(0))
+        return (*shape, *strides)
+    return (*shape, *strides, heads, t.stride(0))
 
 
 #: `_layout` of an operand the kernel reads only after a dense copy.
@@ -94,9 +98,10 @@ def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
 
 
 def _signature(q, k, v, mask, scale, causal, batch):
+    shapes = [_shape(t) for t in (q, k, v)]  # the ranks checked first
     mask_part = None if mask is None else (tuple(mask.shape), mask.dtype)
     layouts = tuple(None if _layout(t) == READ_AS_COPY else _layout(t) for t in (q, k, v))
-    return (_shape(q), _shape(k), _shape(v), mask_part, q.dtype, float(scale),
+    return (*shapes, mask_part, q.dtype, float(scale),
             bool(causal), int(batch), layouts)
 
 
@@ -254,6 +259,13 @@ def fused(query, key, value, attn_mask, is_causal: bool, scale: float):
     if mask is not None:
         mask = mask.contiguous()
     if compiles(q3, k3, v3, mask, scale, is_causal, batch) is not None:
-        return None
+        # Read in place, each operand spans its whole projection: a batch
+        # of large ones can span more than a core addresses, where dense
+        # copies do not.
+        dense = [t.contiguous() for t in (q3, k3, v3)]
+        if all(_layout(t) is None for t in (q3, k3, v3)) or \
+                compiles(*dense, mask, scale, is_causal, batch) is not None:
+            return None
+        q3, k3, v3 = dense
     out = attention(q3, k3, v3, mask, scale, is_causal, batch)
     return out if batch else out.reshape(b, h, length, value.shape[-1])
