@@ -24,9 +24,15 @@ CASES = {
     "both negated": (lambda x: torch.cat((-x[..., 4:], -x[..., :4]), -1), 1),
     "none negated": (lambda x: torch.cat((x[..., 4:], x[..., :4]), -1), 1),
     "along dim 1": (lambda x: torch.cat((-x[:, 2:], x[:, :2]), 1), 1),
+    # The halves from chunk or split (spyre_mlir.models' rotate_half).
+    "chunked": (lambda x: torch.cat((-x.chunk(2, -1)[1], x.chunk(2, -1)[0]), -1), 1),
+    "split": (lambda x: torch.cat((-x.split(4, -1)[1], x.split(4, -1)[0]), -1), 1),
     # Not a swap of halves: left as concatenations.
     "halves in order": (lambda x: torch.cat((-x[..., :4], x[..., 4:]), -1), 0),
     "two tensors": (lambda x: torch.cat((-x[..., 4:], x.flip(0)[..., :4]), -1), 0),
+    "split in thirds": (lambda x: torch.cat((-x[..., :6].split(2, -1)[1],
+                                             x[..., :6].split(2, -1)[0]), -1), 0),
+    "uneven split": (lambda x: torch.cat((-x.split(3, -1)[1], x.split(3, -1)[0]), -1), 0),
 }
 
 

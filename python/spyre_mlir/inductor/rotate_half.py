@@ -1,6 +1,7 @@
 """A concatenation of a tensor's two halves in swapped order, either or both
-negated (`torch.cat((-x2, x1), -1)`: rotary embeddings' rotate_half), as one
-elementwise expression of the tensor.
+negated (`torch.cat((-x2, x1), -1)`: rotary embeddings' rotate_half, the
+halves sliced or from `x.chunk(2, -1)`), as one elementwise expression of
+the tensor.
 
 Concatenations run on the card as copies into slices of a buffer of their own
 (backend.py: no masked loads), so rotate_half cost a kernel phase per half
@@ -12,11 +13,31 @@ Inductor fuses them into whatever reads the result.
 
 from __future__ import annotations
 
+import operator
+
 import torch
 from torch import fx
 from torch._guards import detect_fake_mode
 
 aten = torch.ops.aten
+
+
+def _split_half(node, dim: int, size: int):
+    """(source, start) when `node` is a piece of `aten.split.Tensor` of a
+    tensor into halves along `dim` (`x.chunk(2, dim)`, `x.split(h, dim)`);
+    else None."""
+    if not (node.op == "call_function" and node.target is operator.getitem):
+        return None
+    split, index = node.args
+    if not (isinstance(split, fx.Node) and split.op == "call_function" and
+            split.target is aten.split.Tensor and index in (0, 1)):
+        return None
+    source, pieces, sdim = (*split.args, 0)[:3]
+    value = source.meta.get("val") if isinstance(source, fx.Node) else None
+    if not isinstance(value, torch.Tensor) or sdim % value.dim() != dim or \
+            value.shape[dim] != size or pieces != size // 2:
+        return None
+    return source, index * pieces
 
 
 def _half(node, dim: int, size: int):
@@ -25,8 +46,11 @@ def _half(node, dim: int, size: int):
     negated = node.op == "call_function" and node.target is aten.neg.default
     if negated:
         node = node.args[0]
-    if not (isinstance(node, fx.Node) and node.op == "call_function" and
-            node.target is aten.slice.Tensor):
+    if not isinstance(node, fx.Node):
+        return None
+    if (piece := _split_half(node, dim, size)) is not None:
+        return (*piece, negated)
+    if not (node.op == "call_function" and node.target is aten.slice.Tensor):
         return None
     defaults = (None, 0, None, None, 1)  # aten.slice.Tensor(self, dim, start, end, step)
     source, sdim, start, end, step = (*node.args, *defaults[len(node.args):])
