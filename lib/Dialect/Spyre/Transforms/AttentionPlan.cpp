@@ -285,8 +285,9 @@ AttentionPlan::rankTiles(int64_t cores, int64_t lxBytes) const {
       for (int64_t keys : keyChoices)
         if (fits({panel, keys, block}, lxBytes))
           ranked.push_back({estimate({panel, keys, block}, cores), {panel, keys, block}});
-    // Blocks under 16 rows only when nothing larger fits.
-    if (!ranked.empty() && block <= 16)
+    // Blocks under 32 rows only when nothing larger fits: they feed the PT
+    // poorly and multiply the candidates.
+    if (!ranked.empty() && block <= 32)
       break;
   }
   llvm::stable_sort(ranked, [](auto &a, auto &b) { return a.first < b.first; });
