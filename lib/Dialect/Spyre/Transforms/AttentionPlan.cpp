@@ -184,9 +184,14 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   const double probEs = double(deviceDTypeBytes(uint8_t(ISA::DType::dl16)));
   const double startup = double(arch.sfuStartupCycles), latency = double(arch.dmaLatencyCycles);
   SmallVector<Unit> units = unitsOf(panel, tk);
-  // Bus cycles per byte that every working core moves at once.
+  // Bus cycles per byte that every working core moves at once. The query
+  // heads of a group (grouped-query attention) are units of equal work that
+  // run side by side, loading the same key/value blocks in the same cycles:
+  // the card reads those once for the group.
   const double active = double(std::min<int64_t>(cores, int64_t(units.size())));
   const double sharing = active / arch.deviceBytesPerCycle();
+  const double keySharing =
+      std::max(1.0, active / double(heads / kvHeads)) / arch.deviceBytesPerCycle();
   // Cycles of one unit: per step, the PT's products and the SFU's online
   // softmax, overlapped where the panel has two blocks or more (one block's
   // softmax while the other's products run); the keys and values a step
@@ -231,7 +236,7 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
       double compute = items >= 2 ? std::max(pt, sfu) + first : pt + sfu;
       double bytes = double(keys * (d + dv) * es);
       double loads =
-          std::max(bytes / double(arch.dmaPortBytesPerCycle), bytes * sharing) + latency;
+          std::max(bytes / double(arch.dmaPortBytesPerCycle), bytes * keySharing) + latency;
       cycles += blk == 0 ? loads + compute : std::max(loads, compute);
     }
     return cycles;

@@ -44,3 +44,17 @@ spyre.kernel @decode(%q: !spyre.buffer<32x1x128xf16>, %k: !spyre.buffer<32x4096x
   spyre.attention ins(%q, %k, %v : !spyre.buffer<32x1x128xf16>, !spyre.buffer<32x4096x128xf16>, !spyre.buffer<32x4096x128xf16>) outs(%o : !spyre.buffer<32x1x128xf16>) scale = 0.08838834764831843
   spyre.return
 }
+
+// -----
+
+// Grouped-query attention (16 query heads, 4 key/value heads): the query
+// heads of a group are units of equal work that run side by side and load
+// the same key/value blocks in the same cycles, which the card reads once
+// for the group, so longer key blocks cost less bus time than in @gpt2.
+// CHECK-LABEL: spyre.kernel @grouped
+// CHECK: spyre.tile = array<i64: 128, 512, 64>
+spyre.kernel @grouped(%q: !spyre.buffer<16x512x128xf16>, %k: !spyre.buffer<4x512x128xf16>,
+                      %v: !spyre.buffer<4x512x128xf16>, %o: !spyre.buffer<16x512x128xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<16x512x128xf16>, !spyre.buffer<4x512x128xf16>, !spyre.buffer<4x512x128xf16>) outs(%o : !spyre.buffer<16x512x128xf16>) scale = 0.08838834764831843 causal
+  spyre.return
+}
