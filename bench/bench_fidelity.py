@@ -120,21 +120,6 @@ def run_unfused(fn, inputs, dump: str, arch) -> tuple[float, int]:
         len(texts)
 
 
-def row_groups(module) -> list:
-    """The spyre.fused row groups of a tiled module, in IR order."""
-    found = []
-
-    def visit(op):
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    if inner.operation.name == "spyre.fused":
-                        found.append(inner.operation)
-                    visit(inner.operation)
-    visit(module.operation)
-    return found
-
-
 def tiled_binary(text: str, tiles: int) -> bytes | None:
     """The kernel in `text` with each core's rows of its row group cut into
     `tiles` tiles (its spyre.tile set after the tile stage, as tuning.py sets
@@ -145,7 +130,7 @@ def tiled_binary(text: str, tiles: int) -> bytes | None:
     with ir.Context():
         module = compiler.parse_module(text)
         compiler.compile_module(module, stop_after="tile")
-        groups = row_groups(module)
+        groups = compiler.ops_where(module, lambda op: op.name == "spyre.fused")
         if len(groups) != 1:
             return None
         group = groups[0]

@@ -7,7 +7,7 @@ docs/lowering.md); this module only runs them and writes the binary.
 from __future__ import annotations
 
 from .dialects import spyre
-from .ir import Context, Module
+from .ir import Context, Module, WalkOrder, WalkResult
 from .passmanager import PassManager
 
 #: The stages of `spyre-compile`, in order: the C++ stage table.
@@ -73,3 +73,16 @@ def compile_kernel(source: str | Module, *, arch_path: str | None = None,
                                   fuse_rows=fuse_rows)
     compile_module(source, arch_path=arch_path, cores=cores, fuse_rows=fuse_rows)
     return spyre.program_binary(source, arch_path)
+
+
+def ops_where(module: Module, keep) -> list:
+    """The operations of `module` for which `keep(op)` holds, in IR order
+    (a pre-order walk)."""
+    found = []
+
+    def visit(op):
+        if keep(op):
+            found.append(op)
+        return WalkResult.ADVANCE
+    module.operation.walk(visit, WalkOrder.PRE_ORDER)
+    return found

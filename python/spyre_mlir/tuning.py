@@ -118,17 +118,7 @@ def _list_candidates(module) -> None:
 
 def _tuned_ops(module) -> list:
     """The tiled ops, in IR order (the same in every copy of the module)."""
-    found = []
-
-    def visit(op):
-        if "spyre.tile_candidates" in op.attributes:
-            found.append(op)
-        for region in op.regions:
-            for block in region.blocks:
-                for inner in block.operations:
-                    visit(inner.operation)
-    visit(module.operation)
-    return found
+    return compiler.ops_where(module, lambda op: "spyre.tile_candidates" in op.attributes)
 
 
 def _tiles(op) -> list[list[int]]:

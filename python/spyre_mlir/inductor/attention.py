@@ -100,7 +100,9 @@ def kernel_mlir(q_shape, k_shape, v_shape, mask_shape, dtype: torch.dtype,
 def _signature(q, k, v, mask, scale, causal, batch):
     shapes = [_shape(t) for t in (q, k, v)]  # the ranks checked first
     mask_part = None if mask is None else (tuple(mask.shape), mask.dtype)
-    layouts = tuple(None if _layout(t) == READ_AS_COPY else _layout(t) for t in (q, k, v))
+    # An operand read after a copy is row-major by then.
+    layouts = tuple(None if layout == READ_AS_COPY else layout
+                    for layout in map(_layout, (q, k, v)))
     return (*shapes, mask_part, q.dtype, float(scale),
             bool(causal), int(batch), layouts)
 

@@ -35,16 +35,16 @@ constexpr double kAttentionPassesPerScore = 3;
 /// operands read through a strided view (the heads of a projection, whose
 /// buffer spans the other heads too), else none.
 std::optional<double> viewedElements(BlockArgument arg) {
+  if (arg.use_empty() || cast<BufferType>(arg.getType()).getRank() != 1)
+    return std::nullopt;
   double elements = 0;
   for (OpOperand &use : arg.getUses()) {
     auto attention = dyn_cast<AttentionOp>(use.getOwner());
     unsigned i = use.getOperandNumber();
-    if (!attention || i >= 3 || cast<BufferType>(arg.getType()).getRank() != 1)
+    if (!attention || i >= 3)
       return std::nullopt;
     elements = std::max(elements, double(computeProduct(attention.getView(i).shape)));
   }
-  if (arg.use_empty())
-    return std::nullopt;
   return elements;
 }
 

@@ -256,10 +256,10 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   }
   // Before the first step, a panel of queries; after the last, the output
   // panel's store (paying the bus's read/write turnaround).
-  double first = double(std::min(panel, lq) * d * es);
-  double last = double(std::min(panel, lq) * dv * es);
-  return busiest + first * sharing + latency +
-         last * (sharing + active * arch.turnaroundCyclesPerByte()) + latency;
+  double queryBytes = double(std::min(panel, lq) * d * es);
+  double outputBytes = double(std::min(panel, lq) * dv * es);
+  return busiest + queryBytes * sharing + latency +
+         outputBytes * (sharing + active * arch.turnaroundCyclesPerByte()) + latency;
 }
 
 SmallVector<std::pair<double, SmallVector<int64_t>>>
