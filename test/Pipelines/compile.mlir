@@ -20,9 +20,9 @@
 // FUSE-NOT: spyre.alloc
 // DIV: spyre.cores = 32 : i64
 // DIV-NOT: spyre.tile
-// TILE: spyre.cores = 32 : i64, spyre.tile = array<i64: 2, 32>
+// TILE: spyre.cores = 32 : i64, spyre.tile = array<i64: 64, 32>
 // TILE-NOT: spyre.lx
-// MEM: spyre.lx = array<i64: 0, 256>
+// MEM: spyre.lx = array<i64: 8192, 0>
 // HW: spyre.hw.program @transpose_exp num_cores = 32
 // HW-COUNT-32: spyre.hw.core
 // TWO: spyre.hw.program @transpose_exp num_cores = 2

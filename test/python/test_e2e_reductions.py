@@ -45,6 +45,27 @@ def test_column_sum(m, n):
     close(out["arg1"], x.sum(axis=0), "f32", rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("m,n,combiner,reference", [
+    (8192, 1024, "sum", np.sum), (16384, 64, "max", np.max), (4096, 96, "sum", np.sum)])
+def test_column_reduction_of_a_narrow_tensor_reads_it_once(m, n, combiner, reference):
+    # The reduced loop runs down the rows and stays on one core, so only the
+    # n columns are shared: tiles narrower than a stick would pad every
+    # device row (16 columns of 1024 on 32 cores moved 4x the input).
+    body = generic((n, m), [("%x", (m, n), "f16")], [("%s", (n,), "f32")],
+                   [amap(2, "d1, d0"), amap(2, "d0")], """
+%v = arith.extf %a0 : f16 to f32
+spyre.yield %v : f32""", ["parallel", "reduction"], [combiner])
+    x = np.random.default_rng(m + n).standard_normal((m, n)).astype(np.float16)
+    out, result = run(kernel("c", [("x", (m, n), "f16"), ("s", (n,), "f32")], body), {"arg0": x})
+    close(out["arg1"], reference(rounded(x).astype(np.float64), axis=0), "f32", rtol=1e-4,
+          atol=1e-3 * np.sqrt(m))
+    read = sum(c["device_read_bytes"] for c in result.stats["cores"])
+    stick_row = -(-n * 2 // 128) * 128  # a row of x in whole sticks
+    # 96 columns: four tiles of 24 on four cores (a stick a row each) beat
+    # two whole-stick tiles on two cores, whose SFU work would pace them.
+    assert read <= m * stick_row * (1 if n % 64 == 0 else 2)
+
+
 @pytest.mark.parametrize("m,n", [(1, 1), (5, 77), (16, 50000)])
 def test_welford(m, n):
     body = generic((m, n), [("%x", (m, n), "f32")],

@@ -178,6 +178,13 @@ private:
   void chooseRowLoop();
   /// Row-tile granule: whole sticks of operands whose rows run along the row loop.
   int64_t rowStickElems() const;
+  /// Whether an operand's device rows run along the row loop (a transpose's
+  /// input, a column reduction's): a row tile short of a stick pads them.
+  bool runsAlongRows(const LinearAccess &a) const;
+  /// Estimated cycles with `tile` on `cores`: the larger of the device bus
+  /// (padded rows included), the DMA ports of the cores with a tile and
+  /// their SFU work.
+  double tileCycles(ArrayRef<int64_t> tile, int64_t cores) const;
   /// The largest tile whose rows are whole granules, with at least `depth`
   /// tiles per core (`overlapDepth`) where the sizes allow.
   SmallVector<int64_t> tileWithRowGranule(int64_t cores, int64_t depth, int64_t lxBytes,

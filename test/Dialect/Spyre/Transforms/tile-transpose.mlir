@@ -3,17 +3,23 @@
 // A transpose reads its input along the row loop: row tiles are whole
 // sticks (64 f16) so that no device row is padded, and the cols are split
 // to keep all 32 cores busy. A tensor too small to give every core a whole
-// stick keeps the plain tiles (2 rows each), which use all the cores.
+// stick runs on fewer cores when its padded rows would move more than the
+// bus can in that time: 64 x 32 on one core (plain tiles of 2 rows would
+// move 32 times its bytes).
 // CHECK-LABEL: spyre.kernel @transposes
 // CHECK: spyre.generic domain [1024, 1024] {{.*}}spyre.tile = array<i64: 64, 512>
-// CHECK: spyre.generic domain [64, 32] {{.*}}spyre.tile = array<i64: 2, 32>
+// CHECK: spyre.generic domain [64, 32] {{.*}}spyre.tile = array<i64: 64, 32>
 // The input's rows run along the cols here: nothing to align.
 // CHECK: spyre.generic domain [1024, 1024] {{.*}}spyre.tile = array<i64: 32, 1024>
+// A tall, narrow input (8192 x 64): one stick of rows, its cols split into
+// 32 pieces of 256, one per core (they were cut into 8, for 8 cores).
+// CHECK: spyre.generic domain [64, 8192] {{.*}}spyre.tile = array<i64: 64, 256>
 #t = affine_map<(d0, d1) -> (d1, d0)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 spyre.kernel @transposes(%a: !spyre.buffer<1024x1024xf16>, %b: !spyre.buffer<1024x1024xf16>,
                          %c: !spyre.buffer<32x64xf16>, %d: !spyre.buffer<64x32xf16>,
-                         %e: !spyre.buffer<1024x1024xf16>) {
+                         %e: !spyre.buffer<1024x1024xf16>,
+                         %f: !spyre.buffer<8192x64xf16>, %g: !spyre.buffer<64x8192xf16>) {
   spyre.generic domain [1024, 1024] {indexing_maps = [#t, #id],
       iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
       ins(%a : !spyre.buffer<1024x1024xf16>) outs(%b : !spyre.buffer<1024x1024xf16>) {
@@ -29,6 +35,12 @@ spyre.kernel @transposes(%a: !spyre.buffer<1024x1024xf16>, %b: !spyre.buffer<102
   spyre.generic domain [1024, 1024] {indexing_maps = [#id, #id],
       iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
       ins(%a : !spyre.buffer<1024x1024xf16>) outs(%e : !spyre.buffer<1024x1024xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.generic domain [64, 8192] {indexing_maps = [#t, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%f : !spyre.buffer<8192x64xf16>) outs(%g : !spyre.buffer<64x8192xf16>) {
   ^bb0(%v: f16):
     spyre.yield %v : f16
   }
