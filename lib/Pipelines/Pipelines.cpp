@@ -30,8 +30,10 @@ ArrayRef<CompileStageInfo> mlir::spyre::compileStages() {
          if (options.fuseRows)
            pm.addPass(createSpyreFuseRows());
        }},
-      {"divide-work", "spyre.cores on every compute op",
+      {"divide-work",
+       "reductions with too few outputs cut in parts; spyre.cores on every compute op",
        [](OpPassManager &pm, const CompileOptions &options) {
+         pm.addPass(createSpyreSplitReductions({options.cores}));
          pm.addPass(createSpyreDivideWork({options.cores}));
        }},
       {"tile", "spyre.tile on every compute op",

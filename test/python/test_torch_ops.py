@@ -113,6 +113,35 @@ def test_reductions(name, fn, dtype):
     check(fn, rand(24, 300, dtype=dtype), dtype=dtype, depth=300 if dtype != torch.float32 else 0)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name,fn,shape", [
+    ("sum", lambda x: x.sum(), (256, 1024)),
+    ("mse", lambda x: (x * x).mean(), (1 << 18,)),
+    ("amax_few_rows", lambda x: x.amax(-1), (3, 65536)),
+    ("amin_narrow_cols", lambda x: x.amin(0), (32768, 8)),
+])
+def test_reductions_with_few_outputs(name, fn, shape, dtype):
+    # Cut in parts of the reduced loop and combined (spyre-split-reductions):
+    # the same values as eager, 16-bit sums rounded once from f32.
+    x = rand(*shape, dtype=dtype)
+    if name.startswith(("amax", "amin")):  # exact: a value of x
+        check(fn, x, dtype=dtype)
+        return
+    compiled, expected = run(fn, x)
+    assert compiled.dtype == expected.dtype and compiled.shape == expected.shape
+    # f32 sums of 2^18 terms in another order differ by a few 1e-5; a
+    # 16-bit result by its one rounding from the f32 total.
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else tolerance(dtype)
+    torch.testing.assert_close(compiled.float(), expected.float(), **tol)
+
+
+def test_product_with_few_outputs():
+    # f32 only: 16-bit terms near 1 each round to it or a step below (eager
+    # rounds them too), which no tolerance covers over 2^16 terms.
+    compiled, expected = run(lambda x: (1 + x / 4096).prod(-1), rand(2, 65536))
+    torch.testing.assert_close(compiled, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_argmax():
     check(lambda x: x.argmax(-1), rand(24, 3000))
 

@@ -198,6 +198,36 @@ def SpyreAnnotateCost : Pass<"spyre-annotate-cost", "::mlir::ModuleOp"> {
 // decision as an attribute of the compute ops; spyre-lower-to-hw reads them.
 //===----------------------------------------------------------------------===//
 
+def SpyreSplitReductions : Pass<"spyre-split-reductions", "::mlir::ModuleOp"> {
+  let summary = "Cut reductions with fewer output tiles than cores in parts";
+  let description = [{
+    Every reduction tile of one output stays on one core, so a reduction
+    whose outputs give at most half the cores a tile (`x.sum()`, a loss's
+    mean, `amax` over four long rows) would leave the others idle. Such a
+    `spyre.generic` (one reduced loop, one `sum`, `prod`, `max` or `min`
+    output, at least 65536 points) is cut into S parts of its reduced loop,
+    S dividing it, as many as fill the cores (`cores`, or the card's): a
+    generic reduces each part into a temporary of partials, a second
+    combines them. A 16-bit float sum or product keeps f32 partials and a
+    third generic rounds the combined value to the output once.
+
+    Before and after (a sum of 16M f32 on 32 cores):
+    ```mlir
+    spyre.generic domain [16777216] {combiners = [#spyre.combiner<sum>], ...}
+        ins(%x : !spyre.buffer<16777216xf32>) outs(%y : !spyre.buffer<1xf32>)
+    // ->
+    %p = spyre.alloc() : !spyre.buffer<32xf32>
+    spyre.generic domain [32, 524288] {...} ins(%x ...) outs(%p ...)
+    spyre.generic domain [32] {...} ins(%p ...) outs(%y ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"cores", "cores", "int64_t", /*default=*/"0",
+           "Cores to use (0: all of the card's)">
+  ];
+}
+
 def SpyreDivideWork : Pass<"spyre-divide-work", "::mlir::ModuleOp"> {
   let summary = "Decide how many cores run each compute op";
   let description = [{

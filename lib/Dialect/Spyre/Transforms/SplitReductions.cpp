@@ -1,0 +1,214 @@
+//===- SplitReductions.cpp - reductions with too few outputs for the cores ===//
+//
+// Every reduction tile of one output stays on one core (GenericPlan), so a
+// reduction with fewer output tiles than cores leaves cores idle: x.sum()
+// ran on one core at a ninth of the bus, a mean-squared error over 16M
+// elements took 15x its memory bound. Such a generic is cut into S parts
+// of its reduced loop, each reduced into a temporary of partial results
+// (one per part and output), which a second generic combines:
+//
+//   partial[s, p...] = combine over r in [s*R/S, (s+1)*R/S) of body(...)
+//   out[...]         = combine over s of partial[s, p...]
+//
+// The partials keep the accumulator's type (f32 for a 16-bit float sum or
+// product, whose accumulator is f32): a third generic rounds the combined
+// f32 value to the output once, as the uncut reduction did on its store.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GenericPlan.h"
+#include "PlanKinds.h"
+#include "spyre-mlir/Arch/Arch.h"
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+
+namespace mlir::spyre {
+#define GEN_PASS_DEF_SPYRESPLITREDUCTIONS
+#include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h.inc"
+} // namespace mlir::spyre
+
+using namespace mlir;
+using namespace mlir::spyre;
+
+namespace {
+
+/// Points of a generic below which a second op's barrier and latency cost
+/// more than the idle cores.
+constexpr int64_t kMinPoints = 1 << 16;
+/// Fewest reduced points per part.
+constexpr int64_t kMinPart = 1024;
+
+bool isNarrowFloat(Type t) { return isa<FloatType>(t) && t.getIntOrFloatBitWidth() < 32; }
+
+struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReductions> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<::spyre::Arch> arch = getArch(module);
+    if (!arch)
+      return signalPassFailure();
+    if (cores < 0 || cores > arch->cores) {
+      module.emitError() << "cores = " << int64_t(cores) << " is not in [0, " << arch->cores
+                         << "] (the card's cores)";
+      return signalPassFailure();
+    }
+    int64_t available = cores ? int64_t(cores) : arch->cores;
+    module.walk([&](KernelOp kernel) {
+      for (auto generic : llvm::to_vector(kernel.getBody().front().getOps<GenericOp>()))
+        if (int64_t parts = partsFor(generic, *arch, available); parts > 1)
+          split(generic, parts);
+    });
+  }
+
+  /// How many parts to cut `generic`'s reduced loop into: 1 to leave it.
+  static int64_t partsFor(GenericOp generic, const ::spyre::Arch &arch, int64_t cores) {
+    if (generic->hasAttr("spyre.cores") || !generic.getSymbols().empty() ||
+        !generic.getDomainSizes().empty())
+      return 1;
+    SmallVector<unsigned> reduced = generic.getReductionLoops();
+    SmallVector<CombinerKind> kinds = generic.getCombinerKinds();
+    if (reduced.size() != 1 || kinds.size() != 1 || generic.getOutputs().size() != 1 ||
+        cast<BufferType>(generic.getOutputs()[0].getType()).getRank() == 0)
+      return 1;
+    if (!llvm::is_contained({CombinerKind::sum, CombinerKind::prod, CombinerKind::max,
+                             CombinerKind::min},
+                            kinds[0]))
+      return 1;
+    ArrayRef<int64_t> domain = generic.getStaticDomain();
+    int64_t points = 1;
+    for (int64_t size : domain)
+      points *= size;
+    int64_t r = domain[reduced[0]];
+    if (points < kMinPoints || r < 2 * kMinPart)
+      return 1;
+    FailureOr<std::unique_ptr<OpPlan>> plan = makeGenericPlan(generic, arch);
+    if (failed(plan))
+      return 1; // spyre-divide-work reports why
+    auto &generics = static_cast<GenericPlan &>(**plan);
+    SmallVector<int64_t> tile = generics.chooseTile(cores, arch.lxUsableBytes());
+    if (tile.empty())
+      return 1;
+    int64_t tiles = generics.parallelTiles(tile, -1);
+    if (2 * tiles > cores)
+      return 1;
+    // The most parts up to what fills the cores that divide the loop evenly.
+    for (int64_t parts = cores / tiles; parts >= 2; --parts)
+      if (r % parts == 0 && r / parts >= kMinPart)
+        return parts;
+    return 1;
+  }
+
+  static void split(GenericOp generic, int64_t parts) {
+    MLIRContext *ctx = generic.getContext();
+    OpBuilder b(generic);
+    Location loc = generic.getLoc();
+    ArrayRef<int64_t> domain = generic.getStaticDomain();
+    unsigned n = domain.size(), red = generic.getReductionLoops()[0];
+    int64_t part = domain[red] / parts;
+    SmallVector<unsigned> kept; // the parallel loops, in order
+    for (unsigned i = 0; i < n; ++i)
+      if (i != red)
+        kept.push_back(i);
+    CombinerKind kind = generic.getCombinerKinds()[0];
+    Value out = generic.getOutputs()[0];
+    auto outType = cast<BufferType>(out.getType());
+    auto yield = cast<YieldOp>(generic.getBody().front().getTerminator());
+    Type yielded = yield.getValues()[0].getType();
+    // A 16-bit float sum or product accumulates in f32: so do its partials.
+    bool widen = isNarrowFloat(yielded) && (kind == CombinerKind::sum ||
+                                            kind == CombinerKind::prod);
+    Type partialType = widen ? Float32Type::get(ctx) : yielded;
+    auto parallel = IteratorTypeAttr::get(ctx, utils::IteratorType::parallel);
+    auto reduction = IteratorTypeAttr::get(ctx, utils::IteratorType::reduction);
+    ArrayAttr combiners = b.getArrayAttr({CombinerKindAttr::get(ctx, kind)});
+
+    // Partials: [parts, the parallel loops' sizes...].
+    SmallVector<int64_t> partialShape{parts};
+    for (unsigned i : kept)
+      partialShape.push_back(domain[i]);
+    Value partials = AllocOp::create(b, loc, BufferType::get(partialShape, partialType),
+                                     ValueRange{});
+
+    // Part s of the reduced loop: loop 0 is s, loop i + 1 the old loop i,
+    // the reduced one now `part` long and offset by s * part.
+    SmallVector<int64_t> firstDomain{parts};
+    for (unsigned i = 0; i < n; ++i)
+      firstDomain.push_back(i == red ? part : domain[i]);
+    SmallVector<AffineExpr> oldLoops;
+    for (unsigned i = 0; i < n; ++i)
+      oldLoops.push_back(i == red ? b.getAffineDimExpr(0) * part + b.getAffineDimExpr(i + 1)
+                                  : b.getAffineDimExpr(i + 1));
+    SmallVector<AffineMap> firstMaps;
+    for (unsigned i = 0, e = generic.getInputs().size(); i < e; ++i)
+      firstMaps.push_back(generic.getInputMap(i).replaceDimsAndSymbols(oldLoops, {}, n + 1, 0));
+    SmallVector<AffineExpr> partialIndex{b.getAffineDimExpr(0)};
+    for (unsigned i : kept)
+      partialIndex.push_back(b.getAffineDimExpr(i + 1));
+    firstMaps.push_back(AffineMap::get(n + 1, 0, partialIndex, ctx));
+    SmallVector<Attribute> firstIterators{parallel};
+    for (unsigned i = 0; i < n; ++i)
+      firstIterators.push_back(i == red ? reduction : parallel);
+    auto first = GenericOp::create(b, loc, ValueRange{}, b.getDenseI64ArrayAttr(firstDomain),
+                                   ValueRange{}, generic.getInputs(), ValueRange{partials},
+                                   b.getAffineMapArrayAttr(firstMaps),
+                                   b.getArrayAttr(firstIterators), combiners);
+    IRMapping mapping;
+    generic.getBody().cloneInto(&first.getBody(), mapping);
+    if (widen) {
+      auto cloned = cast<YieldOp>(first.getBody().front().getTerminator());
+      OpBuilder inBody(cloned);
+      Value wide = arith::ExtFOp::create(inBody, loc, partialType, cloned.getValues()[0]);
+      cloned->setOperands(ValueRange{wide});
+    }
+
+    // The combine: the parallel loops, then the parts (reduced).
+    unsigned m = kept.size();
+    SmallVector<int64_t> secondDomain;
+    for (unsigned i : kept)
+      secondDomain.push_back(domain[i]);
+    secondDomain.push_back(parts);
+    SmallVector<AffineExpr> readPartial{b.getAffineDimExpr(m)};
+    for (unsigned j = 0; j < m; ++j)
+      readPartial.push_back(b.getAffineDimExpr(j));
+    SmallVector<AffineExpr> outLoops(n, b.getAffineConstantExpr(0));
+    for (auto [j, i] : llvm::enumerate(kept))
+      outLoops[i] = b.getAffineDimExpr(unsigned(j));
+    AffineMap outMap = generic.getOutputMap(0).replaceDimsAndSymbols(outLoops, {}, m + 1, 0);
+    Value combined = out;
+    if (widen)
+      combined = AllocOp::create(
+          b, loc, BufferType::get(outType.getShape(), partialType), ValueRange{});
+    SmallVector<Attribute> secondIterators(m, parallel);
+    secondIterators.push_back(reduction);
+    auto second = GenericOp::create(
+        b, loc, ValueRange{}, b.getDenseI64ArrayAttr(secondDomain), ValueRange{},
+        ValueRange{partials}, ValueRange{combined},
+        b.getAffineMapArrayAttr({AffineMap::get(m + 1, 0, readPartial, ctx), outMap}),
+        b.getArrayAttr(secondIterators), combiners);
+    {
+      Block *body = b.createBlock(&second.getBody(), {}, {partialType}, {loc});
+      OpBuilder inBody = OpBuilder::atBlockEnd(body);
+      YieldOp::create(inBody, loc, body->getArgument(0));
+    }
+
+    // Rounded once to the output's type, as the uncut reduction stored it.
+    if (widen) {
+      b.setInsertionPointAfter(second);
+      unsigned rank = outType.getRank();
+      AffineMap identity = b.getMultiDimIdentityMap(rank);
+      auto round = GenericOp::create(
+          b, loc, ValueRange{}, b.getDenseI64ArrayAttr(outType.getShape()), ValueRange{},
+          ValueRange{combined}, ValueRange{out}, b.getAffineMapArrayAttr({identity, identity}),
+          b.getArrayAttr(SmallVector<Attribute>(rank, parallel)), ArrayAttr());
+      Block *body = b.createBlock(&round.getBody(), {}, {partialType}, {loc});
+      OpBuilder inBody = OpBuilder::atBlockEnd(body);
+      Value narrow = arith::TruncFOp::create(inBody, loc, yielded, body->getArgument(0));
+      YieldOp::create(inBody, loc, narrow);
+    }
+    generic.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,92 @@
+// RUN: spyre-opt %s -spyre-attach-arch -spyre-split-reductions | FileCheck %s
+// RUN: spyre-opt %s -spyre-attach-arch -spyre-split-reductions=cores=1 | FileCheck %s --check-prefix=ONE
+
+// x.sum() of 16M f16: one output, so the uncut reduction ran on one core.
+// 32 parts reduce into f32 partials (the sum's accumulator type), a second
+// generic adds them, a third rounds the f32 total to f16 once.
+// CHECK-LABEL: spyre.kernel @full_sum
+// CHECK: %[[P:.*]] = spyre.alloc() : !spyre.buffer<32xf32>
+// CHECK: spyre.generic domain [32, 524288] {combiners = [#spyre.combiner<sum>], indexing_maps = [#[[READ:.*]], #[[PART:.*]]], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]} ins(%arg0 : {{.*}}) outs(%[[P]] : !spyre.buffer<32xf32>)
+// CHECK: arith.extf {{.*}} : f16 to f32
+// CHECK: %[[T:.*]] = spyre.alloc() : !spyre.buffer<1xf32>
+// CHECK: spyre.generic domain [32] {combiners = [#spyre.combiner<sum>], {{.*}} ins(%[[P]] : {{.*}}) outs(%[[T]] : !spyre.buffer<1xf32>)
+// CHECK: spyre.generic domain [1] {{.*}} ins(%[[T]] : {{.*}}) outs(%arg1 : !spyre.buffer<1xf16>)
+// CHECK: arith.truncf {{.*}} : f32 to f16
+// ONE-LABEL: spyre.kernel @full_sum
+// ONE-NOT: spyre.alloc
+// ONE: spyre.generic domain [16777216]
+spyre.kernel @full_sum(%x: !spyre.buffer<16777216xf16>, %y: !spyre.buffer<1xf16>) {
+  spyre.generic domain [16777216] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<16777216xf16>) outs(%y : !spyre.buffer<1xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// amax over 4 rows of 1M: 4 output tiles, 8 parts of each row; partials of
+// a maximum keep the yielded type (no rounding), and two generics suffice.
+// CHECK-LABEL: spyre.kernel @few_rows_max
+// CHECK: %[[P:.*]] = spyre.alloc() : !spyre.buffer<8x4xf16>
+// CHECK: spyre.generic domain [8, 4, 131072] {{.*}}#spyre.combiner<max>{{.*}} outs(%[[P]]
+// CHECK: spyre.generic domain [4, 8] {{.*}}#spyre.combiner<max>{{.*}} ins(%[[P]] {{.*}} outs(%arg1
+// CHECK-NOT: spyre.generic
+spyre.kernel @few_rows_max(%x: !spyre.buffer<4x1048576xf16>, %y: !spyre.buffer<4xf16>) {
+  spyre.generic domain [4, 1048576] {combiners = [#spyre.combiner<max>],
+      indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<4x1048576xf16>) outs(%y : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// Left as they are: 64 rows give every core a tile; a Welford reduction
+// (its partials would need a merge of means); a reduction too small to pay
+// for a second op; an f32 sum whose loop no part count up to 32 divides
+// into parts of at least 1024 points (2053 x 97 is 199141).
+// CHECK-LABEL: spyre.kernel @kept
+// CHECK-NOT: spyre.alloc
+// CHECK: spyre.generic domain [64, 8192]
+// CHECK: spyre.generic domain [4096]
+// CHECK: spyre.generic domain [1024]
+// CHECK: spyre.generic domain [199141]
+spyre.kernel @kept(%a: !spyre.buffer<64x8192xf32>, %b: !spyre.buffer<64xf32>,
+                   %c: !spyre.buffer<4096xf32>, %m: !spyre.buffer<1xf32>, %v: !spyre.buffer<1xf32>,
+                   %n: !spyre.buffer<1xf32>, %d: !spyre.buffer<1024xf32>, %e: !spyre.buffer<1xf32>,
+                   %f: !spyre.buffer<199141xf32>, %g: !spyre.buffer<1xf32>) {
+  spyre.generic domain [64, 8192] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%a : !spyre.buffer<64x8192xf32>) outs(%b : !spyre.buffer<64xf32>) {
+  ^bb0(%x: f32):
+    spyre.yield %x : f32
+  }
+  spyre.generic domain [4096] {combiners = [#spyre.combiner<welford>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>,
+                       affine_map<(d0) -> (0)>, affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%c : !spyre.buffer<4096xf32>)
+      outs(%m, %v, %n : !spyre.buffer<1xf32>, !spyre.buffer<1xf32>, !spyre.buffer<1xf32>) {
+  ^bb0(%x: f32):
+    spyre.yield %x : f32
+  }
+  spyre.generic domain [1024] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%d : !spyre.buffer<1024xf32>) outs(%e : !spyre.buffer<1xf32>) {
+  ^bb0(%x: f32):
+    spyre.yield %x : f32
+  }
+  spyre.generic domain [199141] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%f : !spyre.buffer<199141xf32>) outs(%g : !spyre.buffer<1xf32>) {
+  ^bb0(%x: f32):
+    spyre.yield %x : f32
+  }
+  spyre.return
+}
