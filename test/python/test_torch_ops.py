@@ -119,6 +119,8 @@ def test_reductions(name, fn, dtype):
     ("mse", lambda x: (x * x).mean(), (1 << 18,)),
     ("amax_few_rows", lambda x: x.amax(-1), (3, 65536)),
     ("amin_narrow_cols", lambda x: x.amin(0), (32768, 8)),
+    ("by_position", lambda x: (x.float() * torch.arange(65536, dtype=torch.float32)).sum(),
+     (65536,)),
 ])
 def test_reductions_with_few_outputs(name, fn, shape, dtype):
     # Cut in parts of the reduced loop and combined (spyre-split-reductions):

@@ -156,6 +156,11 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
                                    b.getArrayAttr(firstIterators), combiners);
     IRMapping mapping;
     generic.getBody().cloneInto(&first.getBody(), mapping);
+    // The body's loop positions (iotas, masks) are of the old loops too.
+    first.getBody().walk([&](IndexExprOp index) {
+      index.setMapAttr(
+          AffineMapAttr::get(index.getMap().replaceDimsAndSymbols(oldLoops, {}, n + 1, 0)));
+    });
     if (widen) {
       auto cloned = cast<YieldOp>(first.getBody().front().getTerminator());
       OpBuilder inBody(cloned);

@@ -1,6 +1,9 @@
 // RUN: spyre-opt %s -spyre-attach-arch -spyre-split-reductions | FileCheck %s
 // RUN: spyre-opt %s -spyre-attach-arch -spyre-split-reductions=cores=1 | FileCheck %s --check-prefix=ONE
 
+// The iota of @weighted_by_position below, rewritten with the loops.
+// CHECK-DAG: #[[POS:.*]] = affine_map<(d0, d1) -> (d0 * 2048 + d1)>
+
 // x.sum() of 16M f16: one output, so the uncut reduction ran on one core.
 // 32 parts reduce into f32 partials (the sum's accumulator type), a second
 // generic adds them, a third rounds the f32 total to f16 once.
@@ -87,6 +90,26 @@ spyre.kernel @kept(%a: !spyre.buffer<64x8192xf32>, %b: !spyre.buffer<64xf32>,
       ins(%f : !spyre.buffer<199141xf32>) outs(%g : !spyre.buffer<1xf32>) {
   ^bb0(%x: f32):
     spyre.yield %x : f32
+  }
+  spyre.return
+}
+
+// A body reading its loop position (Inductor's index_expr: an iota weight)
+// reads the old loop's: the part's offset plus the position in the part.
+// CHECK-LABEL: spyre.kernel @weighted_by_position
+// CHECK: spyre.generic domain [32, 2048]
+// CHECK: spyre.index_expr #[[POS]] : i32
+// CHECK: spyre.generic domain [32]
+spyre.kernel @weighted_by_position(%x: !spyre.buffer<65536xf32>, %y: !spyre.buffer<1xf32>) {
+  spyre.generic domain [65536] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<65536xf32>) outs(%y : !spyre.buffer<1xf32>) {
+  ^bb0(%v: f32):
+    %i = spyre.index_expr affine_map<(d0) -> (d0)> : i32
+    %f = arith.sitofp %i : i32 to f32
+    %w = arith.mulf %v, %f : f32
+    spyre.yield %w : f32
   }
   spyre.return
 }
