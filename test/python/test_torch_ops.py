@@ -137,6 +137,13 @@ def test_reductions_with_few_outputs(name, fn, shape, dtype):
     torch.testing.assert_close(compiled.float(), expected.float(), **tol)
 
 
+def test_cut_reductions_into_a_concatenation():
+    # Each sum writes its slice of the result; the one cut in parts rounds
+    # its f32 total into its own slice only.
+    w, x = rand(2, 100, dtype=torch.float16), rand(2, 65536, dtype=torch.float16)
+    check(lambda w, x: torch.cat([w.sum(1), x.sum(1)]), w, x, dtype=torch.float16, depth=65536)
+
+
 def test_product_with_few_outputs():
     # f32 only: 16-bit terms near 1 each round to it or a step below (eager
     # rounds them too), which no tolerance covers over 2^16 terms.

@@ -127,3 +127,11 @@ void mlir::spyre::dissolve(FusedOp fused) {
     op.moveBefore(fused);
   fused.erase();
 }
+
+FailureOr<int64_t> mlir::spyre::coresToUse(ModuleOp module, const ::spyre::Arch &arch,
+                                           int64_t cores) {
+  if (cores < 0 || cores > arch.cores)
+    return module.emitError() << "cores = " << cores << " is not in [0, " << arch.cores
+                              << "] (the card's cores)";
+  return cores ? cores : arch.cores;
+}

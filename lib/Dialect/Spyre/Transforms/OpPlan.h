@@ -88,6 +88,10 @@ protected:
 LogicalResult forEachPlan(ModuleOp module, const ::spyre::Arch &arch,
                           function_ref<LogicalResult(OpPlan &)> fn);
 
+/// The cores a pass's `cores` option asks for (0: all of the card's), or an
+/// error on `module` when the card has fewer.
+FailureOr<int64_t> coresToUse(ModuleOp module, const ::spyre::Arch &arch, int64_t cores);
+
 /// The parts of an op's schedule, the attributes of the tiled level.
 enum SchedulePart : unsigned {
   kScheduleCores = 1, ///< spyre.cores, set by spyre-divide-work

@@ -29,18 +29,15 @@ struct DivideWork : mlir::spyre::impl::SpyreDivideWorkBase<DivideWork> {
     std::optional<::spyre::Arch> arch = getArch(module);
     if (!arch)
       return signalPassFailure();
-    if (cores < 0 || cores > arch->cores) {
-      module.emitError() << "cores = " << int64_t(cores) << " is not in [0, " << arch->cores
-                         << "] (the card's cores)";
+    FailureOr<int64_t> available = coresToUse(module, *arch, cores);
+    if (failed(available))
       return signalPassFailure();
-    }
-    int64_t available = cores ? int64_t(cores) : arch->cores;
     Builder b(module.getContext());
     if (failed(forEachPlan(module, *arch, [&](OpPlan &plan) {
           Operation *op = plan.getOperation();
           if (!op->hasAttr(kCoresAttr))
             op->setAttr(kCoresAttr, b.getI64IntegerAttr(
-                                        std::max<int64_t>(1, std::min(available,
+                                        std::max<int64_t>(1, std::min(*available,
                                                                       plan.parallelUnits()))));
           return success();
         })))

@@ -21,6 +21,8 @@
 #include "spyre-mlir/Arch/Arch.h"
 #include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "spyre-mlir/Isa/Isa.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
 
 namespace mlir::spyre {
@@ -30,6 +32,7 @@ namespace mlir::spyre {
 
 using namespace mlir;
 using namespace mlir::spyre;
+namespace ISA = ::spyre::isa;
 
 namespace {
 
@@ -49,15 +52,12 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     std::optional<::spyre::Arch> arch = getArch(module);
     if (!arch)
       return signalPassFailure();
-    if (cores < 0 || cores > arch->cores) {
-      module.emitError() << "cores = " << int64_t(cores) << " is not in [0, " << arch->cores
-                         << "] (the card's cores)";
+    FailureOr<int64_t> available = coresToUse(module, *arch, cores);
+    if (failed(available))
       return signalPassFailure();
-    }
-    int64_t available = cores ? int64_t(cores) : arch->cores;
     module.walk([&](KernelOp kernel) {
       for (auto generic : llvm::to_vector(kernel.getBody().front().getOps<GenericOp>()))
-        if (int64_t parts = partsFor(generic, *arch, available); parts > 1)
+        if (int64_t parts = partsFor(generic, *arch, *available); parts > 1)
           split(generic, parts);
     });
   }
@@ -76,6 +76,14 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
                              CombinerKind::min},
                             kinds[0]))
       return 1;
+    // Integer sums saturate on the card: another order of the adds could
+    // give another answer.
+    auto yield = cast<YieldOp>(generic.getBody().front().getTerminator());
+    if (!isa<FloatType>(yield.getValues()[0].getType()) || generic->hasAttr("spyre.tile"))
+      return 1;
+    // The partials have a dimension more than the parallel loops.
+    if (int64_t(generic.getStaticDomain().size()) > ISA::kMaxRank)
+      return 1;
     ArrayRef<int64_t> domain = generic.getStaticDomain();
     int64_t points = 1;
     for (int64_t size : domain)
@@ -83,9 +91,11 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     int64_t r = domain[reduced[0]];
     if (points < kMinPoints || r < 2 * kMinPart)
       return 1;
+    // An op the card cannot run is spyre-divide-work's to report.
+    ScopedDiagnosticHandler silence(generic.getContext(), [](Diagnostic &) { return success(); });
     FailureOr<std::unique_ptr<OpPlan>> plan = makeGenericPlan(generic, arch);
     if (failed(plan))
-      return 1; // spyre-divide-work reports why
+      return 1;
     auto &generics = static_cast<GenericPlan &>(**plan);
     SmallVector<int64_t> tile = generics.chooseTile(cores, arch.lxUsableBytes());
     if (tile.empty())
@@ -113,7 +123,6 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
         kept.push_back(i);
     CombinerKind kind = generic.getCombinerKinds()[0];
     Value out = generic.getOutputs()[0];
-    auto outType = cast<BufferType>(out.getType());
     auto yield = cast<YieldOp>(generic.getBody().front().getTerminator());
     Type yielded = yield.getValues()[0].getType();
     // A 16-bit float sum or product accumulates in f32: so do its partials.
@@ -181,10 +190,23 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     for (auto [j, i] : llvm::enumerate(kept))
       outLoops[i] = b.getAffineDimExpr(unsigned(j));
     AffineMap outMap = generic.getOutputMap(0).replaceDimsAndSymbols(outLoops, {}, m + 1, 0);
+    // A widened total goes to a temporary over the parallel loops ([1]
+    // without any), so that the rounding writes only what the reduction
+    // wrote of the output (one slice of a concatenation, say).
+    SmallVector<int64_t> combinedShape(secondDomain.begin(), secondDomain.end() - 1);
+    if (combinedShape.empty())
+      combinedShape.push_back(1);
     Value combined = out;
-    if (widen)
-      combined = AllocOp::create(
-          b, loc, BufferType::get(outType.getShape(), partialType), ValueRange{});
+    if (widen) {
+      combined = AllocOp::create(b, loc, BufferType::get(combinedShape, partialType),
+                                 ValueRange{});
+      SmallVector<AffineExpr> own;
+      for (unsigned j = 0; j < m; ++j)
+        own.push_back(b.getAffineDimExpr(j));
+      if (own.empty())
+        own.push_back(b.getAffineConstantExpr(0));
+      outMap = AffineMap::get(m + 1, 0, own, ctx);
+    }
     SmallVector<Attribute> secondIterators(m, parallel);
     secondIterators.push_back(reduction);
     auto second = GenericOp::create(
@@ -201,11 +223,15 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     // Rounded once to the output's type, as the uncut reduction stored it.
     if (widen) {
       b.setInsertionPointAfter(second);
-      unsigned rank = outType.getRank();
-      AffineMap identity = b.getMultiDimIdentityMap(rank);
+      unsigned rank = combinedShape.size();
+      SmallVector<AffineExpr> roundLoops(n, b.getAffineConstantExpr(0));
+      for (auto [j, i] : llvm::enumerate(kept))
+        roundLoops[i] = b.getAffineDimExpr(unsigned(j));
+      AffineMap write = generic.getOutputMap(0).replaceDimsAndSymbols(roundLoops, {}, rank, 0);
       auto round = GenericOp::create(
-          b, loc, ValueRange{}, b.getDenseI64ArrayAttr(outType.getShape()), ValueRange{},
-          ValueRange{combined}, ValueRange{out}, b.getAffineMapArrayAttr({identity, identity}),
+          b, loc, ValueRange{}, b.getDenseI64ArrayAttr(combinedShape), ValueRange{},
+          ValueRange{combined}, ValueRange{out},
+          b.getAffineMapArrayAttr({b.getMultiDimIdentityMap(rank), write}),
           b.getArrayAttr(SmallVector<Attribute>(rank, parallel)), ArrayAttr());
       Block *body = b.createBlock(&round.getBody(), {}, {partialType}, {loc});
       OpBuilder inBody = OpBuilder::atBlockEnd(body);

@@ -3,6 +3,7 @@
 
 // The iota of @weighted_by_position below, rewritten with the loops.
 // CHECK-DAG: #[[POS:.*]] = affine_map<(d0, d1) -> (d0 * 2048 + d1)>
+// CHECK-DAG: #[[ELEMENT2:.*]] = affine_map<(d0) -> (2)>
 
 // x.sum() of 16M f16: one output, so the uncut reduction ran on one core.
 // 32 parts reduce into f32 partials (the sum's accumulator type), a second
@@ -110,6 +111,34 @@ spyre.kernel @weighted_by_position(%x: !spyre.buffer<65536xf32>, %y: !spyre.buff
     %f = arith.sitofp %i : i32 to f32
     %w = arith.mulf %v, %f : f32
     spyre.yield %w : f32
+  }
+  spyre.return
+}
+
+// A reduction writing one element of its output (a slice of a
+// concatenation): the f32 total is a temporary of its own, and the rounding
+// writes that element only.
+// CHECK-LABEL: spyre.kernel @into_a_slice
+// CHECK: %[[T:.*]] = spyre.alloc() : !spyre.buffer<1xf32>
+// CHECK: spyre.generic domain [32] {{.*}} outs(%[[T]] : !spyre.buffer<1xf32>)
+// CHECK: spyre.generic domain [1] {indexing_maps = [#{{.*}}, #[[ELEMENT2]]], {{.*}} ins(%[[T]] {{.*}} outs(%arg1 : !spyre.buffer<4xf16>)
+// Integer sums saturate on the card, so another order could change them: not cut.
+// CHECK: spyre.generic domain [131072] {combiners = [#spyre.combiner<sum>]
+spyre.kernel @into_a_slice(%x: !spyre.buffer<65536xf16>, %y: !spyre.buffer<4xf16>,
+                           %i: !spyre.buffer<131072xi32>, %s: !spyre.buffer<1xi32>) {
+  spyre.generic domain [65536] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (2)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<65536xf16>) outs(%y : !spyre.buffer<4xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.generic domain [131072] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%i : !spyre.buffer<131072xi32>) outs(%s : !spyre.buffer<1xi32>) {
+  ^bb0(%v: i32):
+    spyre.yield %v : i32
   }
   spyre.return
 }
