@@ -232,14 +232,15 @@ SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) con
   // narrow tensor, whose reduced loop cannot be split), fewer cores reading
   // unpadded rows may still beat every core reading padded ones: 8192 x 1024
   // summed over its rows moved four times its bytes on 32 cores in tiles of
-  // 16 columns. Only a clear win counts: the estimate overlaps what a core
-  // with one tile runs in turn (load, SFU, store), and larger tiles on fewer
-  // cores lost 1.4 us on a key-cache update whose padded rows were a 2 KB
-  // vector of positions (its estimate was 0.1% better).
+  // 16 columns. Only a clear win (a fifth less) counts: the estimate
+  // overlaps what a core with one tile runs in turn (load, SFU, store), and
+  // larger tiles on fewer cores lost 1.4 us on a key-cache update whose
+  // padded rows were a 2 KB vector of positions (its estimate was 0.1%
+  // better).
   SmallVector<int64_t> whole = tileWithRowGranule(cores, depth, lxBytes, granule);
   if (!whole.empty() &&
       (parallelTiles(whole, -1) >= std::min(cores, parallelTiles(plain, -1)) ||
-       2 * tileCycles(whole, cores) <= tileCycles(plain, cores)))
+       5 * tileCycles(whole, cores) <= 4 * tileCycles(plain, cores)))
     return whole;
   return plain;
 }
