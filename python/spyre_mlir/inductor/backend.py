@@ -71,7 +71,9 @@ def _has_collectives(gm, example_inputs) -> bool:
 
 
 CONFIG = {
-    # Reductions stay reductions (a matrix product is one), and are not split.
+    # Reductions stay reductions (a matrix product is one), and are not split:
+    # the compiler cuts those with too few outputs for the card's cores
+    # (spyre-split-reductions), where it knows the cores and the tiles.
     "split_reductions": False,
     "unroll_reductions_threshold": 1,
     "cpp_wrapper": False,
