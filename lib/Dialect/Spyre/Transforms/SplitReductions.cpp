@@ -64,7 +64,7 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
 
   /// How many parts to cut `generic`'s reduced loop into: 1 to leave it.
   static int64_t partsFor(GenericOp generic, const ::spyre::Arch &arch, int64_t cores) {
-    if (generic->hasAttr("spyre.cores") || !generic.getSymbols().empty() ||
+    if (generic->hasAttr(kCoresAttr) || !generic.getSymbols().empty() ||
         !generic.getDomainSizes().empty())
       return 1;
     SmallVector<unsigned> reduced = generic.getReductionLoops();
@@ -76,10 +76,10 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
                              CombinerKind::min},
                             kinds[0]))
       return 1;
-    // Integer sums saturate on the card: another order of the adds could
-    // give another answer.
+    // Floats only: integer sums saturate on the card, so another order of
+    // the adds could give another answer. A given schedule is kept.
     auto yield = cast<YieldOp>(generic.getBody().front().getTerminator());
-    if (!isa<FloatType>(yield.getValues()[0].getType()) || generic->hasAttr("spyre.tile"))
+    if (!isa<FloatType>(yield.getValues()[0].getType()) || generic->hasAttr(kTileAttr))
       return 1;
     // The partials have a dimension more than the parallel loops.
     if (int64_t(generic.getStaticDomain().size()) > ISA::kMaxRank)
