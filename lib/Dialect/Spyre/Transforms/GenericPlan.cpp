@@ -221,16 +221,17 @@ int64_t GenericPlan::parallelTiles(ArrayRef<int64_t> tile, int skip) const {
 }
 
 SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  int64_t depth = overlapDepth(sfuCycles(cores), transfersPerTile(), arch);
+  double sfu = sfuCycles(cores);
+  int64_t depth = overlapDepth(sfu, transfersPerTile(), arch);
   SmallVector<int64_t> plain = tileWithRowGranule(cores, depth, lxBytes, 1);
   int64_t granule = row >= 0 ? rowStickElems() : 1;
   if (granule == 1 || plain.empty())
     return plain;
-  // Whole-stick rows unless they leave cores idle that the plain tiles use
-  // (a tensor too small to give every core a whole stick).
-  // When whole sticks give fewer tiles than cores (a column reduction of a
-  // narrow tensor, whose reduced loop cannot be split), fewer cores reading
-  // unpadded rows may still beat every core reading padded ones: 8192 x 1024
+  // Whole-stick rows when they give as many cores a tile as the plain
+  // tiles do. When they give fewer (a tensor too small to give every core a
+  // whole stick, a column reduction of a narrow tensor, whose reduced loop
+  // stays on one core), fewer cores reading unpadded rows may still beat
+  // every core reading padded ones: 8192 x 1024
   // summed over its rows moved four times its bytes on 32 cores in tiles of
   // 16 columns. Only a clear win (a fifth less) counts: the estimate
   // overlaps what a core with one tile runs in turn (load, SFU, store), and
@@ -240,12 +241,12 @@ SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) con
   SmallVector<int64_t> whole = tileWithRowGranule(cores, depth, lxBytes, granule);
   if (!whole.empty() &&
       (parallelTiles(whole, -1) >= std::min(cores, parallelTiles(plain, -1)) ||
-       5 * tileCycles(whole, cores) <= 4 * tileCycles(plain, cores)))
+       5 * tileCycles(whole, cores, sfu) <= 4 * tileCycles(plain, cores, sfu)))
     return whole;
   return plain;
 }
 
-double GenericPlan::tileCycles(ArrayRef<int64_t> tile, int64_t cores) const {
+double GenericPlan::tileCycles(ArrayRef<int64_t> tile, int64_t cores, double sfu) const {
   int64_t used = std::max<int64_t>(1, std::min(cores, parallelTiles(tile, -1)));
   // Bytes the device moves for an operand: rows running along the row loop
   // move whole sticks of `tile[row]` elements each.
@@ -267,8 +268,7 @@ double GenericPlan::tileCycles(ArrayRef<int64_t> tile, int64_t cores) const {
     write += moved(out.access, out.dtype);
   double bus = arch.deviceCycles(read, write);
   double port = (read + write) / double(used * arch.dmaPortBytesPerCycle);
-  double sfu = sfuCycles(cores) * double(cores) / double(used);
-  return std::max({bus, port, sfu});
+  return std::max({bus, port, sfu * double(cores) / double(used)});
 }
 
 bool GenericPlan::runsAlongRows(const LinearAccess &a) const {

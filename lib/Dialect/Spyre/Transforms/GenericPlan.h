@@ -183,8 +183,9 @@ private:
   bool runsAlongRows(const LinearAccess &a) const;
   /// Estimated cycles with `tile` on `cores`: the larger of the device bus
   /// (padded rows included), the DMA ports of the cores with a tile and
-  /// their SFU work.
-  double tileCycles(ArrayRef<int64_t> tile, int64_t cores) const;
+  /// their SFU work, `sfu` being the op's SFU cycles on `cores` cores
+  /// (sfuCycles, computed once by the caller).
+  double tileCycles(ArrayRef<int64_t> tile, int64_t cores, double sfu) const;
   /// The largest tile whose rows are whole granules, with at least `depth`
   /// tiles per core (`overlapDepth`) where the sizes allow.
   SmallVector<int64_t> tileWithRowGranule(int64_t cores, int64_t depth, int64_t lxBytes,

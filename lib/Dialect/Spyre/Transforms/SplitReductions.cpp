@@ -118,9 +118,12 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     unsigned n = domain.size(), red = generic.getReductionLoops()[0];
     int64_t part = domain[red] / parts;
     SmallVector<unsigned> kept; // the parallel loops, in order
+    SmallVector<int64_t> keptSizes;
     for (unsigned i = 0; i < n; ++i)
-      if (i != red)
+      if (i != red) {
         kept.push_back(i);
+        keptSizes.push_back(domain[i]);
+      }
     CombinerKind kind = generic.getCombinerKinds()[0];
     Value out = generic.getOutputs()[0];
     auto yield = cast<YieldOp>(generic.getBody().front().getTerminator());
@@ -135,8 +138,7 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
 
     // Partials: [parts, the parallel loops' sizes...].
     SmallVector<int64_t> partialShape{parts};
-    for (unsigned i : kept)
-      partialShape.push_back(domain[i]);
+    llvm::append_range(partialShape, keptSizes);
     Value partials = AllocOp::create(b, loc, BufferType::get(partialShape, partialType),
                                      ValueRange{});
 
@@ -179,13 +181,13 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
 
     // The combine: the parallel loops, then the parts (reduced).
     unsigned m = kept.size();
-    SmallVector<int64_t> secondDomain;
-    for (unsigned i : kept)
-      secondDomain.push_back(domain[i]);
+    SmallVector<int64_t> secondDomain(keptSizes);
     secondDomain.push_back(parts);
     SmallVector<AffineExpr> readPartial{b.getAffineDimExpr(m)};
     for (unsigned j = 0; j < m; ++j)
       readPartial.push_back(b.getAffineDimExpr(j));
+    // The old loops in terms of the combine's (and the rounding's): parallel
+    // loop j of either is old loop kept[j]; the reduced one is gone.
     SmallVector<AffineExpr> outLoops(n, b.getAffineConstantExpr(0));
     for (auto [j, i] : llvm::enumerate(kept))
       outLoops[i] = b.getAffineDimExpr(unsigned(j));
@@ -193,7 +195,7 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     // A widened total goes to a temporary over the parallel loops ([1]
     // without any), so that the rounding writes only what the reduction
     // wrote of the output (one slice of a concatenation, say).
-    SmallVector<int64_t> combinedShape(secondDomain.begin(), secondDomain.end() - 1);
+    SmallVector<int64_t> combinedShape(keptSizes);
     if (combinedShape.empty())
       combinedShape.push_back(1);
     Value combined = out;
@@ -224,10 +226,7 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     if (widen) {
       b.setInsertionPointAfter(second);
       unsigned rank = combinedShape.size();
-      SmallVector<AffineExpr> roundLoops(n, b.getAffineConstantExpr(0));
-      for (auto [j, i] : llvm::enumerate(kept))
-        roundLoops[i] = b.getAffineDimExpr(unsigned(j));
-      AffineMap write = generic.getOutputMap(0).replaceDimsAndSymbols(roundLoops, {}, rank, 0);
+      AffineMap write = generic.getOutputMap(0).replaceDimsAndSymbols(outLoops, {}, rank, 0);
       auto round = GenericOp::create(
           b, loc, ValueRange{}, b.getDenseI64ArrayAttr(combinedShape), ValueRange{},
           ValueRange{combined}, ValueRange{out},
