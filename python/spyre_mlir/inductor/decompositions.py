@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from . import attention, convolution, linalg, losses, scans, scatters, searches, state
-from . import pooling
+from . import causal_masks, pooling
 from .picks import pick_last
 
 aten = torch.ops.aten
@@ -158,6 +158,13 @@ def convolution_forward(x, weight, bias, stride, padding, dilation, transposed,
         if out is not None:
             return out
     return NotImplemented
+
+
+def causal_attention(query, key, value, mask, scale, enable_gqa):
+    """spyre::causal_attention: its mask masks every key after its query,
+    so causal attention with the mask computes the same."""
+    return flash_attention(query, key, value, 0.0, True, attn_mask=mask,
+                           scale=_scale(query, scale))[0]
 
 
 def flash_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal,
@@ -567,6 +574,7 @@ def install() -> None:
         # kernel would be an extern call.
         flash: wrap(flash_attention, None, no_dropout),
         flash_backward: wrap(flash_attention_backward, None, no_dropout_backward),
+        causal_masks.op: wrap(causal_attention, None),
         # The fast paths of nn.MultiheadAttention and nn.TransformerEncoderLayer
         # (eval mode) are single CPU kernels. They are decomposed here rather
         # than avoided: Dynamo picks the fast path while it traces the module,

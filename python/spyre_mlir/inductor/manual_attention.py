@@ -210,12 +210,15 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
 class AttentionGraphPasses(CustomGraphPass):
     """Inductor's pre-grad custom pass: hand-written attention as
     scaled_dot_product_attention, then attention over repeated key/value
-    heads as grouped-query attention (grouped_attention.py)."""
+    heads as grouped-query attention (grouped_attention.py), then attention
+    with a causal boolean mask as causal attention (causal_masks.py)."""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
+        from .causal_masks import use_causal_attention
         from .grouped_attention import ungroup_repeated_heads
         fuse_manual_attention(graph)
         ungroup_repeated_heads(graph)
+        use_causal_attention(graph)
 
     def uuid(self):
         from .kernel_cache import compiler_version
