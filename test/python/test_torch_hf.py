@@ -43,6 +43,20 @@ def llama(attn):
     return transformers.LlamaForCausalLM(config)
 
 
+def opt(attn):
+    config = transformers.OPTConfig(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
+                                    num_attention_heads=HEADS, ffn_dim=2 * HIDDEN,
+                                    word_embed_proj_dim=HIDDEN, max_position_embeddings=2 * SEQ,
+                                    attn_implementation=attn)
+    return transformers.OPTForCausalLM(config)
+
+
+def bloom(attn):
+    config = transformers.BloomConfig(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=LAYERS,
+                                      n_head=HEADS, attn_implementation=attn)
+    return transformers.BloomForCausalLM(config)
+
+
 MODELS = {"gpt2": gpt2, "bert": bert, "llama": llama}
 
 
@@ -81,6 +95,21 @@ def test_forward(name, attn):
     assert dict(counters.fallbacks) == {}
     assert counters.kernels_run > 0
     compare(actual, expected, mask if name == "bert" else None)
+
+
+@pytest.mark.parametrize("name", ["opt", "bloom", "llama"])
+def test_padded_batch(name):
+    """A padded batch's int64 attention mask: OPT and BLOOM count positions
+    with its running sum (inductor/mask_inputs.py), Llama's mask has a
+    causal term (inductor/causal_masks.py). Nothing runs on the CPU."""
+    torch.manual_seed(0)
+    # transformers has no sdpa attention for BLOOM.
+    model = {"opt": opt, "bloom": bloom, "llama": llama}[name](
+        "eager" if name == "bloom" else "sdpa").eval()
+    ids, mask = inputs(padded=True)
+    actual, expected = compiled_and_eager(model, ids, mask)
+    assert dict(counters.fallbacks) == {}
+    compare(actual, expected, mask)
 
 
 def test_longformer_sliding_window_attention():

@@ -99,6 +99,16 @@ def _inner_compile(gm, example_inputs, **kwargs):
 
 
 def _compile(gm, example_inputs):
+    from .mask_inputs import ZeroOneSpecialized, zero_one_inputs
+    masks = zero_one_inputs(gm, example_inputs)
+    if masks:
+        return ZeroOneSpecialized(gm, example_inputs, masks, _compile_graph)
+    return _compile_graph(gm, gm, example_inputs)
+
+
+def _compile_graph(gm, original, example_inputs):
+    """`gm` compiled; `original` (what gm computes for the inputs it was
+    compiled for) is what runs on the CPU for inputs the card cannot take."""
     from torch._inductor.compile_fx import compile_fx
     # Active while AOTAutograd decomposes too (attention), and again in
     # _inner_compile for a backward graph compiled lazily.
@@ -111,7 +121,7 @@ def _compile(gm, example_inputs):
     with state.activated():
         compiled = compile_fx(gm, example_inputs, inner_compile=_inner_compile,
                               config_patches=config)
-    return _int64_inputs_checked(compiled, gm)
+    return _int64_inputs_checked(compiled, original)
 
 
 def _int64_inputs_checked(compiled, gm):
