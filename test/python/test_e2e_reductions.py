@@ -197,6 +197,8 @@ def test_softmax_is_one_group_that_reads_its_input_once():
     _, result = run(softmax(m, n), {"arg0": x})
     read = sum(c["device_read_bytes"] for c in result.stats["cores"])
     written = sum(c["device_write_bytes"] for c in result.stats["cores"])
-    # Whole sticks per row, one more as these 2000-byte rows are not stick aligned.
+    # At most whole sticks per row, one more as these 2000-byte rows are not
+    # stick aligned; a core's rows follow each other and move as one run, so
+    # only its run's ends are padded.
     row_bytes = (-(-n * 2 // 128) + 1) * 128
-    assert read == m * row_bytes and written == m * row_bytes
+    assert m * n * 2 <= read < m * row_bytes and m * n * 2 <= written < m * row_bytes

@@ -52,7 +52,10 @@ class _Arch:
         self.card = card
 
     def __getattr__(self, name):
-        return 1e-9 if name == "sfu_elementwise_per_cycle" else getattr(self.card, name)
+        return getattr(self.card, name)
+
+    def sfu_rate(self, *args):
+        return 1e-9
 
 
 def _cycles_realized_and_inline(kernels, fn, *args):
@@ -72,23 +75,28 @@ def _cycles_realized_and_inline(kernels, fn, *args):
 
 
 @torch._inductor.config.patch(force_disable_caches=True)  # the same graph compiles thrice
-def test_rotary_cos_and_sin_are_evaluated_per_head_where_that_costs_less(kernels):
+@pytest.mark.parametrize("heads,seq,inlined", [(32, 64, True), (64, 256, False)])
+def test_rotary_cos_and_sin_are_evaluated_per_head_where_that_costs_less(kernels, heads, seq,
+                                                                          inlined):
     # The table's inputs are 32 frequencies and the positions: recomputing
     # cos and sin in every head's tiles costs the SFUs less than loading a
-    # realized [seq, DIM] table once per head.
-    heads, seq = 32, 256
+    # realized [seq, DIM] table once per head, for 32 heads of 64 positions
+    # (14.1 against 15.5 us); for 64 heads of 256 the table's loads cost
+    # less (48.2 against 65.7 us). Closer calls (32 heads of 128 or 256
+    # positions, 2-20% apart) are left out: the rule is an estimate.
     q, k, inv_freq = _inputs(heads, seq)
     (rq, rk), (eq, ek) = compiled_and_eager(_rotary, q, k, inv_freq)
     for a, e in ((rq, eq), (rk, ek)):
         torch.testing.assert_close(a.float(), e.float(), atol=2e-2, rtol=1e-2)
-    assert max(_domains_evaluating(kernels, "math.cos")) == heads * seq * DIM
+    evaluated = max(_domains_evaluating(kernels, "math.cos"))
+    assert evaluated == (heads * seq * DIM if inlined else seq * DIM)
     chosen = counters.simulated_cycles
 
     kernels.clear()
     realized, realized_kernels, inline = _cycles_realized_and_inline(
         kernels, _rotary, q, k, inv_freq)
     assert _domains_evaluating(realized_kernels, "math.cos") == [seq * DIM]
-    assert chosen == inline < realized
+    assert (chosen == inline < realized) if inlined else (chosen == realized < inline)
 
 
 @torch._inductor.config.patch(force_disable_caches=True)

@@ -364,9 +364,16 @@ def _realize_broadcast(original):
             return False
         numel = V.graph.sizevars.optimization_hint(ir.sympy_product(size), fallback=0)
         arch = default_arch()
-        # Loads are the DMA engine's work, not the SFUs'.
+        # Loads are the DMA engine's work, not the SFUs'. The SFU computes in
+        # f32: an op streams an f32 operand and its f32 result through LX at
+        # least (a 16-bit table's rows streamed two bytes an element less and
+        # ran faster than the card does).
         ops = count.num_ops - len(count.read_buffers)
-        recomputed = (users - 1) * numel * ops / (arch.sfu_elementwise_per_cycle * arch.cores)
+        costly = len(count.used_ops & RECOMPUTED_AT_A_COST)
+        f32_bytes = 2 * 4
+        cycles_per_element = (ops - costly) / arch.sfu_rate(f32_bytes, False, False) + \
+            costly / arch.sfu_rate(f32_bytes, False, True)
+        recomputed = (users - 1) * numel * cycles_per_element / arch.cores
         # Either way the consumer's tiles (which do not span the broadcast
         # dimension) load something per broadcast copy: the buffer, realized;
         # the producer's own inputs, inlined (a rotary table's few

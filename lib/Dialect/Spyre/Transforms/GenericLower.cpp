@@ -83,55 +83,82 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
   }
   int64_t rows = row < 0 ? 1 : std::min(tr, sizes[row] - origin[row]);
   int64_t cols = std::min(tc, sizes[col] - origin[col]);
+  int64_t planes = plane < 0 ? 1 : std::min(tile[plane], sizes[plane] - origin[plane]);
+  assert((planes == 1 || !overrides) && "fused members run one plane");
   bool first = s == 0, last = s == g.perGroup - 1;
   int64_t inCopy = i % 2, outCopy = local % 2;
 
   TileStep step;
-  SmallVector<RefAttr> inputViews;
+  // Views of each plane of every operand ([plane][operand]).
+  SmallVector<SmallVector<RefAttr>> inputViews(planes);
+  // Loads of this step's inputs: what each moves, where to, whether resident.
+  SmallVector<std::pair<Transfer, std::pair<int64_t, bool>>> loaded;
   for (auto [k, access] : llvm::enumerate(inputs)) {
     if (overrides && overrides->inputViews.count(unsigned(k))) {
-      inputViews.push_back(overrides->inputViews.lookup(unsigned(k)));
+      inputViews[0].push_back(overrides->inputViews.lookup(unsigned(k)));
       continue;
     }
     uint8_t dtype = inputTypes[k];
     int64_t es = deviceDTypeBytes(dtype);
-    TileLayout l = layoutTile(stride(access, row), stride(access, col), tr, tc, rows, cols, es,
-                              arch.stickBytes);
+    PlanedLayout pl = layoutPlanes(access, es, tile, rows, cols, planes, arch.stickBytes);
+    const TileLayout &l = pl.tile;
     bool resident = isResident(unsigned(k), tile);
     int64_t at = slotAt("input" + std::to_string(k), resident ? 0 : inCopy);
-    if (!resident || i == 0)
-      step.loads.push_back({em.lx(dtype, at, l.lxStrides),
-                            em.device(generic.getInputs()[k], dtype,
-                                      deviceOffset(access, origin, es), l.deviceStrides),
-                            l.rowBytes, l.counts});
-    inputViews.push_back(em.lx(dtype, at, {l.rowStride, l.colStride, 0}));
+    Transfer load{em.lx(dtype, at, l.lxStrides),
+                  em.device(generic.getInputs()[k], dtype,
+                            deviceOffset(access, origin, es) + pl.deviceShift * es,
+                            l.deviceStrides),
+                  l.rowBytes, l.counts};
+    // An input that moves the same bytes into the same layout as an earlier
+    // one (a rotary embedding's head and its rotated halves, a whole run of
+    // planes each) reads that one's copy.
+    auto same = llvm::find_if(loaded, [&](const auto &other) {
+      const Transfer &t = other.first;
+      return t.src == load.src && t.rowBytes == load.rowBytes && t.counts == load.counts &&
+             t.dst.getStrides() == load.dst.getStrides() && other.second.second == resident;
+    });
+    if (same != loaded.end()) {
+      at = same->second.first;
+    } else {
+      loaded.push_back({load, {at, resident}});
+      if (!resident || i == 0)
+        step.loads.push_back(load);
+    }
+    for (int64_t p = 0; p < planes; ++p)
+      inputViews[p].push_back(
+          em.lx(dtype, at + pl.viewOffset(p, planes), {l.rowStride, pl.colStride, 0}));
   }
   if (inputViewsOut)
-    inputViewsOut->assign(inputViews.begin(), inputViews.end());
+    inputViewsOut->assign(inputViews[0].begin(), inputViews[0].end());
   auto internal = [&](size_t k) {
     return overrides && overrides->internalOutputs.contains(unsigned(k));
   };
-  SmallVector<RefAttr> outputViews, accViews, bestViews, stagingViews;
+  SmallVector<SmallVector<RefAttr>> outputViews(planes);
+  SmallVector<RefAttr> accViews, bestViews, stagingViews;
   for (auto [k, out] : llvm::enumerate(outputs)) {
     std::string name = "output" + std::to_string(k);
     int64_t es = deviceDTypeBytes(out.dtype);
     if (out.combiner == CombinerKind::none) {
-      TileLayout l = layoutTile(stride(out.access, row), stride(out.access, col), tr, tc,
-                                rows, cols, es);
+      PlanedLayout pl = layoutPlanes(out.access, es, tile, rows, cols, planes, 0);
+      const TileLayout &l = pl.tile;
       int64_t at = slotAt(name, inCopy);
-      outputViews.push_back(em.lx(out.dtype, at, {l.rowStride, l.colStride, 0}));
+      for (int64_t p = 0; p < planes; ++p)
+        outputViews[p].push_back(
+            em.lx(out.dtype, at + pl.viewOffset(p, planes), {l.rowStride, pl.colStride, 0}));
       if (!internal(k))
-        step.stores.push_back({em.device(generic.getOutputs()[k], out.dtype,
-                                         deviceOffset(out.access, origin, es), l.deviceStrides),
-                               em.lx(out.dtype, at, l.lxStrides), l.rowBytes, l.counts});
+        step.stores.push_back(
+            {em.device(generic.getOutputs()[k], out.dtype,
+                       deviceOffset(out.access, origin, es) + pl.deviceShift * es,
+                       l.deviceStrides),
+             em.lx(out.dtype, at, l.lxStrides), l.rowBytes, l.counts});
       accViews.push_back({});
       bestViews.push_back({});
       stagingViews.push_back({});
       if (results)
-        results->push_back(outputViews.back());
+        results->push_back(outputViews[0].back());
       continue;
     }
-    outputViews.push_back({});
+    outputViews[0].push_back({});
     uint8_t acc = accType(out);
     int64_t accAt = slotAt(name + ".acc", outCopy);
     accViews.push_back(em.lx(acc, accAt, {deviceDTypeBytes(acc), 0, 0}));
@@ -152,6 +179,22 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
     }
   }
   step.compute = [=, this, &block, &em, &g](StepCompute &sc) {
+    for (int64_t p = 0; p < planes; ++p)
+      computePlane(sc, em, g, block, origin, p, rows, cols, first, last, inputViews[p],
+                   outputViews[p], accViews, bestViews, stagingViews);
+  };
+  return step;
+}
+
+void GenericPlan::computePlane(StepCompute &sc, HwEmitter &em, const Geometry &g, Block &block,
+                               ArrayRef<int64_t> origin, int64_t p, int64_t rows, int64_t cols,
+                               bool first, bool last, ArrayRef<RefAttr> inputViews,
+                               ArrayRef<RefAttr> outputViews, ArrayRef<RefAttr> accViews,
+                               ArrayRef<RefAttr> bestViews,
+                               ArrayRef<RefAttr> stagingViews) const {
+  int64_t n = sizes.size(), tc = g.tc;
+  Location loc = generic.getLoc();
+  {
     OpBuilder &b = sc.b();
     auto view = [&](Value v) -> RefAttr {
       const BodyValue &info = body.values.at(v);
@@ -181,7 +224,7 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
           LinearAccess value = coefficients(expr);
           double start = double(value.base);
           for (int64_t d = 0; d < n; ++d)
-            start += double(value.strides[d]) * double(origin[d]);
+            start += double(value.strides[d]) * double(origin[d] + (d == plane ? p : 0));
           fill(dst, start, row < 0 ? 0.0 : double(value.strides[row]),
                double(value.strides[col]), rows, filled);
         },
@@ -225,6 +268,5 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
         if (out.combiner != CombinerKind::none && stagingViews[k])
           sc.add(HwUnaryOp::create(b, loc, "copy", stagingViews[k], accViews[k], rows, 1,
                                    nullptr, 0, nullptr, nullptr));
-  };
-  return step;
+  }
 }

@@ -7,6 +7,13 @@
 // reduction tiles of one output tile run on one core, combined with the
 // `accumulate` form of the ISA's reduce.
 //
+// An elementwise generic run alone may tile a third loop, its plane loop:
+// the parallel loop whose planes continue the output's rows when the col
+// loop's rows are shorter than a stick (the two halves of a rotary
+// embedding's head, an upsampling's repeats). Its tiles span whole col rows
+// and several planes; an operand whose planes continue its rows moves them
+// as one run, and the body runs once per plane.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
@@ -75,7 +82,7 @@ LogicalResult GenericPlan::analyze() {
   auto densest = [&](const LinearAccess &a, bool wantReduction, int skip) {
     int best = -1;
     for (int64_t i = n - 1; i >= 0; --i) {
-      if (reduction[i] != wantReduction || i == skip || sizes[i] == 1)
+      if (reduction[i] != wantReduction || i == skip || i == plane || sizes[i] == 1)
         continue;
       int64_t s = std::abs(a.strides[i]);
       if (s && (best < 0 || s < std::abs(a.strides[best])))
@@ -93,6 +100,8 @@ LogicalResult GenericPlan::analyze() {
     col = n ? densest(outputs[0].access, false, -1) : -1;
     if (col < 0)
       col = int(n) - 1;
+    if (topLevel)
+      plane = choosePlane();
   }
   row = densest(outputs[0].access, false, col);
   if (n == 0)
@@ -134,7 +143,8 @@ void GenericPlan::chooseRowLoop() {
   int densestRow = row;
   SmallVector<int> others;
   for (int64_t i = 0, e = sizes.size(); i < e; ++i)
-    if (!reduction[i] && int(i) != col && int(i) != densestRow && sizes[i] > 1)
+    if (!reduction[i] && int(i) != col && int(i) != densestRow && int(i) != plane &&
+        sizes[i] > 1)
       others.push_back(int(i));
   if (row < 0 || others.empty())
     return;
@@ -164,31 +174,92 @@ LogicalResult GenericPlan::verifyTile(ArrayRef<int64_t> tile) const {
     if (t < 1 || t > sizes[i])
       return generic.emitError() << "spyre.tile size " << t << " of loop " << i
                                  << " is not in [1, " << sizes[i] << "]";
-    if (t > 1 && int(i) != row && int(i) != col)
-      return generic.emitError() << "spyre.tile: loop " << i
-                                 << " must step one point at a time (only loops " << row
-                                 << " and " << col << " are tiled)";
+    if (t > 1 && int(i) != row && int(i) != col && int(i) != plane) {
+      InFlightDiagnostic diag = generic.emitError()
+                                << "spyre.tile: loop " << i
+                                << " must step one point at a time (only loops " << row
+                                << (plane >= 0 ? ", " : " and ") << col;
+      if (plane >= 0)
+        diag << " and the plane loop " << plane;
+      return diag << " are tiled)";
+    }
   }
   return success();
 }
 
+int GenericPlan::choosePlane() const {
+  if (outputs.empty() || outputs[0].combiner != CombinerKind::none)
+    return -1;
+  const LinearAccess &out = outputs[0].access;
+  if (out.strides[col] != 1 ||
+      sizes[col] * deviceDTypeBytes(outputs[0].dtype) >= arch.stickBytes)
+    return -1;
+  // Only beside a row loop: in a two-dimensional generic the rows already
+  // continue each other's runs.
+  int found = -1, rows = 0;
+  for (int64_t i = 0, e = sizes.size(); i < e; ++i) {
+    if (int(i) == col || reduction[i] || sizes[i] == 1)
+      continue;
+    if (found < 0 && out.strides[i] == sizes[col])
+      found = int(i);
+    else
+      ++rows;
+  }
+  return rows ? found : -1;
+}
+
+PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
+                                       ArrayRef<int64_t> tile, int64_t rows, int64_t cols,
+                                       int64_t planes, int64_t span) const {
+  int64_t tr = rowSize(tile), tc = tile[col], tp = planeSize(tile);
+  int64_t lr = row < 0 ? 0 : a.strides[row], lc = a.strides[col];
+  int64_t lp = plane < 0 ? 0 : a.strides[plane];
+  PlanedLayout l;
+  if (tp > 1 && lc == 1 && tc == sizes[col] && std::abs(lp) == tc) {
+    // One run of all planes per row; a plane is a stretch of it.
+    l.tile = layoutTile(lr, 1, tr, tp * tc, rows, planes * tc, es, span);
+    l.planeBytes = tc * es;
+    l.colStride = es;
+    l.reversed = lp < 0;
+    l.deviceShift = l.reversed ? (planes - 1) * lp : 0;
+    return l;
+  }
+  if (tp > 1 && lc == 0 && lp == 1) {
+    l.tile = layoutTile(lr, 1, tr, tp, rows, planes, es, span);
+    l.planeBytes = es;
+    return l;
+  }
+  l.tile = layoutTile(lr, lc, tr, tc, rows, cols, es, span);
+  l.colStride = l.tile.colStride;
+  if (lp == 0)
+    return l; // every plane reads the same elements
+  l.planeBytes = l.tile.bytes;
+  l.tile.bytes *= tp;
+  // Planes as the first unused dimension of the transfer.
+  for (int k = 1; k < 3; ++k)
+    if (l.tile.counts[k] == 1 && l.tile.deviceStrides[k] == 0) {
+      l.tile.counts[k] = planes;
+      l.tile.deviceStrides[k] = lp * es;
+      l.tile.lxStrides[k] = l.planeBytes;
+      return l;
+    }
+  llvm_unreachable("a layout uses at most two transfer dimensions");
+}
+
 SmallVector<LxSlot> GenericPlan::slots(ArrayRef<int64_t> tile) const {
   SmallVector<LxSlot> result;
-  int64_t tr = rowSize(tile), tc = tile[col];
-  auto stride = [&](const LinearAccess &a, int loop) { return loop < 0 ? 0 : a.strides[loop]; };
+  int64_t tr = rowSize(tile), tc = tile[col], tp = planeSize(tile);
   for (auto [i, access] : llvm::enumerate(inputs)) {
     int64_t es = deviceDTypeBytes(inputTypes[i]);
-    TileLayout l =
-        layoutTile(stride(access, row), stride(access, col), tr, tc, tr, tc, es, arch.stickBytes);
-    result.push_back({"input" + std::to_string(i), l.bytes, isResident(i, tile) ? 1 : 2});
+    PlanedLayout l = layoutPlanes(access, es, tile, tr, tc, tp, arch.stickBytes);
+    result.push_back({"input" + std::to_string(i), l.tile.bytes, isResident(i, tile) ? 1 : 2});
   }
   for (auto [i, out] : llvm::enumerate(outputs)) {
     std::string name = "output" + std::to_string(i);
     if (out.combiner == CombinerKind::none) {
       int64_t es = deviceDTypeBytes(out.dtype);
-      TileLayout l =
-          layoutTile(stride(out.access, row), stride(out.access, col), tr, tc, tr, tc, es);
-      result.push_back({name, l.bytes, 2});
+      PlanedLayout l = layoutPlanes(out.access, es, tile, tr, tc, tp, 0);
+      result.push_back({name, l.tile.bytes, 2});
       continue;
     }
     result.push_back({name + ".acc", tr * deviceDTypeBytes(accType(out)), 2});
@@ -283,22 +354,36 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
     tile[row] = granule; // the smallest row tile the cols must fit beside
   auto fits = [&](SmallVector<int64_t> t) { return fitsBytes(t) <= lxBytes; };
   int64_t stickElems = arch.stickBytes / 2;
-  // Cols: whole rows when they fit; a parallel col loop is also split when
-  // the other loops give too few tiles for every core.
-  int64_t colLimit = sizes[col];
-  if (!reduction[col] && row < 0) {
-    int64_t others = parallelTiles(tile, col);
-    int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores * depth, others));
-    colLimit = std::min<int64_t>(sizes[col], llvm::alignTo(llvm::divideCeil(sizes[col], pieces),
-                                                           stickElems));
+  if (plane >= 0) {
+    // Whole col rows, and planes enough for a stick when they fit.
+    tile[col] = sizes[col];
+    int64_t rowBytes = sizes[col] * deviceDTypeBytes(outputs[0].dtype);
+    int64_t wanted = std::min<int64_t>(sizes[plane], llvm::divideCeil(arch.stickBytes, rowBytes));
+    tile[plane] = largestFitting(wanted, 1, [&](int64_t p) {
+      SmallVector<int64_t> t = tile;
+      t[plane] = p;
+      return fits(t);
+    });
+    if (tile[plane] == 0)
+      return {};
+  } else {
+    // Cols: whole rows when they fit; a parallel col loop is also split when
+    // the other loops give too few tiles for every core.
+    int64_t colLimit = sizes[col];
+    if (!reduction[col] && row < 0) {
+      int64_t others = parallelTiles(tile, col);
+      int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores * depth, others));
+      colLimit = std::min<int64_t>(
+          sizes[col], llvm::alignTo(llvm::divideCeil(sizes[col], pieces), stickElems));
+    }
+    tile[col] = largestFitting(colLimit, stickElems, [&](int64_t c) {
+      SmallVector<int64_t> t = tile;
+      t[col] = c;
+      return fits(t);
+    });
+    if (tile[col] == 0)
+      return {};
   }
-  tile[col] = largestFitting(colLimit, stickElems, [&](int64_t c) {
-    SmallVector<int64_t> t = tile;
-    t[col] = c;
-    return fits(t);
-  });
-  if (tile[col] == 0)
-    return {};
   if (row < 0)
     return tile;
   int64_t others = parallelTiles(tile, row);
@@ -315,7 +400,7 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
   // Rows rounded up to whole sticks may leave cores without a tile: split
   // the cols too.
   int64_t tiles = parallelTiles(tile, -1);
-  if (granule > 1 && tiles < cores && !reduction[col]) {
+  if (granule > 1 && tiles < cores && !reduction[col] && plane < 0) {
     int64_t colPieces = llvm::divideCeil(cores, parallelTiles(tile, col));
     tile[col] = std::min<int64_t>(
         tile[col], llvm::alignTo(llvm::divideCeil(sizes[col], colPieces), stickElems));
@@ -346,7 +431,10 @@ int64_t GenericPlan::rowStickElems() const {
 
 FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGenericPlan(GenericOp op,
                                                                const ::spyre::Arch &arch) {
-  return analyzedPlan<GenericPlan>(op, arch);
+  auto plan = std::make_unique<GenericPlan>(op, arch, /*topLevel=*/true);
+  if (failed(plan->analyze()))
+    return failure();
+  return std::unique_ptr<OpPlan>(std::move(plan));
 }
 
 int64_t GenericPlan::parallelUnits() const {

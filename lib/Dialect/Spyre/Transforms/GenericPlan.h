@@ -52,6 +52,14 @@ inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int
     t.counts = {lr ? rows : 1, 1, 1};
     t.deviceStrides = {lr * es, 0, 0};
     t.lxStrides = {tc * es, 0, 0};
+    // Whole rows that follow each other on the device move as one run: the
+    // device charges every row that starts part-way into a stick one stick
+    // more than it spans (rows of 32 f16 moved 4x their bytes).
+    if (lr == tc && cols == tc && rows > 1) {
+      t.rowBytes = rows * cols * es;
+      t.counts = {1, 1, 1};
+      t.deviceStrides = t.lxStrides = {0, 0, 0};
+    }
   } else if (lr == 1) { // columns are: store the tile transposed
     t.bytes = c * tr * es;
     t.rowStride = es;
@@ -92,9 +100,34 @@ inline int64_t overlapDepth(double sfuCycles, int64_t transfers, const ::spyre::
   return upTo >= 4 && sfuCycles / 4 > 2.0 * latencies ? 4 : 2;
 }
 
+/// An operand's tile with the planes of the generic's plane loop (a third
+/// tiled loop, GenericPlan.cpp). Merged: each plane continues the operand's
+/// device rows (a rotary embedding's two halves of a head), so a row of all
+/// planes moves as one run; `reversed` when the planes run down the row (the
+/// rotated half). Stacked: one copy of the two-dimensional layout per plane,
+/// or a single one that every plane reads when the operand does not vary
+/// along the plane loop. An operand that does not vary along the cols but
+/// is contiguous along the planes (an upsampling's input, read once per
+/// repeat) moves a run of planes per row, each plane's view one element of
+/// it repeated along the cols.
+struct PlanedLayout {
+  TileLayout tile;          ///< of all planes (transfers, LX bytes)
+  int64_t planeBytes = 0;   ///< LX bytes from one plane's view to the next
+  int64_t colStride = 0;    ///< of a plane's view
+  int64_t deviceShift = 0;  ///< elements from plane 0's origin to the run's start
+  bool reversed = false;
+  int64_t viewOffset(int64_t p, int64_t planes) const {
+    return (reversed ? planes - 1 - p : p) * planeBytes;
+  }
+};
+
 class GenericPlan : public OpPlan {
 public:
-  GenericPlan(GenericOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), generic(op) {}
+  /// `topLevel`: the generic runs alone (not as a fused group's member or a
+  /// product's epilogue, whose tiles another plan chooses), so its tiles may
+  /// span a plane loop.
+  GenericPlan(GenericOp op, const ::spyre::Arch &arch, bool topLevel = false)
+      : OpPlan(op, arch), generic(op), topLevel(topLevel) {}
   LogicalResult analyze();
 
   SPYRE_OPPLAN_OVERRIDES
@@ -128,6 +161,13 @@ public:
                      int64_t index, const Overrides *overrides = nullptr,
                      SmallVectorImpl<RefAttr> *results = nullptr,
                      SmallVectorImpl<RefAttr> *inputViews = nullptr) const;
+
+  /// The instructions of plane `p` of a step (buildStep) over its views.
+  void computePlane(StepCompute &sc, HwEmitter &em, const Geometry &g, Block &block,
+                    ArrayRef<int64_t> origin, int64_t p, int64_t rows, int64_t cols, bool first,
+                    bool last, ArrayRef<RefAttr> inputViews, ArrayRef<RefAttr> outputViews,
+                    ArrayRef<RefAttr> accViews, ArrayRef<RefAttr> bestViews,
+                    ArrayRef<RefAttr> stagingViews) const;
 
   /// The op's SFU cycles when `cores` cores share it (the cost model's
   /// estimate) and the transfers of one of its tiles (an input or output
@@ -173,6 +213,14 @@ private:
     llvm_unreachable("no such output");
   }
   bool reduces() const { return llvm::is_contained(reduction, true); }
+  /// The parallel loop whose planes continue the first output's rows past
+  /// the col loop when those rows are shorter than a stick; -1 if none.
+  int choosePlane() const;
+  int64_t planeSize(ArrayRef<int64_t> tile) const { return plane < 0 ? 1 : tile[plane]; }
+  /// The layout of an operand's tile of `rows` x `cols` x `planes` (at most
+  /// the tile's); `span` as for layoutTile.
+  PlanedLayout layoutPlanes(const LinearAccess &a, int64_t es, ArrayRef<int64_t> tile,
+                            int64_t rows, int64_t cols, int64_t planes, int64_t span) const;
   int64_t rowSize(ArrayRef<int64_t> tile) const { return row < 0 ? 1 : tile[row]; }
   /// Replaces the densest row loop by one giving far fewer tiles per core.
   void chooseRowLoop();
@@ -201,7 +249,8 @@ private:
   mutable GenericOp generic;
   SmallVector<int64_t> sizes;
   SmallVector<bool> reduction;
-  int row = -1, col = 0;
+  bool topLevel;
+  int row = -1, col = 0, plane = -1;
   SmallVector<LinearAccess> inputs;
   SmallVector<uint8_t> inputTypes;
   SmallVector<Output> outputs;

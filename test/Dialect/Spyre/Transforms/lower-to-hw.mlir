@@ -4,21 +4,21 @@
 // Three row tiles on one core, double buffered: loads of tiles 0 and 1 go
 // first; the load of tile 2 reuses the slot of tile 0 and waits for its
 // compute (sem 1 >= 1); each compute waits for its loads (sem 0), each store
-// for its compute.
+// for its compute. A tile's rows follow each other on the device: one run.
 // CHECK-LABEL: spyre.hw.program @scale num_cores = 1
 // CHECK-NEXT: spyre.hw.buffer @x input : !spyre.buffer<6x64xf32>
 // CHECK-NEXT: spyre.hw.buffer @y output : !spyre.buffer<6x64xf32>
 // CHECK-NEXT: spyre.hw.core 0 {
 // CHECK-NEXT: spyre.hw.kernel 1
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32, strides = [256, 0, 0]>, #spyre.ref<@x, f32, strides = [256, 0, 0]> row 256 x [2, 1, 1] {signal_sem = 0 : i64}
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32, offset = 512, strides = [256, 0, 0]>, #spyre.ref<@x, f32, offset = 512, strides = [256, 0, 0]> row 256 x [2, 1, 1] {signal_sem = 0 : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32>, #spyre.ref<@x, f32> row 512 x [1, 1, 1] {signal_sem = 0 : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32, offset = 512>, #spyre.ref<@x, f32, offset = 512> row 512 x [1, 1, 1] {signal_sem = 0 : i64}
 // CHECK-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, f32, offset = 1024, strides = [256, 4, 0]>, #spyre.ref<lx, f32, strides = [256, 4, 0]> imm 2.000000e+00 [2 x 64] {signal_sem = 1 : i64, wait_count = 1 : i64, wait_sem = 0 : i64}
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@y, f32, strides = [256, 0, 0]>, #spyre.ref<lx, f32, offset = 1024, strides = [256, 0, 0]> row 256 x [2, 1, 1] {signal_sem = 2 : i64, wait_count = 1 : i64, wait_sem = 1 : i64}
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32, strides = [256, 0, 0]>, #spyre.ref<@x, f32, offset = 1024, strides = [256, 0, 0]> row 256 x [2, 1, 1] {signal_sem = 0 : i64, wait_count = 1 : i64, wait_sem = 1 : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@y, f32>, #spyre.ref<lx, f32, offset = 1024> row 512 x [1, 1, 1] {signal_sem = 2 : i64, wait_count = 1 : i64, wait_sem = 1 : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32>, #spyre.ref<@x, f32, offset = 1024> row 512 x [1, 1, 1] {signal_sem = 0 : i64, wait_count = 1 : i64, wait_sem = 1 : i64}
 // CHECK-NEXT: spyre.hw.binary "mul" {{.*}} {signal_sem = 1 : i64, wait_count = 2 : i64, wait_sem = 0 : i64}
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@y, f32, offset = 512, {{.*}} {signal_sem = 2 : i64, wait_count = 2 : i64, wait_sem = 1 : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@y, f32, offset = 512>{{.*}} {signal_sem = 2 : i64, wait_count = 2 : i64, wait_sem = 1 : i64}
 // CHECK-NEXT: spyre.hw.binary "mul" {{.*}} {signal_sem = 1 : i64, wait_count = 3 : i64, wait_sem = 0 : i64}
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@y, f32, offset = 1024, {{.*}} {signal_sem = 2 : i64, wait_count = 3 : i64, wait_sem = 1 : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@y, f32, offset = 1024>{{.*}} {signal_sem = 2 : i64, wait_count = 3 : i64, wait_sem = 1 : i64}
 // CHECK-NEXT: }
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>

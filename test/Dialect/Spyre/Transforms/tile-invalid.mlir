@@ -42,6 +42,24 @@ spyre.kernel @third_loop(%x: !spyre.buffer<2x8x64xf32>, %y: !spyre.buffer<2x8x64
 
 // -----
 
+// Rows of 32 f16 continue along loop 1 (stride 32): loop 1 is a plane loop,
+// loop 0 the rows, and loop 2 the cols; loop 3 is none of them.
+#planes = affine_map<(d0, d1, d2, d3) -> (d0 * 256 + d1 * 32 + d2 + d3 * 4096)>
+spyre.kernel @beyond_the_plane(%x: !spyre.buffer<8192xf16>, %y: !spyre.buffer<8192xf16>) {
+  // expected-error @+1 {{spyre.tile: loop 3 must step one point at a time (only loops 0, 2 and the plane loop 1 are tiled)}}
+  spyre.generic domain [16, 8, 32, 2] {indexing_maps = [#planes, #planes],
+      spyre.tile = array<i64: 1, 8, 32, 2>,
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<8192xf16>) outs(%y : !spyre.buffer<8192xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// -----
+
 spyre.kernel @matmul_bounds(%a: !spyre.buffer<8x8xf16>, %c: !spyre.buffer<8x8xf32>) {
   // expected-error @+1 {{spyre.tile size 9 is not in [1, 8]}}
   spyre.matmul ins(%a, %a : !spyre.buffer<8x8xf16>, !spyre.buffer<8x8xf16>) outs(%c : !spyre.buffer<8x8xf32>) {spyre.tile = array<i64: 9, 8, 8>}

@@ -3,10 +3,11 @@
 // The row loop of a generic's tile is the parallel loop its output is
 // densest along, unless another gives far fewer tiles per core. A rotary
 // embedding written into a key cache (heads x positions x two halves x 32):
-// the halves (stride 32) give 268 tiles of 2 x 32, more than eight per core;
-// the positions (stride 64) give one tile per core.
+// the halves (stride 32) continue each 32-element row, so they are the
+// tile's plane loop (tile-planes.mlir), and the positions (stride 64) are
+// its rows: 9 positions of both halves, one tile per core.
 // CHECK-LABEL: spyre.kernel @rotary_halves
-// CHECK: spyre.generic domain [4, 67, 2, 32] {{.*}}spyre.tile = array<i64: 1, 17, 1, 32>
+// CHECK: spyre.generic domain [4, 67, 2, 32] {{.*}}spyre.tile = array<i64: 1, 9, 2, 32>
 #out = affine_map<(d0, d1, d2, d3) -> (d0 * 4288 + d1 * 64 + d2 * 32 + d3)>
 spyre.kernel @rotary_halves(%x: !spyre.buffer<17152xf16>, %f: !spyre.buffer<32xf16>,
                             %y: !spyre.buffer<17152xf16>) {

@@ -1,0 +1,106 @@
+// RUN: spyre-opt %s -split-input-file -spyre-divide-work -spyre-tile | FileCheck %s
+// RUN: spyre-opt %s -split-input-file --spyre-compile="stop-after=lower" | FileCheck %s --check-prefix=LOWER
+
+// Rows shorter than a stick continue along another loop (its plane loop):
+// a tile spans whole rows and planes enough to fill a stick, so each device
+// row moves as one 128-byte run instead of two padded halves. A rotary
+// embedding (positions x heads x halves x 32, f16): the halves are the
+// planes; the rotated input (-32 along the halves) reads the same run, in
+// the other order, and shares its load.
+// CHECK-LABEL: spyre.kernel @rotary
+// CHECK: spyre.generic domain [64, 2, 2, 32] {{.*}}spyre.tile = array<i64: 1, 2, 2, 32>
+// LOWER-LABEL: spyre.hw.program @rotary
+// LOWER: spyre.hw.core 0 {
+// Both halves of both heads of a position are one 256-byte run of x (the
+// rows of the tile follow each other too); cos is one row (all heads read it).
+// LOWER-NEXT: spyre.hw.kernel 1
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16>, #spyre.ref<@arg0, dl16> row 256 x [1, 1, 1]
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[COS:[0-9]+]], {{.*}}>, #spyre.ref<@arg1, dl16> row 128 x [1, 1, 1]
+// The next position's (double buffered); the rotated x loads nothing more.
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = 256>, #spyre.ref<@arg0, dl16, offset = 256> row 256 x [1, 1, 1]
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[COS1:[0-9]+]], {{.*}}>, #spyre.ref<@arg1, dl16, offset = 128> row 128 x [1, 1, 1]
+// First half: x * cos + the second half of x (64 bytes on).
+// LOWER-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, dl16, offset = [[T:[0-9]+]], {{.*}}>, #spyre.ref<lx, dl16, strides = [128, 2, 0]>, #spyre.ref<lx, dl16, offset = [[COS]], strides = [0, 2, 0]> [2 x 32]
+// LOWER-NEXT: spyre.hw.binary "add" #spyre.ref<lx, dl16, offset = [[Y:[0-9]+]], {{.*}}>, #spyre.ref<lx, dl16, offset = [[T]], {{.*}}>, #spyre.ref<lx, dl16, offset = 64, strides = [128, 2, 0]> [2 x 32]
+// Second half: x's second half * cos's + the first half of x.
+// LOWER-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, dl16, offset = [[T]], {{.*}}>, #spyre.ref<lx, dl16, offset = 64, strides = [128, 2, 0]>
+// LOWER-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = [[T]], {{.*}}>, #spyre.ref<lx, dl16, strides = [128, 2, 0]> [2 x 32]
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<@arg2, dl16>, #spyre.ref<lx, dl16, offset = [[Y]]> row 256 x [1, 1, 1]
+#x = affine_map<(d0, d1, d2, d3) -> (d0 * 128 + d1 * 64 + d2 * 32 + d3)>
+#cos = affine_map<(d0, d1, d2, d3) -> (d0 * 64 + d2 * 32 + d3)>
+#rot = affine_map<(d0, d1, d2, d3) -> (d0 * 128 + d1 * 64 - d2 * 32 + d3 + 32)>
+spyre.kernel @rotary(%x: !spyre.buffer<8192xf16>, %c: !spyre.buffer<4096xf16>,
+                     %y: !spyre.buffer<8192xf16>) {
+  spyre.generic domain [64, 2, 2, 32] {indexing_maps = [#x, #cos, #rot, #x],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %c, %x : !spyre.buffer<8192xf16>, !spyre.buffer<4096xf16>, !spyre.buffer<8192xf16>)
+      outs(%y : !spyre.buffer<8192xf16>) {
+  ^bb0(%a: f16, %b: f16, %r: f16):
+    %0 = arith.mulf %a, %b : f16
+    %1 = arith.addf %0, %r : f16
+    spyre.yield %1 : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// Nearest upsampling by 2 (channels x rows x row repeat x cols x col
+// repeat): the output's rows are the 2-wide col repeat, continued by the
+// input's cols; 32 of them fill a stick.
+// CHECK-LABEL: spyre.kernel @upsample
+// CHECK: spyre.generic domain [4, 64, 2, 64, 2] {{.*}}spyre.tile = array<i64: 1, 32, 1, 32, 2>
+#out = affine_map<(c, h, r, w, s) -> (c * 16384 + h * 256 + r * 128 + w * 2 + s)>
+#in = affine_map<(c, h, r, w, s) -> (c * 4096 + h * 64 + w)>
+spyre.kernel @upsample(%x: !spyre.buffer<16384xf16>, %y: !spyre.buffer<65536xf16>) {
+  spyre.generic domain [4, 64, 2, 64, 2] {indexing_maps = [#in, #out],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<16384xf16>) outs(%y : !spyre.buffer<65536xf16>) {
+  ^bb0(%a: f16):
+    spyre.yield %a : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// No plane loop: rows of a whole stick (64 f16), rows that a reduction
+// reads, and a two-dimensional generic (its rows continue each other).
+// CHECK-LABEL: spyre.kernel @no_planes
+// CHECK: spyre.generic domain [64, 2, 2, 64] {{.*}}spyre.tile = array<i64: {{[0-9]+}}, 1, 1, 64>
+// CHECK: spyre.generic domain [64, 2, 32] {{.*}}spyre.tile = array<i64: 1, 2, 32>
+// CHECK: spyre.generic domain [256, 32] {{.*}}spyre.tile = array<i64: {{[0-9]+}}, 32>
+#wide = affine_map<(d0, d1, d2, d3) -> (d0 * 256 + d1 * 128 + d2 * 64 + d3)>
+#rows = affine_map<(d0, d1, d2) -> (d0 * 64 + d1 * 32 + d2)>
+#sums = affine_map<(d0, d1, d2) -> (d0 * 2 + d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+spyre.kernel @no_planes(%a: !spyre.buffer<16384xf16>, %b: !spyre.buffer<16384xf16>,
+                        %c: !spyre.buffer<4096xf16>, %d: !spyre.buffer<128xf32>,
+                        %e: !spyre.buffer<256x32xf16>, %f: !spyre.buffer<256x32xf16>) {
+  spyre.generic domain [64, 2, 2, 64] {indexing_maps = [#wide, #wide],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%a : !spyre.buffer<16384xf16>) outs(%b : !spyre.buffer<16384xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.generic domain [64, 2, 32] {indexing_maps = [#rows, #sums],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%c : !spyre.buffer<4096xf16>) outs(%d : !spyre.buffer<128xf32>) {
+  ^bb0(%v: f16):
+    %0 = arith.extf %v : f16 to f32
+    spyre.yield %0 : f32
+  }
+  spyre.generic domain [256, 32] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%e : !spyre.buffer<256x32xf16>) outs(%f : !spyre.buffer<256x32xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
