@@ -352,18 +352,22 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
   SmallVector<int64_t> tile(n, 1);
   if (row >= 0)
     tile[row] = granule; // the smallest row tile the cols must fit beside
-  auto fits = [&](SmallVector<int64_t> t) { return fitsBytes(t) <= lxBytes; };
+  // The largest size of `loop` up to `limit`, in multiples of `step`,
+  // with which the tile fits LX.
+  auto largest = [&](int loop, int64_t limit, int64_t step) {
+    return largestFitting(limit, step, [&](int64_t size) {
+      SmallVector<int64_t> t = tile;
+      t[loop] = size;
+      return fitsBytes(t) <= lxBytes;
+    });
+  };
   int64_t stickElems = arch.stickBytes / 2;
   if (plane >= 0) {
     // Whole col rows, and planes enough for a stick when they fit.
     tile[col] = sizes[col];
     int64_t rowBytes = sizes[col] * deviceDTypeBytes(outputs[0].dtype);
     int64_t wanted = std::min<int64_t>(sizes[plane], llvm::divideCeil(arch.stickBytes, rowBytes));
-    tile[plane] = largestFitting(wanted, 1, [&](int64_t p) {
-      SmallVector<int64_t> t = tile;
-      t[plane] = p;
-      return fits(t);
-    });
+    tile[plane] = largest(plane, wanted, 1);
     if (tile[plane] == 0)
       return {};
   } else {
@@ -376,11 +380,7 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
       colLimit = std::min<int64_t>(
           sizes[col], llvm::alignTo(llvm::divideCeil(sizes[col], pieces), stickElems));
     }
-    tile[col] = largestFitting(colLimit, stickElems, [&](int64_t c) {
-      SmallVector<int64_t> t = tile;
-      t[col] = c;
-      return fits(t);
-    });
+    tile[col] = largest(col, colLimit, stickElems);
     if (tile[col] == 0)
       return {};
   }
@@ -390,11 +390,7 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
   int64_t pieces = std::max<int64_t>(1, llvm::divideCeil(cores * depth, others));
   int64_t rowLimit = std::min<int64_t>(
       sizes[row], llvm::alignTo(llvm::divideCeil(sizes[row], pieces), granule));
-  tile[row] = largestFitting(rowLimit, granule, [&](int64_t r) {
-    SmallVector<int64_t> t = tile;
-    t[row] = r;
-    return fits(t);
-  });
+  tile[row] = largest(row, rowLimit, granule);
   if (tile[row] == 0)
     return {};
   // Rows rounded up to whole sticks may leave cores without a tile: split
