@@ -112,6 +112,24 @@ def test_padded_batch(name):
     compare(actual, expected, mask)
 
 
+def test_modernbert_sliding_window_attention():
+    # Its local attention's window, |row - col| <= w, reached the card as one
+    # index value of two loops, which sent the layer's attention to the CPU
+    # with it (22 ops; test_torch_index_values.py).
+    config = transformers.ModernBertConfig(vocab_size=VOCAB, hidden_size=HIDDEN,
+                                           intermediate_size=2 * HIDDEN, num_hidden_layers=2,
+                                           num_attention_heads=HEADS, local_attention=8,
+                                           pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                                           cls_token_id=1, sep_token_id=2,
+                                           attn_implementation="sdpa")
+    torch.manual_seed(0)
+    model = transformers.ModernBertModel(config).eval()
+    ids, mask = inputs(padded=True)
+    actual, expected = compiled_and_eager(model, ids, mask)
+    assert dict(counters.fallbacks) == {}
+    compare(actual, expected, mask)
+
+
 def test_longformer_sliding_window_attention():
     # Its chunked attention masks combine index conditions with Inductor's
     # bitwise and_, which had no vector-unit form: 28 ops fell back.

@@ -25,7 +25,7 @@ from ..dialects import spyre
 from ..ir import AffineConstantExpr, AffineMap, Context, InsertionPoint, Location, Module, Type, Value
 from .body import Body, affine_expr
 from .pieces import TORCH_OPS, split as split_pieces
-from .trace import _INDEXED, TV, Instr, Trace, Unsupported, element_type, linear
+from .trace import _INDEXED, TV, Instr, Trace, Unsupported, element_type, fresh_values, linear
 
 COMBINERS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "argmax": "argmax",
              "argmin": "argmin", "any": "any", "welford_reduce": "welford"}
@@ -650,11 +650,11 @@ def _element_lookups(name: str, trace: Trace, buffer_info: BufferInfo):
     names = {s.name for s in symbols}
     tables = [i for i in trace.instrs if i.op == "load" and _indexed_by(i, names)]
     table_ids = {id(t) for t in tables}
-    # New instructions follow the trace's; their values' ids are negative.
-    serial, fresh = itertools.count(len(trace.instrs)), itertools.count(-8, -4)
+    # New instructions follow the trace's, with values of their own.
+    serial, fresh = itertools.count(len(trace.instrs)), fresh_values(trace)
 
     def new(instrs, op, *args):
-        instrs.append(Instr(op, args, TV(next(fresh)), {}, next(serial)))
+        instrs.append(Instr(op, args, next(fresh), {}, next(serial)))
         return instrs[-1].result
 
     row_traces, cones = [], set()

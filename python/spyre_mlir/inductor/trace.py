@@ -7,6 +7,7 @@ separate step: a generic's inputs are only known once every load is seen.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import sympy
@@ -174,6 +175,7 @@ def trace_node(node) -> Trace:
     while _split_a_loop(trace):
         _factor_mods(trace)
     _drop_bounded_mods(trace)
+    _compute_index_values(trace)
     if not trace.variables:  # a scalar: one loop of one point
         trace.sizes.append(1)
         trace.variables.append(sympy.Symbol("x0", integer=True, nonnegative=True))
@@ -181,6 +183,72 @@ def trace_node(node) -> Trace:
 
 
 _INDEXED = {"load": 1, "store": 1, "store_reduction": 1, "index_expr": 0}
+
+
+def fresh_values(trace: Trace):
+    """Values no instruction of `trace` has yet, for instructions added to it."""
+    ids = [r.id for i in trace.instrs
+           for r in (i.result if isinstance(i.result, tuple) else (i.result,)) if r is not None]
+    return (TV(k) for k in itertools.count(min([0, *ids]) - 4, -4))
+
+
+#: Functions of the loop variables an index value may hold, and the ops that
+#: compute them from affine index values.
+_VALUE_FUNCTIONS = {sympy.Abs: "abs", sympy.Min: "minimum", sympy.Max: "maximum"}
+
+
+def _compute_index_values(trace: Trace) -> None:
+    """Index values (ops.index_expr) holding |a - b|, min or max of affine
+    functions of several loops, as the ops that compute them from affine
+    index values: pieces.py cuts the domain where such a function of one
+    loop is affine, which two loops do not allow (ModernBERT's sliding
+    window, |row - col| <= w, went to the CPU with its attention)."""
+    def multi_loop(e) -> bool:
+        return any(isinstance(t, tuple(_VALUE_FUNCTIONS)) and len(t.free_symbols) > 1
+                   for t in sympy.preorder_traversal(e))
+
+    if not any(i.op == "index_expr" and multi_loop(sympy.sympify(i.args[0]))
+               for i in trace.instrs):
+        return
+    fresh = fresh_values(trace)
+    instrs = []
+    for instr in trace.instrs:
+        expr = sympy.sympify(instr.args[0]) if instr.op == "index_expr" else None
+        if expr is None or not multi_loop(expr):
+            instrs.append(instr)
+            continue
+        dtype = instr.args[1]
+
+        def emit(op, *args):
+            instrs.append(Instr(op, args, next(fresh)))
+            return instrs[-1].result
+
+        def value(e):
+            if not any(isinstance(t, tuple(_VALUE_FUNCTIONS)) for t in sympy.preorder_traversal(e)):
+                return emit("index_expr", e, dtype)
+            if type(e) in _VALUE_FUNCTIONS:
+                args = [value(a) for a in e.args]
+                result = args[0]
+                for a in args[1:]:
+                    result = emit(_VALUE_FUNCTIONS[type(e)], result, a)
+                return emit("abs", result) if type(e) is sympy.Abs else result
+            if e.is_Add or e.is_Mul:
+                args = [value(a) if a.free_symbols else emit("constant", int(a), dtype)
+                        for a in e.args]
+                result = args[0]
+                for a in args[1:]:
+                    result = emit("add" if e.is_Add else "mul", result, a)
+                return result
+            raise Unsupported(f"index value {e}")
+
+        final = value(expr)
+        last = instrs.pop()
+        assert last.result == final
+        instr.op, instr.args, instr.kwargs = last.op, last.args, last.kwargs
+        instrs.append(instr)
+    for k, instr in enumerate(instrs):  # program order again, for later passes
+        instr.serial = k
+    trace.instrs = instrs
 
 
 def _factor_mods(trace: Trace) -> None:
