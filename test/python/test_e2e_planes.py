@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from kernels import amap, close, generic, kernel, rounded, run
+from spyre_mlir import compiler
+from spyre_mlir.ir import Context, Module
 
 
 def device_bytes(result):
@@ -93,3 +95,41 @@ spyre.yield %v : f16""")
     close(out["arg1"], rounded(x).astype(np.float64) + 1)
     read, written = device_bytes(result)
     assert read <= 1.05 * x.nbytes and written <= 1.05 * x.nbytes
+
+
+@pytest.mark.parametrize("window,stride", [(2, 2), (3, 2), (3, 1)])
+def test_window_taps_along_a_row_share_their_runs(window, stride):
+    """max over a window x window box of a padded 64 x 66 x 66 f16 image:
+    the taps of one window row read the image's rows shifted by one element
+    each, and load them once (GenericPlan::shareRuns)."""
+    c, h = 64, 66
+    out = (h - window) // stride + 1
+    ins, maps = [], []
+    for kh in range(window):
+        for kw in range(window):
+            ins.append(("%x", (c * h * h,), "f16"))
+            maps.append(amap(3, f"d0 * {h * h} + d1 * {stride * h} + d2 * {stride} + "
+                                f"{kh * h + kw}"))
+    body = "\n".join(f"%m{k} = arith.maximumf %m{k - 1}, %a{k} : f16" if k else
+                     "%m0 = arith.maximumf %a0, %a0 : f16" for k in range(len(ins)))
+    body += f"\nspyre.yield %m{len(ins) - 1} : f16"
+    src = kernel("pool", [("x", (c * h * h,), "f16"), ("y", (c * out * out,), "f16")],
+                 generic((c, out, out), ins, [("%y", (c * out * out,), "f16")],
+                         maps + [amap(3, f"d0 * {out * out} + d1 * {out} + d2")], body))
+    x = np.random.default_rng(window + stride).standard_normal(c * h * h).astype(np.float16)
+    result_out, result = run(src, {"arg0": x})
+    img = rounded(x).reshape(c, h, h)
+    expected = np.full((c, out, out), -np.inf, dtype=np.float32)
+    for kh in range(window):
+        for kw in range(window):
+            expected = np.maximum(expected, img[:, kh:kh + stride * out:stride,
+                                                kw:kw + stride * out:stride])
+    close(result_out["arg1"], expected.reshape(-1))
+    # Each window row's taps load one run: `window` loads a tile (one store
+    # each), not window^2.
+    with Context():
+        lowered = str(dict(compiler.compile_stages(Module.parse(src)))["lower"])
+    core = lowered.split("spyre.hw.core 0 {")[1].split("spyre.hw.core 1 {")[0]
+    loads = core.count("spyre.hw.dma #spyre.ref<lx")
+    stores = core.count("spyre.hw.dma #spyre.ref<@arg1")
+    assert stores > 0 and loads == window * stores

@@ -45,7 +45,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   /// A plan of `op` without diagnostics (nothing if the card cannot run it).
   static std::unique_ptr<GenericPlan> quietPlan(GenericOp op, const ::spyre::Arch &arch) {
     ScopedDiagnosticHandler silence(op.getContext(), [](Diagnostic &) { return success(); });
-    auto plan = std::make_unique<GenericPlan>(op, arch);
+    auto plan = std::make_unique<GenericPlan>(op, arch, GenericPlan::Role::member);
     if (failed(plan->analyze()))
       return nullptr;
     return plan;

@@ -46,7 +46,7 @@ LogicalResult FusedPlan::analyze() {
     auto generic = dyn_cast<GenericOp>(op);
     if (!generic)
       continue;
-    auto plan = std::make_unique<GenericPlan>(generic, arch);
+    auto plan = std::make_unique<GenericPlan>(generic, arch, GenericPlan::Role::member);
     if (failed(plan->analyze()))
       return failure();
     const GenericPlan &first = members.empty() ? *plan : *members.front();
@@ -94,6 +94,11 @@ LogicalResult FusedPlan::analyze() {
       if (output.getParentBlock() == &block)
         internal.back().insert(unsigned(o));
     }
+    // An input read from elsewhere has no runs of its own to share.
+    for (const auto &reads : {links.back(), shared.back()})
+      for (auto [input, from] : reads)
+        if (plan->sharesRuns(input))
+          plan->dropSharedRuns();
     members.push_back(std::move(plan));
   }
   return success();

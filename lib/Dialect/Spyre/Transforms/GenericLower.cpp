@@ -90,19 +90,40 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
 
   TileStep step;
   // Views of each plane of every operand ([plane][operand]).
-  SmallVector<SmallVector<RefAttr>> inputViews(planes);
+  SmallVector<SmallVector<RefAttr>> inputViews(planes, SmallVector<RefAttr>(inputs.size()));
   // Loads of this step's inputs: what each moves, where to, whether resident.
   SmallVector<std::pair<Transfer, std::pair<int64_t, bool>>> loaded;
-  for (auto [k, access] : llvm::enumerate(inputs)) {
-    if (overrides && overrides->inputViews.count(unsigned(k))) {
-      inputViews[0].push_back(overrides->inputViews.lookup(unsigned(k)));
+  SmallVector<int64_t> inputAt(inputs.size(), -1); // LX offset of each input's tile
+  // Inputs that load their own tiles first, then those reading a leader's
+  // runs (shareRuns).
+  SmallVector<unsigned> order;
+  for (unsigned k = 0; k < inputs.size(); ++k)
+    if (runLeader[k] < 0)
+      order.push_back(k);
+  for (unsigned k = 0; k < inputs.size(); ++k)
+    if (runLeader[k] >= 0)
+      order.push_back(k);
+  for (unsigned k : order) {
+    const LinearAccess &access = inputs[k];
+    if (overrides && overrides->inputViews.count(k)) {
+      assert(!sharesRuns(k) && "FusedPlan drops the runs of inputs it reads elsewhere");
+      inputViews[0][k] = overrides->inputViews.lookup(k);
       continue;
     }
     uint8_t dtype = inputTypes[k];
     int64_t es = deviceDTypeBytes(dtype);
-    PlanedLayout pl = layoutPlanes(access, es, tile, rows, cols, planes, arch.stickBytes);
+    int leader = runLeader[k];
+    PlanedLayout pl = layoutPlanes(access, es, tile, rows, cols, planes, arch.stickBytes,
+                                   leader < 0 ? runExtra[k] : runExtra[leader]);
     const TileLayout &l = pl.tile;
-    bool resident = isResident(unsigned(k), tile);
+    if (leader >= 0) { // the leader's runs, shifted
+      inputAt[k] = inputAt[leader] + runShift[k] * es;
+      for (int64_t p = 0; p < planes; ++p)
+        inputViews[p][k] = em.lx(dtype, inputAt[k] + pl.viewOffset(p, planes),
+                                 {l.rowStride, pl.colStride, 0});
+      continue;
+    }
+    bool resident = isResident(k, tile);
     int64_t at = slotAt("input" + std::to_string(k), resident ? 0 : inCopy);
     Transfer load{em.lx(dtype, at, l.lxStrides),
                   em.device(generic.getInputs()[k], dtype,
@@ -124,9 +145,10 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
       if (!resident || i == 0)
         step.loads.push_back(load);
     }
+    inputAt[k] = at;
     for (int64_t p = 0; p < planes; ++p)
-      inputViews[p].push_back(
-          em.lx(dtype, at + pl.viewOffset(p, planes), {l.rowStride, pl.colStride, 0}));
+      inputViews[p][k] = em.lx(dtype, at + pl.viewOffset(p, planes),
+                               {l.rowStride, pl.colStride, 0});
   }
   if (inputViewsOut)
     inputViewsOut->assign(inputViews[0].begin(), inputViews[0].end());

@@ -100,7 +100,7 @@ LogicalResult GenericPlan::analyze() {
     col = n ? densest(outputs[0].access, false, -1) : -1;
     if (col < 0)
       col = int(n) - 1;
-    if (topLevel)
+    if (role == Role::alone)
       plane = choosePlane();
   }
   row = densest(outputs[0].access, false, col);
@@ -128,8 +128,47 @@ LogicalResult GenericPlan::analyze() {
   if (failed(planned))
     return failure();
   body = std::move(*planned);
+  runLeader.assign(inputs.size(), -1);
+  runShift.assign(inputs.size(), 0);
+  runExtra.assign(inputs.size(), 0);
   chooseRowLoop();
+  shareRuns();
   return success();
+}
+
+void GenericPlan::shareRuns() {
+  if (role == Role::epilogue || row < 0)
+    return;
+  // Inputs reading one buffer with one set of strides, by base: each
+  // follows the lowest base within a stick below its own.
+  SmallVector<unsigned> candidates;
+  for (unsigned k = 0; k < inputs.size(); ++k) {
+    const LinearAccess &a = inputs[k];
+    int64_t es = deviceDTypeBytes(inputTypes[k]), lr = a.strides[row], lc = a.strides[col];
+    // Layouts whose rows are runs (layoutTile's first two).
+    bool runs = (lc == 1 || (lc > 1 && lr != 1 && lc * es <= arch.stickBytes)) && lr >= 0;
+    // Planes that continue the rows are one run already (layoutPlanes).
+    if (plane >= 0 && lc == 1 && std::abs(a.strides[plane]) == sizes[col])
+      runs = false;
+    if (runs && (role == Role::alone || isa<BlockArgument>(generic.getInputs()[k])))
+      candidates.push_back(k);
+  }
+  llvm::stable_sort(candidates, [&](unsigned x, unsigned y) {
+    return inputs[x].base < inputs[y].base;
+  });
+  for (auto [n, k] : llvm::enumerate(candidates)) {
+    for (unsigned j : ArrayRef<unsigned>(candidates).take_front(n)) {
+      int64_t shift = inputs[k].base - inputs[j].base;
+      if (runLeader[j] < 0 && generic.getInputs()[j] == generic.getInputs()[k] &&
+          inputTypes[j] == inputTypes[k] && inputs[j].strides == inputs[k].strides &&
+          shift > 0 && shift * deviceDTypeBytes(inputTypes[k]) <= arch.stickBytes) {
+        runLeader[k] = int(j);
+        runShift[k] = shift;
+        runExtra[j] = std::max(runExtra[j], shift);
+        break;
+      }
+    }
+  }
 }
 
 void GenericPlan::chooseRowLoop() {
@@ -210,7 +249,7 @@ int GenericPlan::choosePlane() const {
 
 PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
                                        ArrayRef<int64_t> tile, int64_t rows, int64_t cols,
-                                       int64_t planes, int64_t span) const {
+                                       int64_t planes, int64_t span, int64_t extra) const {
   int64_t tr = rowSize(tile), tc = tile[col], tp = planeSize(tile);
   int64_t lr = row < 0 ? 0 : a.strides[row], lc = a.strides[col];
   int64_t lp = plane < 0 ? 0 : a.strides[plane];
@@ -229,7 +268,7 @@ PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
     l.planeBytes = es;
     return l;
   }
-  l.tile = layoutTile(lr, lc, tr, tc, rows, cols, es, span);
+  l.tile = layoutTile(lr, lc, tr, tc, rows, cols, es, span, extra);
   l.colStride = l.tile.colStride;
   if (lp == 0)
     return l; // every plane reads the same elements
@@ -251,8 +290,10 @@ SmallVector<LxSlot> GenericPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t tr = rowSize(tile), tc = tile[col], tp = planeSize(tile);
   for (auto [i, access] : llvm::enumerate(inputs)) {
     int64_t es = deviceDTypeBytes(inputTypes[i]);
-    PlanedLayout l = layoutPlanes(access, es, tile, tr, tc, tp, arch.stickBytes);
-    result.push_back({"input" + std::to_string(i), l.tile.bytes, isResident(i, tile) ? 1 : 2});
+    PlanedLayout l = layoutPlanes(access, es, tile, tr, tc, tp, arch.stickBytes, runExtra[i]);
+    // A follower's slot stays empty: it reads its leader's.
+    int64_t bytes = runLeader[i] >= 0 ? 0 : l.tile.bytes;
+    result.push_back({"input" + std::to_string(i), bytes, isResident(i, tile) ? 1 : 2});
   }
   for (auto [i, out] : llvm::enumerate(outputs)) {
     std::string name = "output" + std::to_string(i);
@@ -427,7 +468,7 @@ int64_t GenericPlan::rowStickElems() const {
 
 FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGenericPlan(GenericOp op,
                                                                const ::spyre::Arch &arch) {
-  auto plan = std::make_unique<GenericPlan>(op, arch, /*topLevel=*/true);
+  auto plan = std::make_unique<GenericPlan>(op, arch, GenericPlan::Role::alone);
   if (failed(plan->analyze()))
     return failure();
   return std::unique_ptr<OpPlan>(std::move(plan));

@@ -30,32 +30,35 @@ struct TileLayout {
 /// tile that is read (not written) and whose columns lie a few elements
 /// apart (lc * es <= spanBytes, e.g. a pooling window's strided slice)
 /// moves each row as one run over the gaps, which the SFU then steps over:
-/// element by element, every element would cost a whole stick.
+/// element by element, every element would cost a whole stick. A run is
+/// `extra` elements longer when other inputs read it shifted (runsOf).
 inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int64_t rows,
-                             int64_t cols, int64_t es, int64_t spanBytes = 0) {
+                             int64_t cols, int64_t es, int64_t spanBytes = 0,
+                             int64_t extra = 0) {
   TileLayout t;
   int64_t r = lr ? tr : 1, c = lc ? tc : 1;
   if (lc > 1 && lr != 1 && lc * es <= spanBytes) { // rows as runs over the gaps
-    int64_t pitch = (tc - 1) * lc + 1;
+    int64_t pitch = (tc - 1) * lc + 1 + extra;
     t.bytes = r * pitch * es;
     t.rowStride = lr ? pitch * es : 0;
     t.colStride = lc * es;
-    t.rowBytes = ((cols - 1) * lc + 1) * es;
+    t.rowBytes = ((cols - 1) * lc + 1 + extra) * es;
     t.counts = {lr ? rows : 1, 1, 1};
     t.deviceStrides = {lr * es, 0, 0};
     t.lxStrides = {pitch * es, 0, 0};
   } else if (lc == 1) { // rows of the tile are contiguous on the device
-    t.bytes = r * tc * es;
-    t.rowStride = lr ? tc * es : 0;
+    int64_t pitch = tc + extra;
+    t.bytes = r * pitch * es;
+    t.rowStride = lr ? pitch * es : 0;
     t.colStride = es;
-    t.rowBytes = cols * es;
+    t.rowBytes = (cols + extra) * es;
     t.counts = {lr ? rows : 1, 1, 1};
     t.deviceStrides = {lr * es, 0, 0};
-    t.lxStrides = {tc * es, 0, 0};
+    t.lxStrides = {pitch * es, 0, 0};
     // Whole rows that follow each other on the device move as one run: the
     // device charges every row that starts part-way into a stick one stick
     // more than it spans (rows of 32 f16 moved 4x their bytes).
-    if (lr == tc && cols == tc && rows > 1) {
+    if (lr == tc && cols == tc && rows > 1 && extra == 0) {
       t.rowBytes = rows * cols * es;
       t.counts = {1, 1, 1};
       t.deviceStrides = t.lxStrides = {0, 0, 0};
@@ -123,11 +126,13 @@ struct PlanedLayout {
 
 class GenericPlan : public OpPlan {
 public:
-  /// `topLevel`: the generic runs alone (not as a fused group's member or a
-  /// product's epilogue, whose tiles another plan chooses), so its tiles may
-  /// span a plane loop.
-  GenericPlan(GenericOp op, const ::spyre::Arch &arch, bool topLevel = false)
-      : OpPlan(op, arch), generic(op), topLevel(topLevel) {}
+  /// How the generic runs: alone, as a fused group's member or as a
+  /// product's epilogue (whose tiles another plan chooses). Only a generic
+  /// alone tiles a plane loop; a member's inputs that are the kernel's
+  /// arguments (never another member's results) may share runs too.
+  enum class Role { alone, member, epilogue };
+  GenericPlan(GenericOp op, const ::spyre::Arch &arch, Role role = Role::epilogue)
+      : OpPlan(op, arch), generic(op), role(role) {}
   LogicalResult analyze();
 
   SPYRE_OPPLAN_OVERRIDES
@@ -182,6 +187,14 @@ public:
   bool isResident(unsigned k, ArrayRef<int64_t> tile) const;
 
   // What a fused group needs to know about a member.
+  /// Whether input `k` leads or follows shared runs.
+  bool sharesRuns(unsigned k) const { return runLeader[k] >= 0 || runExtra[k] > 0; }
+  /// Every input reads its own runs (a fused group reads some elsewhere).
+  void dropSharedRuns() {
+    llvm::fill(runLeader, -1);
+    llvm::fill(runShift, 0);
+    llvm::fill(runExtra, 0);
+  }
   GenericOp getGeneric() const { return generic; }
   ArrayRef<int64_t> getSizes() const { return sizes; }
   ArrayRef<bool> getReductionLoops() const { return reduction; }
@@ -220,7 +233,12 @@ private:
   /// The layout of an operand's tile of `rows` x `cols` x `planes` (at most
   /// the tile's); `span` as for layoutTile.
   PlanedLayout layoutPlanes(const LinearAccess &a, int64_t es, ArrayRef<int64_t> tile,
-                            int64_t rows, int64_t cols, int64_t planes, int64_t span) const;
+                            int64_t rows, int64_t cols, int64_t planes, int64_t span,
+                            int64_t extra = 0) const;
+  /// Inputs that read another input's rows shifted by a few elements (a
+  /// pooling window's taps along a row): each follows the first such input,
+  /// whose runs are loaded that many elements longer, and reads its copy.
+  void shareRuns();
   int64_t rowSize(ArrayRef<int64_t> tile) const { return row < 0 ? 1 : tile[row]; }
   /// Replaces the densest row loop by one giving far fewer tiles per core.
   void chooseRowLoop();
@@ -249,11 +267,15 @@ private:
   mutable GenericOp generic;
   SmallVector<int64_t> sizes;
   SmallVector<bool> reduction;
-  bool topLevel;
+  Role role;
   int row = -1, col = 0, plane = -1;
   SmallVector<LinearAccess> inputs;
   SmallVector<uint8_t> inputTypes;
   SmallVector<Output> outputs;
+  /// Per input (shareRuns): the input whose runs it reads (-1: its own), the
+  /// shift in elements into them, and the elements its own runs are longer.
+  SmallVector<int> runLeader;
+  SmallVector<int64_t> runShift, runExtra;
   BodyPlan body;
 };
 
