@@ -74,6 +74,12 @@ def test_causal_masks_become_causal_attention(fn):
     torch.testing.assert_close(gm(*(named[x] for x in order))[0], fn(*args), equal_nan=True)
 
 
+def written_mask():
+    mask = positions(LK)[None, :] <= positions(LQ)[:, None]
+    mask[0, 5] = True
+    return mask
+
+
 @pytest.mark.parametrize("fn", [
     # Query i sees key i + 1: more than causal attention allows.
     lambda q, k, v, keep: F.scaled_dot_product_attention(
@@ -95,8 +101,16 @@ def test_causal_masks_become_causal_attention(fn):
     lambda q, k, v, keep: F.scaled_dot_product_attention(
         q, k, v, attn_mask=torch.where(positions(LK)[None, :] <= positions(LQ)[:, None],
                                        0.0, -1e4)),
+    # One key position broadcast along the keys: every key is kept.
+    lambda q, k, v, keep: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=(positions(1)[None, :] <= positions(LQ)[:, None]) & keep),
+    # q - (-1) * 1 is q + 1: query i sees key i + 1.
+    lambda q, k, v, keep: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=positions(LK)[None, :] <= positions(LQ)[:, None].add(-1, alpha=-1)),
+    # Written after it is built: query 0 sees key 5 too.
+    lambda q, k, v, keep: F.scaled_dot_product_attention(q, k, v, attn_mask=written_mask()),
 ], ids=["later_key", "transposed", "or", "strided", "tensor_positions", "is_causal",
-        "additive"])
+        "additive", "one_key_position", "alpha", "written"])
 def test_other_masks_are_left_alone(fn):
     gm = converted(fn, inputs())
     assert causal_masks.op not in attention_calls(gm)

@@ -9,6 +9,8 @@ import pytest
 import sympy
 import torch
 
+from torch.utils._sympy.functions import Max as InductorMax, Min as InductorMin
+
 from spyre_mlir.inductor import pieces, trace as tr
 
 X = [sympy.Symbol(f"x{i}", integer=True, nonnegative=True) for i in range(2)]
@@ -25,10 +27,13 @@ def rewritten(expr):
 
 @pytest.mark.parametrize("expr, expected", [
     (sympy.Abs(X[0] - X[1]), lambda i, j: np.abs(i - j)),
+    # Inductor's own Min and Max (not sympy's subclasses).
+    (InductorMin(X[0], X[1]), lambda i, j: np.minimum(i, j)),
+    (InductorMax(X[0] - X[1], 1), lambda i, j: np.maximum(i - j, 1)),
     (2 * sympy.Abs(X[0] - 3 * X[1]) + 1, lambda i, j: 2 * np.abs(i - 3 * j) + 1),
     (sympy.Min(X[0], X[1] + 2), lambda i, j: np.minimum(i, j + 2)),
     (sympy.Max(X[0] - X[1], 0) + X[1], lambda i, j: np.maximum(i - j, 0) + j),
-], ids=["distance", "scaled", "min", "max_plus"])
+], ids=["distance", "inductor_min", "inductor_max", "scaled", "min", "max_plus"])
 def test_index_values_of_two_loops_are_computed_by_ops(expr, expected):
     t = rewritten(expr)
     store = t.instrs[-1]
@@ -47,3 +52,8 @@ def test_index_values_of_two_loops_are_computed_by_ops(expr, expected):
 def test_functions_of_one_loop_are_left_to_pieces():
     t = rewritten(sympy.Abs(X[0] - 5) + X[1])
     assert [i.op for i in t.instrs] == ["index_expr", "store"]
+
+
+def test_a_fraction_of_a_function_is_refused():
+    with pytest.raises(tr.Unsupported, match="coefficient 1/2"):
+        rewritten(sympy.Rational(1, 2) * sympy.Abs(X[0] - X[1]))

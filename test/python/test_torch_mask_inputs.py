@@ -68,15 +68,29 @@ def written(x, mask):
     return x * mask.cumsum(-1)
 
 
+def written_through_a_view(x, mask):
+    s = mask.cumsum(-1)
+    mask.view(-1).mul_(2)
+    return x * s
+
+
+def returned_as_a_view(x, mask):
+    return x * mask.cumsum(-1), mask[:, :4]
+
+
 @pytest.mark.parametrize("fn, mask, expected", [
     (positions, padded_mask(), ["L_mask_"]),
     # Token ids, not a mask.
     (positions, torch.arange(2 * LENGTH).reshape(2, LENGTH), []),
     # A mask that reaches no sum needs no bound.
     (lambda x, mask: x * mask, padded_mask(), []),
-    # Written in place: read as it is.
+    # Written in place, itself or through a view, or returned as a view:
+    # read as it is, so that the caller's tensor is the one written or seen.
     (written, padded_mask(), []),
-], ids=["mask", "token_ids", "no_sum", "written"])
+    (written_through_a_view, padded_mask(), []),
+    (returned_as_a_view, padded_mask(), []),
+], ids=["mask", "token_ids", "no_sum", "written", "written_through_a_view",
+        "returned_as_a_view"])
 def test_which_inputs_are_masks(fn, mask, expected):
     assert graph_inputs(fn, torch.randn(2, LENGTH), mask) == expected
 
@@ -89,3 +103,13 @@ def test_clamped_graph_computes_the_same():
     assert sum(n.target is torch.clamp for n in bounded.graph.nodes) == 1
     assert not any(n.target is torch.clamp for n in gm.graph.nodes)  # a copy
     torch.testing.assert_close(bounded(mask, x)[0], gm(mask, x)[0])
+
+
+def test_a_mask_written_through_a_view_is_written():
+    torch._dynamo.reset()
+    x, mask = torch.randn(2, LENGTH), padded_mask()
+    expected_mask = mask.clone()
+    expected = written_through_a_view(x, expected_mask)
+    actual = torch.compile(written_through_a_view, backend="spyre")(x, mask)
+    torch.testing.assert_close(actual, expected)
+    torch.testing.assert_close(mask, expected_mask)

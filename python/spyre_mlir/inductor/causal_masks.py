@@ -29,6 +29,7 @@ import operator
 import torch
 import torch.nn.functional as F
 
+from .grouped_attention import written_in_place
 from .manual_attention import _arg, _call, _value
 
 _ATTENTION = (torch._C._nn.scaled_dot_product_attention, F.scaled_dot_product_attention)
@@ -67,7 +68,8 @@ def _int(x) -> int | None:
 
 def _plus_int(node):
     """(x, c) when `node` is x + c or c + x for an int c; None otherwise."""
-    if _call(node, (operator.add,), ("add", "__add__", "__radd__")) and len(node.args) == 2:
+    if _call(node, (operator.add,), ("add", "__add__", "__radd__")) and len(node.args) == 2 \
+            and not node.kwargs:  # alpha scales the int
         a, b = node.args
         if isinstance(b, torch.fx.Node):
             a, b = b, a
@@ -76,28 +78,31 @@ def _plus_int(node):
     return None
 
 
-def _arange_offset(node) -> int | None:
-    """c when `node` is arange(n) + c (start c, step 1, c an int); None
-    otherwise."""
+def _arange(node, seen) -> tuple[int, int] | None:
+    """(c, n) when `node` is arange(n) + c (step 1, c an int); None
+    otherwise. The nodes read are added to `seen`."""
+    seen.add(node)
     if (plus := _plus_int(node)) is not None:
-        base = _arange_offset(plus[0])
-        return None if base is None else base + plus[1]
+        base = _arange(plus[0], seen)
+        return None if base is None else (base[0] + plus[1], base[1])
     if not _call(node, (torch.arange,)):
         return None
     args = [_int(a) for a in node.args]
     if node.kwargs.get("step", 1) != 1 or None in args or not 1 <= len(args) <= 3 or \
             "start" in node.kwargs or "end" in node.kwargs or len(args) == 3 and args[2] != 1:
         return None
-    return args[0] if len(args) > 1 else 0
+    start, end = (0, args[0]) if len(args) == 1 else (args[0], args[1])
+    return start, max(0, end - start)
 
 
-def _position(node) -> tuple[int, int] | None:
-    """(axis counted from the last, c) when `node` is arange(n) + c with
+def _position(node, seen) -> tuple[int, int, int] | None:
+    """(axis counted from the last, c, n) when `node` is arange(n) + c with
     None (new axes) around it, x[None, None, :, None] as masks write it, c
-    added before or after."""
+    added before or after. The nodes read are added to `seen`."""
+    seen.add(node)
     if (plus := _plus_int(node)) is not None:
-        inner = _position(plus[0])
-        return None if inner is None else (inner[0], inner[1] + plus[1])
+        inner = _position(plus[0], seen)
+        return None if inner is None else (inner[0], inner[1] + plus[1], inner[2])
     if not _call(node, (operator.getitem,)) or not isinstance(node.args[1], tuple):
         return None
     index = node.args[1]
@@ -105,11 +110,11 @@ def _position(node) -> tuple[int, int] | None:
     if len(full) != 1 or index[full[0]] != slice(None) or \
             any(x is not None for i, x in enumerate(index) if i != full[0]):
         return None
-    offset = _arange_offset(node.args[0])
-    return None if offset is None else (len(index) - 1 - full[0], offset)
+    arange = _arange(node.args[0], seen)
+    return None if arange is None else (len(index) - 1 - full[0], *arange)
 
 
-def _bound(node) -> tuple[tuple[int, int], tuple[int, int], int] | None:
+def _bound(node, seen):
     """(a, b, d) for a comparison that holds only where a - b <= d, a and b
     `_position`s."""
     if not isinstance(node, torch.fx.Node) or len(node.args) != 2:
@@ -117,23 +122,25 @@ def _bound(node) -> tuple[tuple[int, int], tuple[int, int], int] | None:
     for table, swap in ((_LESS, False), (_GREATER, True)):
         for (functions, methods), d in table.items():
             if _call(node, functions, methods):
-                a, b = (_position(x) for x in node.args)
+                a, b = (_position(x, seen) for x in node.args)
                 if a is None or b is None:
                     return None
                 return (b, a, d) if swap else (a, b, d)
     return None
 
 
-def _terms(node):
+def _terms(node, seen):
     """The terms whose `and` is the mask, through broadcasts, contiguous
-    copies and moves to a device (each keeps positions where they were)."""
-    if _call(node, _AND, _AND_METHODS) and len(node.args) == 2:
+    copies and moves to a device (each keeps positions where they were).
+    The nodes read are added to `seen`."""
+    seen.add(node)
+    if _call(node, _AND, _AND_METHODS) and len(node.args) == 2 and not node.kwargs:
         for x in node.args:
-            yield from _terms(x)
+            yield from _terms(x, seen)
     elif _call(node, (), ("expand", "contiguous")) or (
             _call(node, (), ("to",)) and _value(node.args[0]) is not None and
             _value(node.args[0]).dtype == torch.bool):
-        yield from _terms(node.args[0])
+        yield from _terms(node.args[0], seen)
     else:
         yield node
 
@@ -141,20 +148,24 @@ def _terms(node):
 def masks_later_keys(mask: torch.fx.Node) -> bool:
     """Whether the boolean `mask` (..., Lq, Lk) is false for key j of query i
     whenever j > i: one of its terms is kv + ck <= q + cq (or <, or the same
-    as >=, >) with kv indexing the last axis, q the one before, and
-    cq - ck <= 0."""
+    as >=, >) with kv = arange(Lk) along the last axis, q = arange(Lq) (or
+    one position) along the one before, and cq - ck <= 0; and nothing writes
+    the mask or what it is made of in place afterwards."""
     value = _value(mask)
     if value is None or value.dtype != torch.bool or value.dim() < 2:
         return False
-    for term in _terms(mask):
-        bound = _bound(term)
+    keys, queries = value.shape[-1], value.shape[-2]
+    seen: set = set()
+    found = False
+    for term in _terms(mask, seen):
+        bound = _bound(term, seen)
         if bound is None:
             continue
-        (key_axis, ck), (query_axis, cq), d = bound
+        (key_axis, ck, key_count), (query_axis, cq, query_count), d = bound
         # key_axis 0 is the last (keys), query_axis 1 the one before.
-        if key_axis == 0 and query_axis == 1 and cq - ck + d <= 0:
-            return True
-    return False
+        found |= key_axis == 0 and query_axis == 1 and key_count == keys and \
+            query_count in (queries, 1) and cq - ck + d <= 0
+    return found and not any(written_in_place(n) for n in seen)
 
 
 def use_causal_attention(graph: torch.fx.Graph) -> None:

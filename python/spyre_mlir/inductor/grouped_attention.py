@@ -111,17 +111,58 @@ def _key_value(node: torch.fx.Node):
             args[2] if args[2] is not None else node.kwargs.get("value"))
 
 
+#: The operator module's functions that write their first operand.
+_OPERATORS_IN_PLACE = frozenset({
+    operator.setitem, operator.delitem, operator.iadd, operator.isub, operator.imul,
+    operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow, operator.imatmul,
+    operator.iand, operator.ior, operator.ixor, operator.ilshift, operator.irshift})
+
+
 def _may_mutate(node: torch.fx.Node) -> bool:
-    """Whether `node` may write a tensor in place (conservatively)."""
+    """Whether `node` may write a tensor in place (conservatively). The
+    operator module's and_, or_, not_ and the like are not in place."""
     if node.op == "call_module":
         return True
     if node.op == "call_method":
         return node.target.endswith("_") and not node.target.startswith("__")
     if node.op == "call_function":
+        if getattr(node.target, "__module__", None) in ("_operator", "operator"):
+            return node.target in _OPERATORS_IN_PLACE
         name = getattr(node.target, "__name__", "")
-        return node.target is operator.setitem or "out" in node.kwargs or \
-            (name.endswith("_") and not name.startswith("__"))
+        return "out" in node.kwargs or (name.endswith("_") and not name.startswith("__"))
     return False
+
+
+#: Methods and functions whose result may share its input's storage.
+_VIEW_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "expand", "expand_as", "unsqueeze", "squeeze",
+    "transpose", "permute", "t", "T", "mT", "to", "type", "type_as", "contiguous", "flatten",
+    "unflatten", "narrow", "select", "as_strided", "detach", "unbind", "split", "chunk",
+    "movedim", "swapaxes", "diagonal", "real", "imag", "__getitem__"})
+_VIEW_FUNCTIONS = frozenset({
+    operator.getitem, getattr, torch.reshape, torch.transpose, torch.permute, torch.squeeze,
+    torch.unsqueeze, torch.flatten, torch.narrow, torch.select, torch.movedim, torch.swapaxes,
+    torch.unbind, torch.split, torch.chunk, torch.diagonal, torch.t, torch.as_strided,
+    torch.detach})
+
+
+def aliases(node: torch.fx.Node) -> list[torch.fx.Node]:
+    """`node` and every node that may be a view of it (conservatively)."""
+    found, stack = [node], [node]
+    while stack:
+        for user in stack.pop().users:
+            if user not in found and (
+                    user.op == "call_method" and user.target in _VIEW_METHODS or
+                    user.op == "call_function" and user.target in _VIEW_FUNCTIONS):
+                found.append(user)
+                stack.append(user)
+    return found
+
+
+def written_in_place(node: torch.fx.Node) -> bool:
+    """Whether a node may write `node`'s tensor in place, itself or through a
+    view of it."""
+    return any(_may_mutate(user) for alias in aliases(node) for user in alias.users)
 
 
 def _unchanged_until(chain_start: torch.fx.Node, attention: torch.fx.Node) -> bool:

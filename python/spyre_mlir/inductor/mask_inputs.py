@@ -21,7 +21,7 @@ import copy
 
 import torch
 
-from .grouped_attention import _may_mutate
+from .grouped_attention import aliases, written_in_place
 
 _SUMS = ("sum", "cumsum", "nansum")
 
@@ -46,13 +46,16 @@ def _reaches_sum(node: torch.fx.Node) -> bool:
 
 def zero_one_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
     """Positions of the int64 inputs that hold only 0 and 1, reach a sum and
-    are not written in place."""
+    are neither written in place nor returned, themselves or through a view
+    (read through the clamp, a write or a returned view would not reach the
+    caller's tensor)."""
     from .backend import _outside
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     found = []
     for i, (node, x) in enumerate(zip(placeholders, example_inputs)):
         if isinstance(x, torch.Tensor) and x.dtype == torch.int64 and x.numel() and \
-                not any(_may_mutate(u) for u in node.users) and \
+                not written_in_place(node) and \
+                not any(u.op == "output" for a in aliases(node) for u in a.users) and \
                 not _outside(x, 0, 1) and _reaches_sum(node):
             found.append(i)
     return found

@@ -192,9 +192,14 @@ def fresh_values(trace: Trace):
     return (TV(k) for k in itertools.count(min([0, *ids]) - 4, -4))
 
 
-#: Functions of the loop variables an index value may hold, and the ops that
-#: compute them from affine index values.
-_VALUE_FUNCTIONS = {sympy.Abs: "abs", sympy.Min: "minimum", sympy.Max: "maximum"}
+#: Functions of the loop variables an index value may hold, by name (sympy's
+#: or Inductor's own Min and Max, which are not sympy's subclasses), and the
+#: ops that compute them from affine index values.
+_VALUE_FUNCTIONS = {"Abs": "abs", "Min": "minimum", "Max": "maximum"}
+
+
+def _value_function(e) -> str | None:
+    return _VALUE_FUNCTIONS.get(type(e).__name__) if isinstance(e, sympy.Basic) else None
 
 
 def _compute_index_values(trace: Trace) -> None:
@@ -204,7 +209,7 @@ def _compute_index_values(trace: Trace) -> None:
     loop is affine, which two loops do not allow (ModernBERT's sliding
     window, |row - col| <= w, went to the CPU with its attention)."""
     def multi_loop(e) -> bool:
-        return any(isinstance(t, tuple(_VALUE_FUNCTIONS)) and len(t.free_symbols) > 1
+        return any(_value_function(t) and len(t.free_symbols) > 1
                    for t in sympy.preorder_traversal(e))
 
     if not any(i.op == "index_expr" and multi_loop(sympy.sympify(i.args[0]))
@@ -223,18 +228,25 @@ def _compute_index_values(trace: Trace) -> None:
             instrs.append(Instr(op, args, next(fresh)))
             return instrs[-1].result
 
+        def constant(a):
+            if not a.is_Integer:
+                raise Unsupported(f"index value {expr} with the coefficient {a}")
+            return emit("constant", int(a), dtype)
+
         def value(e):
-            if not any(isinstance(t, tuple(_VALUE_FUNCTIONS)) for t in sympy.preorder_traversal(e)):
+            if not any(_value_function(t) for t in sympy.preorder_traversal(e)):
                 return emit("index_expr", e, dtype)
-            if type(e) in _VALUE_FUNCTIONS:
+            op = _value_function(e)
+            if op == "abs":
+                return emit("abs", value(e.args[0]))
+            if op:
                 args = [value(a) for a in e.args]
                 result = args[0]
                 for a in args[1:]:
-                    result = emit(_VALUE_FUNCTIONS[type(e)], result, a)
-                return emit("abs", result) if type(e) is sympy.Abs else result
+                    result = emit(op, result, a)
+                return result
             if e.is_Add or e.is_Mul:
-                args = [value(a) if a.free_symbols else emit("constant", int(a), dtype)
-                        for a in e.args]
+                args = [value(a) if a.free_symbols else constant(a) for a in e.args]
                 result = args[0]
                 for a in args[1:]:
                     result = emit("add" if e.is_Add else "mul", result, a)
@@ -246,8 +258,15 @@ def _compute_index_values(trace: Trace) -> None:
         assert last.result == final
         instr.op, instr.args, instr.kwargs = last.op, last.args, last.kwargs
         instrs.append(instr)
-    for k, instr in enumerate(instrs):  # program order again, for later passes
+    # Program order again, for later passes; a masked body names its
+    # instructions by their positions.
+    renumbered = {instr.serial: k for k, instr in enumerate(instrs) if instr.serial >= 0}
+    for k, instr in enumerate(instrs):
         instr.serial = k
+        if instr.op == "masked":
+            instr.kwargs = dict(instr.kwargs,
+                                body=frozenset(renumbered[b] for b in instr.kwargs["body"]
+                                               if b in renumbered))
     trace.instrs = instrs
 
 
