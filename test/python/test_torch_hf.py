@@ -97,33 +97,28 @@ def test_forward(name, attn):
     compare(actual, expected, mask if name == "bert" else None)
 
 
-@pytest.mark.parametrize("name", ["opt", "bloom", "llama"])
-def test_padded_batch(name):
-    """A padded batch's int64 attention mask: OPT and BLOOM count positions
-    with its running sum (inductor/mask_inputs.py), Llama's mask has a
-    causal term (inductor/causal_masks.py). Nothing runs on the CPU."""
-    torch.manual_seed(0)
-    # transformers has no sdpa attention for BLOOM.
-    model = {"opt": opt, "bloom": bloom, "llama": llama}[name](
-        "eager" if name == "bloom" else "sdpa").eval()
-    ids, mask = inputs(padded=True)
-    actual, expected = compiled_and_eager(model, ids, mask)
-    assert dict(counters.fallbacks) == {}
-    compare(actual, expected, mask)
-
-
-def test_modernbert_sliding_window_attention():
-    # Its local attention's window, |row - col| <= w, reached the card as one
-    # index value of two loops, which sent the layer's attention to the CPU
-    # with it (22 ops; test_torch_index_values.py).
+def modernbert(attn):
     config = transformers.ModernBertConfig(vocab_size=VOCAB, hidden_size=HIDDEN,
                                            intermediate_size=2 * HIDDEN, num_hidden_layers=2,
                                            num_attention_heads=HEADS, local_attention=8,
                                            pad_token_id=0, bos_token_id=1, eos_token_id=2,
                                            cls_token_id=1, sep_token_id=2,
-                                           attn_implementation="sdpa")
+                                           attn_implementation=attn)
+    return transformers.ModernBertModel(config)
+
+
+@pytest.mark.parametrize("name", ["opt", "bloom", "llama", "modernbert"])
+def test_padded_batch(name):
+    """A padded batch's int64 attention mask: OPT and BLOOM count positions
+    with its running sum (inductor/mask_inputs.py), Llama's mask has a
+    causal term (inductor/causal_masks.py), ModernBERT's local attention's
+    window |row - col| <= w reaches the card as one index value of two loops
+    (test_torch_index_values.py; it sent the attention to the CPU, 22 ops).
+    Nothing runs on the CPU."""
     torch.manual_seed(0)
-    model = transformers.ModernBertModel(config).eval()
+    # transformers has no sdpa attention for BLOOM.
+    model = {"opt": opt, "bloom": bloom, "llama": llama, "modernbert": modernbert}[name](
+        "eager" if name == "bloom" else "sdpa").eval()
     ids, mask = inputs(padded=True)
     actual, expected = compiled_and_eager(model, ids, mask)
     assert dict(counters.fallbacks) == {}
