@@ -188,8 +188,7 @@ def use_causal_attention(graph: torch.fx.Graph) -> None:
         if not (scale is None or type(scale) is float) or type(gqa) is not bool:
             continue
         with graph.inserting_before(node):
-            call = graph.call_function(op,
-                                       (q, k, v, mask, scale, gqa))
+            call = graph.call_function(op, (q, k, v, mask, scale, gqa))
         call.meta.update(node.meta)
         node.replace_all_uses_with(call)
         graph.erase_node(node)

@@ -236,22 +236,16 @@ def _compute_index_values(trace: Trace) -> None:
         def value(e):
             if not any(_value_function(t) for t in sympy.preorder_traversal(e)):
                 return emit("index_expr", e, dtype)
-            op = _value_function(e)
+            op = _value_function(e) or ("add" if e.is_Add else "mul" if e.is_Mul else None)
+            if op is None:
+                raise Unsupported(f"index value {e}")
+            args = [value(a) if a.free_symbols else constant(a) for a in e.args]
             if op == "abs":
-                return emit("abs", value(e.args[0]))
-            if op:
-                args = [value(a) for a in e.args]
-                result = args[0]
-                for a in args[1:]:
-                    result = emit(op, result, a)
-                return result
-            if e.is_Add or e.is_Mul:
-                args = [value(a) if a.free_symbols else constant(a) for a in e.args]
-                result = args[0]
-                for a in args[1:]:
-                    result = emit("add" if e.is_Add else "mul", result, a)
-                return result
-            raise Unsupported(f"index value {e}")
+                return emit("abs", args[0])
+            result = args[0]
+            for a in args[1:]:
+                result = emit(op, result, a)
+            return result
 
         final = value(expr)
         last = instrs.pop()

@@ -30,6 +30,10 @@ private:
   mutable FusedOp fused;
   SmallVector<std::unique_ptr<GenericPlan>> members;
   bool dropped(unsigned member, const LxSlot &slot) const;
+  /// Whether `member` reads input `k` from another member's LX slot.
+  bool readsElsewhere(unsigned member, unsigned k) const {
+    return links[member].count(k) || shared[member].count(k);
+  }
 
   /// Per member: inputs produced by an earlier member (`links`, from its
   /// output) or loaded by one (`shared`, from its input); outputs kept in LX.
@@ -95,10 +99,10 @@ LogicalResult FusedPlan::analyze() {
         internal.back().insert(unsigned(o));
     }
     // An input read from elsewhere has no runs of its own to share.
-    for (const auto &reads : {links.back(), shared.back()})
-      for (auto [input, from] : reads)
-        if (plan->sharesRuns(input))
-          plan->dropSharedRuns();
+    if (llvm::any_of(llvm::seq<unsigned>(0, generic.getInputs().size()), [&](unsigned k) {
+          return readsElsewhere(member, k) && plan->sharesRuns(k);
+        }))
+      plan->dropSharedRuns();
     members.push_back(std::move(plan));
   }
   return success();
@@ -122,7 +126,7 @@ bool FusedPlan::dropped(unsigned member, const LxSlot &slot) const {
   unsigned k;
   if (!name.consume_front("input") || name.getAsInteger(10, k))
     return false;
-  return links[member].count(k) || shared[member].count(k);
+  return readsElsewhere(member, k);
 }
 
 SmallVector<LxSlot> FusedPlan::slots(ArrayRef<int64_t> tile) const {

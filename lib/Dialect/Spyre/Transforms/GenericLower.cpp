@@ -96,13 +96,8 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
   SmallVector<int64_t> inputAt(inputs.size(), -1); // LX offset of each input's tile
   // Inputs that load their own tiles first, then those reading a leader's
   // runs (shareRuns).
-  SmallVector<unsigned> order;
-  for (unsigned k = 0; k < inputs.size(); ++k)
-    if (runLeader[k] < 0)
-      order.push_back(k);
-  for (unsigned k = 0; k < inputs.size(); ++k)
-    if (runLeader[k] >= 0)
-      order.push_back(k);
+  auto order = llvm::to_vector(llvm::seq<unsigned>(0, inputs.size()));
+  std::stable_partition(order.begin(), order.end(), [&](unsigned k) { return runLeader[k] < 0; });
   for (unsigned k : order) {
     const LinearAccess &access = inputs[k];
     if (overrides && overrides->inputViews.count(k)) {
@@ -216,79 +211,77 @@ void GenericPlan::computePlane(StepCompute &sc, HwEmitter &em, const Geometry &g
                                ArrayRef<RefAttr> stagingViews) const {
   int64_t n = sizes.size(), tc = g.tc;
   Location loc = generic.getLoc();
-  {
-    OpBuilder &b = sc.b();
-    auto view = [&](Value v) -> RefAttr {
-      const BodyValue &info = body.values.at(v);
-      switch (info.kind) {
-      case BodyValue::Kind::input:
-        return inputViews[info.index];
-      case BodyValue::Kind::output:
-        return outputViews[outputOf(info.index)];
-      default: {
-        int64_t es = deviceDTypeBytes(info.dtype);
-        return em.lx(info.dtype, g.slotAt("temp" + std::to_string(info.index), 0),
-                     {tc * es, es, 0});
-      }
-      }
-    };
-    auto fill = [&](RefAttr dst, double start, double rowStep, double colStep, int64_t r,
-                    int64_t c) {
-      sc.add(HwFillOp::create(b, loc, dst, APFloat(start), APFloat(rowStep),
-                              APFloat(colStep), r, c, nullptr, 0, nullptr, nullptr));
-    };
-    auto coefficients = [&](IndexExprOp expr) {
-      return linearCoefficients(expr.getMap().getResult(0), n);
-    };
-    emitBody(
-        sc, loc, body, rows, cols, view,
-        [&](IndexExprOp expr, RefAttr dst, int64_t filled) {
-          LinearAccess value = coefficients(expr);
-          double start = double(value.base);
-          for (int64_t d = 0; d < n; ++d)
-            start += double(value.strides[d]) * double(origin[d] + (d == plane ? p : 0));
-          fill(dst, start, row < 0 ? 0.0 : double(value.strides[row]),
-               double(value.strides[col]), rows, filled);
-        },
-        [&](IndexExprOp expr) { return coefficients(expr).strides[col] == 0; });
-    auto yield = cast<YieldOp>(block.getTerminator());
-    SmallVector<CombinerKind> combiners = generic.getCombinerKinds();
-    for (auto [v, yielded] : llvm::enumerate(yield.getValues())) {
-      CombinerKind kind = combiners[v];
-      unsigned o = outputOf(unsigned(v));
-      if (kind == CombinerKind::none) {
-        const BodyValue &info = body.values.at(yielded);
-        if (info.kind != BodyValue::Kind::output || outputOf(info.index) != o)
-          sc.add(HwUnaryOp::create(b, loc, "copy", outputViews[o], view(yielded), rows,
-                                   cols, nullptr, 0, nullptr, nullptr));
-        continue;
-      }
-      StringRef func = stringifyCombinerKind(kind);
-      RefAttr src = view(yielded);
-      if (kind == CombinerKind::argmax || kind == CombinerKind::argmin) {
-        // The ISA's argmax only keeps running values when accumulating:
-        // start every output tile from "nothing seen" (index -1).
-        if (first) {
-          fill(accViews[o], -1, 0, 0, rows, 1);
-          fill(bestViews[o], 0, 0, 0, rows, 1);
-        }
-        sc.add(HwReduceOp::create(b, loc, func, accViews[o], src, bestViews[o], nullptr,
-                                  true, APFloat(double(origin[col])), rows, cols, nullptr, 0,
-                                  nullptr, nullptr));
-      } else if (kind == CombinerKind::welford) {
-        sc.add(HwReduceOp::create(b, loc, func, accViews[o], src,
-                                  accViews[outputOf(unsigned(v), 1)],
-                                  accViews[outputOf(unsigned(v), 2)], !first, APFloat(0.0),
-                                  rows, cols, nullptr, 0, nullptr, nullptr));
-      } else {
-        sc.add(HwReduceOp::create(b, loc, func, accViews[o], src, nullptr, nullptr, !first,
-                                  APFloat(0.0), rows, cols, nullptr, 0, nullptr, nullptr));
-      }
+  OpBuilder &b = sc.b();
+  auto view = [&](Value v) -> RefAttr {
+    const BodyValue &info = body.values.at(v);
+    switch (info.kind) {
+    case BodyValue::Kind::input:
+      return inputViews[info.index];
+    case BodyValue::Kind::output:
+      return outputViews[outputOf(info.index)];
+    default: {
+      int64_t es = deviceDTypeBytes(info.dtype);
+      return em.lx(info.dtype, g.slotAt("temp" + std::to_string(info.index), 0),
+                   {tc * es, es, 0});
     }
-    if (last)
-      for (auto [k, out] : llvm::enumerate(outputs))
-        if (out.combiner != CombinerKind::none && stagingViews[k])
-          sc.add(HwUnaryOp::create(b, loc, "copy", stagingViews[k], accViews[k], rows, 1,
-                                   nullptr, 0, nullptr, nullptr));
+    }
+  };
+  auto fill = [&](RefAttr dst, double start, double rowStep, double colStep, int64_t r,
+                  int64_t c) {
+    sc.add(HwFillOp::create(b, loc, dst, APFloat(start), APFloat(rowStep),
+                            APFloat(colStep), r, c, nullptr, 0, nullptr, nullptr));
+  };
+  auto coefficients = [&](IndexExprOp expr) {
+    return linearCoefficients(expr.getMap().getResult(0), n);
+  };
+  emitBody(
+      sc, loc, body, rows, cols, view,
+      [&](IndexExprOp expr, RefAttr dst, int64_t filled) {
+        LinearAccess value = coefficients(expr);
+        double start = double(value.base);
+        for (int64_t d = 0; d < n; ++d)
+          start += double(value.strides[d]) * double(origin[d] + (d == plane ? p : 0));
+        fill(dst, start, row < 0 ? 0.0 : double(value.strides[row]),
+             double(value.strides[col]), rows, filled);
+      },
+      [&](IndexExprOp expr) { return coefficients(expr).strides[col] == 0; });
+  auto yield = cast<YieldOp>(block.getTerminator());
+  SmallVector<CombinerKind> combiners = generic.getCombinerKinds();
+  for (auto [v, yielded] : llvm::enumerate(yield.getValues())) {
+    CombinerKind kind = combiners[v];
+    unsigned o = outputOf(unsigned(v));
+    if (kind == CombinerKind::none) {
+      const BodyValue &info = body.values.at(yielded);
+      if (info.kind != BodyValue::Kind::output || outputOf(info.index) != o)
+        sc.add(HwUnaryOp::create(b, loc, "copy", outputViews[o], view(yielded), rows,
+                                 cols, nullptr, 0, nullptr, nullptr));
+      continue;
+    }
+    StringRef func = stringifyCombinerKind(kind);
+    RefAttr src = view(yielded);
+    if (kind == CombinerKind::argmax || kind == CombinerKind::argmin) {
+      // The ISA's argmax only keeps running values when accumulating:
+      // start every output tile from "nothing seen" (index -1).
+      if (first) {
+        fill(accViews[o], -1, 0, 0, rows, 1);
+        fill(bestViews[o], 0, 0, 0, rows, 1);
+      }
+      sc.add(HwReduceOp::create(b, loc, func, accViews[o], src, bestViews[o], nullptr,
+                                true, APFloat(double(origin[col])), rows, cols, nullptr, 0,
+                                nullptr, nullptr));
+    } else if (kind == CombinerKind::welford) {
+      sc.add(HwReduceOp::create(b, loc, func, accViews[o], src,
+                                accViews[outputOf(unsigned(v), 1)],
+                                accViews[outputOf(unsigned(v), 2)], !first, APFloat(0.0),
+                                rows, cols, nullptr, 0, nullptr, nullptr));
+    } else {
+      sc.add(HwReduceOp::create(b, loc, func, accViews[o], src, nullptr, nullptr, !first,
+                                APFloat(0.0), rows, cols, nullptr, 0, nullptr, nullptr));
+    }
   }
+  if (last)
+    for (auto [k, out] : llvm::enumerate(outputs))
+      if (out.combiner != CombinerKind::none && stagingViews[k])
+        sc.add(HwUnaryOp::create(b, loc, "copy", stagingViews[k], accViews[k], rows, 1,
+                                 nullptr, 0, nullptr, nullptr));
 }

@@ -31,7 +31,8 @@ struct TileLayout {
 /// apart (lc * es <= spanBytes, e.g. a pooling window's strided slice)
 /// moves each row as one run over the gaps, which the SFU then steps over:
 /// element by element, every element would cost a whole stick. A run is
-/// `extra` elements longer when other inputs read it shifted (runsOf).
+/// `extra` elements longer when other inputs read it shifted
+/// (GenericPlan::shareRuns).
 inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int64_t rows,
                              int64_t cols, int64_t es, int64_t spanBytes = 0,
                              int64_t extra = 0) {
@@ -236,8 +237,9 @@ private:
                             int64_t rows, int64_t cols, int64_t planes, int64_t span,
                             int64_t extra = 0) const;
   /// Inputs that read another input's rows shifted by a few elements (a
-  /// pooling window's taps along a row): each follows the first such input,
-  /// whose runs are loaded that many elements longer, and reads its copy.
+  /// pooling window's taps along a row): each follows the one with the
+  /// lowest base, whose runs are loaded that many elements longer, and
+  /// reads its copy.
   void shareRuns();
   int64_t rowSize(ArrayRef<int64_t> tile) const { return row < 0 ? 1 : tile[row]; }
   /// Replaces the densest row loop by one giving far fewer tiles per core.
