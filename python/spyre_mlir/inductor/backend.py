@@ -99,10 +99,10 @@ def _inner_compile(gm, example_inputs, **kwargs):
 
 
 def _compile(gm, example_inputs):
-    from .mask_inputs import ZeroOneSpecialized, zero_one_inputs
-    masks = zero_one_inputs(gm, example_inputs)
-    if masks:
-        return ZeroOneSpecialized(gm, example_inputs, masks, _compile_graph)
+    from .mask_inputs import Specialized, assumptions
+    assumed = assumptions(gm, example_inputs)
+    if assumed:
+        return Specialized(gm, example_inputs, assumed, _compile_graph)
     return _compile_graph(gm, gm, example_inputs)
 
 

@@ -168,27 +168,71 @@ def masks_later_keys(mask: torch.fx.Node) -> bool:
     return found and not any(written_in_place(n) for n in seen)
 
 
+def _attention_args(node: torch.fx.Node):
+    """(q, k, v, mask, scale, enable_gqa) of an attention call that would run
+    causal if its mask masks every later key: a boolean mask node as wide as
+    the keys, as tall as the queries or one row, no dropout, not already
+    causal, nothing that needs a gradient; None for any other node."""
+    if not _call(node, _ATTENTION):
+        return None
+    q, k, v = (_arg(node, i, name) for i, name in enumerate(("query", "key", "value")))
+    mask = _arg(node, 3, "attn_mask")
+    if not isinstance(mask, torch.fx.Node) or _arg(node, 4, "dropout_p", 0.0) != 0 or \
+            _arg(node, 5, "is_causal", False):
+        return None
+    values = [_value(x) for x in (q, k, v, mask)]
+    if any(x is None or x.requires_grad for x in values):
+        return None
+    queries, keys, masks = values[0], values[1], values[3]
+    if masks.dtype != torch.bool or masks.dim() < 2 or masks.shape[-1] != keys.shape[-2] or \
+            masks.shape[-2] not in (queries.shape[-2], 1):
+        return None
+    scale, gqa = _arg(node, 6, "scale"), _arg(node, 7, "enable_gqa", False)
+    if type(scale) is int:
+        scale = float(scale)
+    if not (scale is None or type(scale) is float) or type(gqa) is not bool:
+        return None
+    return q, k, v, mask, scale, gqa
+
+
+def _run_causal(graph: torch.fx.Graph, node: torch.fx.Node, args) -> None:
+    with graph.inserting_before(node):
+        call = graph.call_function(op, args)
+    call.meta.update(node.meta)
+    node.replace_all_uses_with(call)
+    graph.erase_node(node)
+
+
 def use_causal_attention(graph: torch.fx.Graph) -> None:
     """Attention calls with a causal boolean mask as spyre::causal_attention
     (module docstring). Inference only: the op has no backward."""
     for node in list(graph.nodes):
-        if not _call(node, _ATTENTION):
-            continue
-        q, k, v = (_arg(node, i, name) for i, name in enumerate(("query", "key", "value")))
-        mask = _arg(node, 3, "attn_mask")
-        if not isinstance(mask, torch.fx.Node) or _arg(node, 4, "dropout_p", 0.0) != 0 or \
-                _arg(node, 5, "is_causal", False) or not masks_later_keys(mask):
-            continue
-        values = [_value(x) for x in (q, k, v, mask)]
-        if any(x is None or x.requires_grad for x in values):
-            continue
-        scale, gqa = _arg(node, 6, "scale"), _arg(node, 7, "enable_gqa", False)
-        if type(scale) is int:
-            scale = float(scale)
-        if not (scale is None or type(scale) is float) or type(gqa) is not bool:
-            continue
-        with graph.inserting_before(node):
-            call = graph.call_function(op, (q, k, v, mask, scale, gqa))
-        call.meta.update(node.meta)
-        node.replace_all_uses_with(call)
-        graph.erase_node(node)
+        args = _attention_args(node)
+        if args is not None and masks_later_keys(args[3]):
+            _run_causal(graph, node, args)
+
+
+def attention_masks(placeholder: torch.fx.Node) -> list[torch.fx.Node]:
+    """The attention calls that take the input `placeholder` itself as their
+    mask and would run causal if it masks every later key."""
+    return [user for user in placeholder.users
+            if (args := _attention_args(user)) is not None and args[3] is placeholder]
+
+
+def hides_later_keys(mask: torch.Tensor) -> bool:
+    """Whether the boolean `mask` (..., Lq, Lk) is false for key j of query i
+    whenever j > i (one query row: for every key but the first)."""
+    return not torch.triu(mask, diagonal=1).any()
+
+
+def run_causal_on(graph: torch.fx.Graph, placeholder: torch.fx.Node) -> None:
+    """The attention calls of `attention_masks(placeholder)` as
+    spyre::causal_attention: for a graph compiled for inputs that
+    `hides_later_keys` (mask_inputs.py checks them on every call). Key and
+    value heads repeated for the query heads are given to attention
+    unrepeated first, as AttentionGraphPasses does before it looks for
+    causal masks: spyre::causal_attention hides the repeat from that pass."""
+    from .grouped_attention import ungroup_repeated_heads
+    ungroup_repeated_heads(graph)
+    for node in attention_masks(placeholder):
+        _run_causal(graph, node, _attention_args(node))

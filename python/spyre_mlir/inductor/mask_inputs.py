@@ -1,29 +1,48 @@
-"""Integer masks passed as int64 inputs, compiled as what they hold: 0 and 1.
+"""Masks passed as inputs, compiled as what they hold.
 
-A padded batch gives a model an int64 attention mask, and OPT and BLOOM
-count positions from it (`attention_mask.cumsum(-1)`). The card sums in f32,
-exact to 2^24, and an int64 input may hold anything up to ranges.INT64_INPUTS
-(2^24): a sum of 48 of them is not provably exact, so the kernel that counts
-ran on the CPU, and with it much of the model (BLOOM: 82 ops).
+Two kinds of graph inputs are compiled for the values they hold when the
+graph is compiled, because those values let the card do better:
 
-When the graph is compiled, an int64 input that holds only 0 and 1 and
-reaches a sum or a running sum is taken to be such a mask: the compiled
-graph reads it through clamp(x, 0, 1), which changes none of its values and
-gives the range analysis the bound it needs. Every call checks that the
-inputs still hold only 0 and 1; the first call whose inputs do not compiles
-the graph without the assumption (torch.compile's guards do not look at
-values) and uses that version from then on.
+- An int64 input holding only 0 and 1 that reaches a sum or a running sum
+  (a padded batch's attention mask, from which OPT and BLOOM count
+  positions with `attention_mask.cumsum(-1)`). The card sums in f32, exact
+  to 2^24, and an int64 input may hold anything up to ranges.INT64_INPUTS
+  (2^24): a sum of 48 of them is not provably exact, so the kernel that
+  counts ran on the CPU, and with it much of the model (BLOOM: 82 ops). The
+  compiled graph reads it through clamp(x, 0, 1), which changes none of its
+  values and gives the range analysis the bound it needs.
+- A boolean input that is an attention call's mask and hides every key
+  after its query (key j of query i, j > i). Hugging Face's `generate` with
+  a static cache builds the prefill's mask outside the compiled forward, so
+  causal_masks.py cannot read its construction; the compiled graph calls
+  spyre::causal_attention with it, which skips the keys' blocks past the
+  diagonal (a 1B Llama layer at 512 tokens: 190 -> 116 us).
+
+Every call checks that its inputs still hold what was assumed; the first
+call whose inputs do not compiles the graph without the assumptions
+(torch.compile's guards do not look at values) and uses that version from
+then on.
 """
 
 from __future__ import annotations
 
 import copy
+from typing import Callable, NamedTuple
 
 import torch
 
+from . import causal_masks
 from .grouped_attention import aliases, written_in_place
 
 _SUMS = ("sum", "cumsum", "nansum")
+
+
+class Assumption(NamedTuple):
+    """What input `position` is compiled for: `holds` checks a call's
+    tensor, `apply` rewrites the graph's copy of its placeholder."""
+    position: int
+    holds: Callable[[torch.Tensor], bool]
+    apply: Callable[[torch.fx.Graph, torch.fx.Node], None]
 
 
 def _is_sum(node: torch.fx.Node) -> bool:
@@ -44,58 +63,84 @@ def _reaches_sum(node: torch.fx.Node) -> bool:
     return False
 
 
+def _zero_one(tensor: torch.Tensor) -> bool:
+    from .backend import _outside
+    return not tensor.numel() or not _outside(tensor, 0, 1)
+
+
+def _clamp(graph: torch.fx.Graph, x: torch.fx.Node) -> None:
+    with graph.inserting_after(x):
+        bounded = graph.call_function(torch.clamp, (x, 0, 1))
+    bounded.meta = copy.copy(x.meta)
+    x.replace_all_uses_with(bounded, delete_user_cb=lambda user: user is not bounded)
+
+
+def _hides_later_keys(tensor: torch.Tensor) -> bool:
+    from .counting import host_side
+    with host_side():
+        return causal_masks.hides_later_keys(tensor)
+
+
 def zero_one_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
     """Positions of the int64 inputs that hold only 0 and 1, reach a sum and
     are neither written in place nor returned, themselves or through a view
     (read through the clamp, a write or a returned view would not reach the
     caller's tensor)."""
-    from .backend import _outside
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    found = []
-    for i, (node, x) in enumerate(zip(placeholders, example_inputs)):
-        if isinstance(x, torch.Tensor) and x.dtype == torch.int64 and x.numel() and \
-                not written_in_place(node) and \
-                not any(u.op == "output" for a in aliases(node) for u in a.users) and \
-                not _outside(x, 0, 1) and _reaches_sum(node):
-            found.append(i)
-    return found
+    return [i for i, (node, x) in enumerate(zip(placeholders, example_inputs))
+            if isinstance(x, torch.Tensor) and x.dtype == torch.int64 and x.numel() and
+            not written_in_place(node) and
+            not any(u.op == "output" for a in aliases(node) for u in a.users) and
+            _zero_one(x) and _reaches_sum(node)]
 
 
-def clamped(gm: torch.fx.GraphModule, positions: list[int]) -> torch.fx.GraphModule:
-    """A copy of `gm` whose inputs at `positions` are read through
-    clamp(x, 0, 1). The graph is copied node by node (metadata shared, as
-    Graph.node_copy does): a deep copy would duplicate the real tensors that
-    Dynamo keeps in the placeholders' metadata, a model's weights."""
+def causal_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
+    """Positions of the boolean inputs that are attention masks
+    (causal_masks.attention_masks), hide every later key and are not
+    written in place."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return [i for i, (node, x) in enumerate(zip(placeholders, example_inputs))
+            if isinstance(x, torch.Tensor) and x.dtype == torch.bool and
+            causal_masks.attention_masks(node) and not written_in_place(node) and
+            _hides_later_keys(x)]
+
+
+def assumptions(gm: torch.fx.GraphModule, example_inputs) -> list[Assumption]:
+    return [Assumption(i, _zero_one, _clamp) for i in zero_one_inputs(gm, example_inputs)] + \
+        [Assumption(i, _hides_later_keys, causal_masks.run_causal_on)
+         for i in causal_inputs(gm, example_inputs)]
+
+
+def specialized(gm: torch.fx.GraphModule, assumed: list[Assumption]) -> torch.fx.GraphModule:
+    """A copy of `gm` rewritten for the `assumed` inputs. The graph is copied
+    node by node (metadata shared, as Graph.node_copy does): a deep copy
+    would duplicate the real tensors that Dynamo keeps in the placeholders'
+    metadata, a model's weights."""
     graph = torch.fx.Graph()
     graph._codegen = copy.deepcopy(gm.graph._codegen)
     values: dict = {}
     result, output = graph.graph_copy(gm.graph, values, return_output_node=True)
     graph.output(result, type_expr=output.type).meta = copy.copy(output.meta)
     placeholders = [values[n] for n in gm.graph.nodes if n.op == "placeholder"]
-    for i in positions:
-        x = placeholders[i]
-        with graph.inserting_after(x):
-            bounded = graph.call_function(torch.clamp, (x, 0, 1))
-        bounded.meta = copy.copy(x.meta)
-        x.replace_all_uses_with(bounded, delete_user_cb=lambda user: user is not bounded)
+    for a in assumed:
+        a.apply(graph, placeholders[a.position])
     result = torch.fx.GraphModule(gm, graph)
     result.meta = dict(gm.meta)
     return result
 
 
-class ZeroOneSpecialized:
-    """The graph compiled for masks of 0 and 1 (`clamped`), and the general
-    version, compiled by the first call whose masks hold anything else."""
+class Specialized:
+    """The graph compiled for what its inputs held (`specialized`), and the
+    general version, compiled by the first call whose inputs hold anything
+    else."""
 
-    def __init__(self, gm, example_inputs, positions: list[int], compile_graph):
-        self.gm, self.positions, self.compile_graph = gm, positions, compile_graph
-        self.specialized = compile_graph(clamped(gm, positions), gm, example_inputs)
+    def __init__(self, gm, example_inputs, assumed: list[Assumption], compile_graph):
+        self.gm, self.assumed, self.compile_graph = gm, assumed, compile_graph
+        self.specialized = compile_graph(specialized(gm, assumed), gm, example_inputs)
         self.general = None
 
     def __call__(self, *args):
-        from .backend import _outside
-        if self.general is None and not any(_outside(args[i], 0, 1) for i in self.positions
-                                            if args[i].numel()):
+        if self.general is None and all(a.holds(args[a.position]) for a in self.assumed):
             return self.specialized(*args)
         if self.general is None:
             self.specialized = None
