@@ -80,13 +80,19 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      return true;
                    })
                    .Case([&](AttentionOp attention) {
-                     // Both products over every (query, key) pair (all of
-                     // them: a causal block is charged as a full one), and
-                     // the online softmax's SFU passes over each score.
-                     ArrayRef<int64_t> q = attention.getView(0).shape,
-                                       k = attention.getView(1).shape,
-                                       v = attention.getView(2).shape;
-                     double pairs = double(q[0]) * double(q[1]) * double(k[1]);
+                     // Both products over every (query, key) pair that
+                     // attends (causal: key j <= query i), and the online
+                     // softmax's SFU passes over each score. The views are
+                     // kept: their shapes are what the ArrayRefs would see.
+                     AttentionOp::View qv = attention.getView(0), kv = attention.getView(1),
+                                       vv = attention.getView(2);
+                     ArrayRef<int64_t> q = qv.shape, k = kv.shape, v = vv.shape;
+                     double lq = double(q[1]), lk = double(k[1]);
+                     // Rows i < lk see i + 1 keys, the others all lk.
+                     double seen = !attention.getCausal() ? lq * lk
+                                   : lq <= lk ? lq * (lq + 1) / 2
+                                              : lk * (lk + 1) / 2 + (lq - lk) * lk;
+                     double pairs = double(q[0]) * seen;
                      cost.flops = 2.0 * pairs * double(q[2] + v[2]);
                      cost.vectorOps = pairs * kAttentionPassesPerScore;
                      cost.computeCycles =
