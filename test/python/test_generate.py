@@ -48,7 +48,17 @@ def granite():
         logits_scaling=4.0))
 
 
-MODELS = {"gpt2": gpt2, "llama": llama, "granite": granite}
+def mistral_sliding_window():
+    # A sliding-window cache counts the tokens it has seen in a Python int
+    # that the decode graph takes and returns (backend._returned_ints).
+    return transformers.MistralForCausalLM(transformers.MistralConfig(
+        vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=2 * HIDDEN,
+        num_hidden_layers=LAYERS, num_attention_heads=HEADS, num_key_value_heads=HEADS // 2,
+        max_position_embeddings=128, sliding_window=8, bos_token_id=0, eos_token_id=None))
+
+
+MODELS = {"gpt2": gpt2, "llama": llama, "granite": granite,
+          "mistral_sliding_window": mistral_sliding_window}
 
 
 def prompt(length, seed=0):

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from spyre_mlir import models
-from spyre_mlir.inductor import counters, state
+from spyre_mlir.inductor import backend, counters, state
 
 
 def compiled_forward(model, *args, **compile_kwargs):
@@ -98,6 +98,39 @@ def test_dynamic_batch_compiles_once_per_shape_and_stays_correct():
     # Dynamo traced the graph once (dynamic); it is specialised per batch size:
     # two kernels, each product with its bias (and activation) as epilogue.
     assert counters.kernels_run == 3 * 2
+
+
+class Counting(torch.nn.Module):
+    """A sliding-window cache's step: tensors computed, and a count of the
+    tokens seen that only integer arithmetic reads and that is returned."""
+
+    def forward(self, x, seen: int):
+        return torch.relu(x) * 2, seen + 1, 2 * (seen + 1) - 1
+
+
+def test_returned_integers_do_not_make_new_versions():
+    """The integer is symbolic (dynamic=True); the graph is compiled once,
+    not once per value, and the integer results are each call's."""
+    torch._dynamo.reset()
+    compiled = torch.compile(Counting(), backend="spyre", dynamic=True)
+    x = torch.randn(4, 64)
+    counters.reset()
+    for seen in range(3, 3 + 2 * backend.MAX_SPECIALIZATIONS):
+        y, after, odd = compiled(x, seen)
+        torch.testing.assert_close(y, torch.relu(x) * 2)
+        assert (after, odd) == (seen + 1, 2 * seen + 1)
+    assert dict(counters.fallbacks) == {}
+    assert counters.compiles == 1
+
+
+def test_integers_that_reach_tensors_still_make_versions():
+    gm = torch.fx.symbolic_trace(lambda x, n: (x * n, n + 1))
+    for node in gm.graph.nodes:  # Dynamo's example values
+        if node.op == "placeholder":
+            node.meta["example_value"] = torch.zeros(2) if node.name == "x" else 3
+        elif node.name == "add":
+            node.meta["example_value"] = 4
+    assert backend._returned_ints(gm) == (set(), {})
 
 
 def test_fp16_parameters_are_converted_once_and_updates_are_seen():

@@ -3,6 +3,8 @@ lowerings for CPU tensors, kernels run on the simulator."""
 
 from __future__ import annotations
 
+import operator
+
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
@@ -181,17 +183,93 @@ def _symbolic(example_inputs) -> bool:
 MAX_SPECIALIZATIONS = 8
 
 
+# Integer arithmetic Dynamo records on symbolic ints.
+_INT_OPS = (operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+            operator.neg, operator.pow, min, max)
+
+
+def _is_int(node) -> bool:
+    return isinstance(node, torch.fx.Node) and isinstance(node.meta.get("example_value"),
+                                                          (int, torch.SymInt))
+
+
+def _returned_ints(gm) -> tuple[set[int], dict[int, torch.fx.Node]]:
+    """Integer inputs that no tensor computation reads, only integer
+    arithmetic the graph returns (a sliding-window cache's count of the
+    tokens it has seen, `cumulative_length + 1`), and the graph's outputs
+    computed from those alone: (input positions, {output position: node})."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    output = gm.graph.output_node()
+    results = output.args[0] if isinstance(output.args[0], (tuple, list)) else (output.args[0],)
+
+    def arithmetic(node) -> bool:
+        return node.op == "call_function" and node.target in _INT_OPS and not node.kwargs and \
+            _is_int(node) and all(_is_int(a) or type(a) is int for a in node.args)
+
+    def only_arithmetic(node) -> bool:
+        """Every use of `node`, and of those uses, is integer arithmetic or
+        the output."""
+        seen, stack = set(), [node]
+        while stack:
+            for user in stack.pop().users:
+                if user.op == "output":
+                    continue
+                if not arithmetic(user):
+                    return False
+                if user not in seen:
+                    seen.add(user)
+                    stack.append(user)
+        return True
+
+    free = {i for i, node in enumerate(placeholders) if _is_int(node) and only_arithmetic(node)}
+    position = {node: i for i, node in enumerate(placeholders)}
+
+    def only_free(node) -> bool:
+        if not isinstance(node, torch.fx.Node):
+            return type(node) is int
+        if node.op == "placeholder":
+            return position[node] in free
+        return arithmetic(node) and all(only_free(a) for a in node.args)
+
+    def reads_free(node) -> bool:
+        return isinstance(node, torch.fx.Node) and (
+            node.op == "placeholder" and position[node] in free or
+            node.op == "call_function" and any(reads_free(a) for a in node.args))
+
+    returned = {j: node for j, node in enumerate(results)
+                if isinstance(node, torch.fx.Node) and node.op != "placeholder" and only_free(node)}
+    # A result computed from a free input and another one would be the
+    # compiled version's: then nothing is free.
+    if any(reads_free(node) and j not in returned for j, node in enumerate(results)):
+        return set(), {}
+    return free, returned
+
+
+def _evaluate(node, args, position):
+    if not isinstance(node, torch.fx.Node):
+        return node
+    if node.op == "placeholder":
+        return args[position[node]]
+    return node.target(*(_evaluate(a, args, position) for a in node.args))
+
+
 class Specializing:
     """A graph traced with dynamic shapes (torch.compile(dynamic=True)): Dynamo
     does not recompile it per size, and we compile one static version per
-    distinct set of input shapes, up to MAX_SPECIALIZATIONS."""
+    distinct set of input shapes, up to MAX_SPECIALIZATIONS. Integer inputs
+    that only feed integer results (`_returned_ints`) do not make a new
+    version: those results are computed here from each call's inputs."""
 
     def __init__(self, gm):
         self.gm, self.compiled = gm, {}
+        self.free, self.returned = _returned_ints(gm)
+        self.position = {n: i for i, n in enumerate(n for n in gm.graph.nodes
+                                                     if n.op == "placeholder")}
 
     def __call__(self, *args):
-        key = tuple((tuple(a.shape), tuple(a.stride()), a.dtype) if isinstance(a, torch.Tensor)
-                    else a for a in args)
+        key = tuple(None if i in self.free else
+                    (tuple(a.shape), tuple(a.stride()), a.dtype) if isinstance(a, torch.Tensor)
+                    else a for i, a in enumerate(args))
         fn = self.compiled.get(key)
         if fn is None:
             if len(self.compiled) >= MAX_SPECIALIZATIONS:
@@ -200,7 +278,13 @@ class Specializing:
                          f"more than {MAX_SPECIALIZATIONS} shapes for one dynamic graph")
                 return self.gm(*args)
             fn = self.compiled[key] = _compile(self.gm, list(args))
-        return fn(*args)
+        out = fn(*args)
+        if not self.returned:
+            return out
+        out = list(out)
+        for j, node in self.returned.items():
+            out[j] = _evaluate(node, args, self.position)
+        return out
 
 
 def spyre_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
