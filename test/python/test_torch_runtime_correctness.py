@@ -4,6 +4,7 @@ DLFloat16's range."""
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -57,6 +58,20 @@ def test_unchanged_parameters_are_not_converted_again():
             compiled(x)
             converted.append(counters.converted_bytes)
     assert converted[0] - converted[1] >= linear.weight.numel() * 2
+
+
+@pytest.mark.parametrize("size", [1, 7, 8, 9, 4099])
+def test_a_parameter_is_reused_only_while_every_byte_is_the_same(size):
+    """binding._same_bytes compares eight bytes at a time, and the bytes past
+    the last whole eight too; bitwise: -0.0 is not 0.0."""
+    from spyre_mlir.inductor import binding
+    a = np.arange(size, dtype=np.float16).view(np.uint16)
+    assert binding._same_bytes(a, a.copy())
+    for at in {0, size // 2, size - 1}:
+        b = a.copy()
+        b[at] ^= 0x8000  # the sign bit: 0.0 becomes -0.0
+        assert not binding._same_bytes(a, b)
+    assert not binding._same_bytes(a, a[:-1].copy())
 
 
 @pytest.fixture

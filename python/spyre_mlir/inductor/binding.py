@@ -159,7 +159,7 @@ def _converted_input(tensor: torch.Tensor, flat: torch.Tensor, dtype, arch):
     host = _bits(flat)
     entry = _converted.get(id(tensor))
     if entry is not None and entry[0]() is tensor and entry[1] == dtype and \
-            entry[2].shape == host.shape and np.array_equal(entry[2], host):
+            _same_bytes(entry[2], host):
         return entry[3], True
     device, copied = _to_device(flat, dtype, arch)
     counters.converted_bytes += device.nbytes
@@ -167,6 +167,19 @@ def _converted_input(tensor: torch.Tensor, flat: torch.Tensor, dtype, arch):
     ref = weakref.ref(tensor, lambda _, ident=ident: _converted.pop(ident, None))
     _converted[ident] = (ref, dtype, host.copy(), device)
     return device, copied
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two 1-D contiguous arrays hold the same bytes, compared eight
+    at a time: a parameter is compared on every call, and elementwise
+    comparison of 16-bit elements took most of a 1B model's host time per
+    decode step."""
+    a, b = a.view(np.uint8), b.view(np.uint8)
+    if a.shape != b.shape:
+        return False
+    whole = a.size // 8 * 8
+    return np.array_equal(a[:whole].view(np.uint64), b[:whole].view(np.uint64)) and \
+        np.array_equal(a[whole:], b[whole:])
 
 
 def _bits(flat: torch.Tensor) -> np.ndarray:
