@@ -199,8 +199,9 @@ def _returned_ints(gm) -> tuple[set[int], dict[int, torch.fx.Node]]:
     tokens it has seen, `cumulative_length + 1`), and the graph's outputs
     computed from those alone: (input positions, {output position: node})."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    output = gm.graph.output_node()
-    results = output.args[0] if isinstance(output.args[0], (tuple, list)) else (output.args[0],)
+    results = gm.graph.output_node().args[0]
+    if not isinstance(results, (tuple, list)):  # Dynamo's graphs return tuples
+        return set(), {}
 
     def arithmetic(node) -> bool:
         return node.op == "call_function" and node.target in _INT_OPS and not node.kwargs and \

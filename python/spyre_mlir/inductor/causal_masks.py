@@ -212,7 +212,7 @@ def use_causal_attention(graph: torch.fx.Graph) -> None:
             _run_causal(graph, node, args)
 
 
-def attention_masks(placeholder: torch.fx.Node) -> list[torch.fx.Node]:
+def attentions_masked_by(placeholder: torch.fx.Node) -> list[torch.fx.Node]:
     """The attention calls that take the input `placeholder` itself as their
     mask and would run causal if it masks every later key."""
     return [user for user in placeholder.users
@@ -226,7 +226,7 @@ def hides_later_keys(mask: torch.Tensor) -> bool:
 
 
 def run_causal_on(graph: torch.fx.Graph, placeholder: torch.fx.Node) -> None:
-    """The attention calls of `attention_masks(placeholder)` as
+    """The attention calls of `attentions_masked_by(placeholder)` as
     spyre::causal_attention: for a graph compiled for inputs that
     `hides_later_keys` (mask_inputs.py checks them on every call). Key and
     value heads repeated for the query heads are given to attention
@@ -234,5 +234,5 @@ def run_causal_on(graph: torch.fx.Graph, placeholder: torch.fx.Node) -> None:
     causal masks: spyre::causal_attention hides the repeat from that pass."""
     from .grouped_attention import ungroup_repeated_heads
     ungroup_repeated_heads(graph)
-    for node in attention_masks(placeholder):
+    for node in attentions_masked_by(placeholder):
         _run_causal(graph, node, _attention_args(node))

@@ -96,12 +96,12 @@ def zero_one_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
 
 def causal_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
     """Positions of the boolean inputs that are attention masks
-    (causal_masks.attention_masks), hide every later key and are not
+    (causal_masks.attentions_masked_by), hide every later key and are not
     written in place."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     return [i for i, (node, x) in enumerate(zip(placeholders, example_inputs))
             if isinstance(x, torch.Tensor) and x.dtype == torch.bool and
-            causal_masks.attention_masks(node) and not written_in_place(node) and
+            causal_masks.attentions_masked_by(node) and not written_in_place(node) and
             _hides_later_keys(x)]
 
 
