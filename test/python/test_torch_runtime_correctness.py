@@ -72,6 +72,12 @@ def test_a_parameter_is_reused_only_while_every_byte_is_the_same(size):
         b[at] ^= 0x8000  # the sign bit: 0.0 becomes -0.0
         assert not binding._same_bytes(a, b)
     assert not binding._same_bytes(a, a[:-1].copy())
+    # Not 8-byte aligned (a view one element in): compared all the same.
+    assert binding._same_bytes(a[1:], a[1:].copy())
+    if size > 2:
+        b = a.copy()
+        b[1] ^= 1
+        assert not binding._same_bytes(a[1:], b[1:])
 
 
 @pytest.fixture

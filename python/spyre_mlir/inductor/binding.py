@@ -171,14 +171,16 @@ def _converted_input(tensor: torch.Tensor, flat: torch.Tensor, dtype, arch):
 
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two 1-D contiguous arrays hold the same bytes, compared eight
-    at a time: a parameter is compared on every call, and elementwise
-    comparison of 16-bit elements took most of a 1B model's host time per
-    decode step."""
+    at a time (torch.equal on int64 views, where both are 8-byte aligned):
+    every parameter is compared on every call, and comparing 16-bit
+    elements one by one took most of a 1B model's host time per decode
+    step outside the simulator."""
     a, b = a.view(np.uint8), b.view(np.uint8)
     if a.shape != b.shape:
         return False
-    whole = a.size // 8 * 8
-    return np.array_equal(a[:whole].view(np.uint64), b[:whole].view(np.uint64)) and \
+    whole = a.size // 8 * 8 if a.ctypes.data % 8 == b.ctypes.data % 8 == 0 else 0
+    return torch.equal(torch.from_numpy(a[:whole].view(np.int64)),
+                       torch.from_numpy(b[:whole].view(np.int64))) and \
         np.array_equal(a[whole:], b[whole:])
 
 
