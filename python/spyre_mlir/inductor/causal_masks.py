@@ -29,7 +29,7 @@ import operator
 import torch
 import torch.nn.functional as F
 
-from .grouped_attention import written_in_place
+from .grouped_attention import ungroup_repeated_heads, written_in_place
 from .manual_attention import _arg, _call, _value
 
 _ATTENTION = (torch._C._nn.scaled_dot_product_attention, F.scaled_dot_product_attention)
@@ -232,7 +232,6 @@ def run_causal_on(graph: torch.fx.Graph, placeholder: torch.fx.Node) -> None:
     value heads repeated for the query heads are given to attention
     unrepeated first, as AttentionGraphPasses does before it looks for
     causal masks: spyre::causal_attention hides the repeat from that pass."""
-    from .grouped_attention import ungroup_repeated_heads
     ungroup_repeated_heads(graph)
     for node in attentions_masked_by(placeholder):
         _run_causal(graph, node, _attention_args(node))

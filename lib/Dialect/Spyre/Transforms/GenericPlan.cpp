@@ -468,10 +468,7 @@ int64_t GenericPlan::rowStickElems() const {
 
 FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeGenericPlan(GenericOp op,
                                                                const ::spyre::Arch &arch) {
-  auto plan = std::make_unique<GenericPlan>(op, arch, GenericPlan::Role::alone);
-  if (failed(plan->analyze()))
-    return failure();
-  return std::unique_ptr<OpPlan>(std::move(plan));
+  return analyzedPlan<GenericPlan>(op, arch, GenericPlan::Role::alone);
 }
 
 int64_t GenericPlan::parallelUnits() const {

@@ -16,10 +16,12 @@ FailureOr<std::unique_ptr<OpPlan>> makeFusedPlan(FusedOp op, const ::spyre::Arch
 FailureOr<std::unique_ptr<OpPlan>> makeAttentionPlan(AttentionOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeConvPlan(Conv2dOp op, const ::spyre::Arch &arch);
 
-/// A plan of type `Plan` for `op`, analysed (errors reported on the op).
-template <typename Plan, typename OpT>
-FailureOr<std::unique_ptr<OpPlan>> analyzedPlan(OpT op, const ::spyre::Arch &arch) {
-  auto plan = std::make_unique<Plan>(op, arch);
+/// A plan of type `Plan` for `op` (its constructor also taking `extra`),
+/// analysed (errors reported on the op).
+template <typename Plan, typename OpT, typename... Extra>
+FailureOr<std::unique_ptr<OpPlan>> analyzedPlan(OpT op, const ::spyre::Arch &arch,
+                                                Extra... extra) {
+  auto plan = std::make_unique<Plan>(op, arch, extra...);
   if (failed(plan->analyze()))
     return failure();
   return std::unique_ptr<OpPlan>(std::move(plan));
