@@ -108,9 +108,15 @@ class Counting(torch.nn.Module):
         return torch.relu(x) * 2, seen + 1, 2 * (seen + 1) - 1
 
 
-def test_returned_integers_do_not_make_new_versions():
+def test_returned_integers_do_not_make_new_versions(monkeypatch):
     """The integer is symbolic (dynamic=True); the graph is compiled once,
-    not once per value, and the integer results are each call's."""
+    not once per value, and the integer results are each call's. (Counted
+    at the backend: the kernel cache may hold the kernel from an earlier
+    run, so counters.compiles can be 0.)"""
+    versions = []
+    compile_version = backend._compile
+    monkeypatch.setattr(backend, "_compile",
+                        lambda gm, args: versions.append(args) or compile_version(gm, args))
     torch._dynamo.reset()
     compiled = torch.compile(Counting(), backend="spyre", dynamic=True)
     x = torch.randn(4, 64)
@@ -120,7 +126,7 @@ def test_returned_integers_do_not_make_new_versions():
         torch.testing.assert_close(y, torch.relu(x) * 2)
         assert (after, odd) == (seen + 1, 2 * seen + 1)
     assert dict(counters.fallbacks) == {}
-    assert counters.compiles == 1
+    assert len(versions) == 1
 
 
 def test_integers_that_reach_tensors_still_make_versions():
