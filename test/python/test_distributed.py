@@ -214,6 +214,35 @@ def test_the_backend_is_registered_with_torch():
     assert dist.Backend.default_device_backend_map.get("cpu") == "gloo"  # not taken over
 
 
+def _gloo_workers() -> list[str]:
+    """The threads of this process's gloo process groups."""
+    names = (open(f"/proc/self/task/{t}/comm").read().strip()
+             for t in os.listdir("/proc/self/task"))
+    return [n for n in names if n == "pt_gloo_runloop"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads Linux's /proc")
+def test_destroying_the_group_stops_gloo_while_its_work_lives_on(tmp_path):
+    """The group's gloo threads stop at destroy_process_group, as the gloo
+    backend's do, even though something (here a finished Work, in the
+    torchrun example compiled graphs) still holds the group: left to the
+    interpreter's exit, they sometimes aborted a card there ("terminate
+    called without an active exception")."""
+    dist.init_process_group("spyre", store=dist.FileStore(str(tmp_path / "store"), 1),
+                            rank=0, world_size=1)
+    try:
+        group = dist.group.WORLD
+        work = dist.all_reduce(torch.ones(4), async_op=True)
+        work.wait()
+        assert _gloo_workers()
+    finally:
+        dist.destroy_process_group()
+    assert not _gloo_workers()
+    with pytest.raises(RuntimeError, match="spyre process group was destroyed"):
+        group.allreduce([torch.ones(4)])
+    del work
+
+
 def _dies(rank, cards, path):
     if rank == 1:
         os._exit(0)

@@ -54,6 +54,10 @@ class CollectiveTimer:
         # generation: collectives in flight together share the links.
         self._links_free = (counters.generation, 0.0)
 
+    def close(self) -> None:
+        """Lets go of the data's process group (its backend shuts down)."""
+        self._data = None
+
     def issued(self, kind: str, nbytes: float) -> int:
         """Agrees with the other cards on when `kind` starts; returns the
         token its Work reports back with."""

@@ -92,6 +92,13 @@ public:
 
   const std::string getBackendName() const override { return "spyre"; }
 
+  // destroy_process_group shuts the backend down while compiled graphs (and
+  // works, through the timer) may still hold it: gloo's threads must stop
+  // now. Left running until the interpreter exits, they sometimes aborted
+  // the process there ("terminate called without an active exception").
+  void shutdown() override { close(); }
+  void abort() override { close(); }
+
   c10::intrusive_ptr<Work> broadcast(std::vector<at::Tensor> &tensors,
                                      const c10d::BroadcastOptions &opts) override {
     auto host = onHost(tensors);
@@ -202,6 +209,8 @@ private:
   /// if their calls do not match), then starts the data's collective.
   template <typename Start>
   c10::intrusive_ptr<Work> timed(const char *kind, double byteCount, Start start) {
+    TORCH_CHECK(data_, "the spyre process group was destroyed (destroy_process_group): "
+                       "init_process_group makes a new one");
     int64_t token;
     {
       py::gil_scoped_acquire gil;
@@ -210,6 +219,26 @@ private:
     c10::intrusive_ptr<Work> inner = start();
     py::gil_scoped_acquire gil;
     return c10::make_intrusive<TimedWork>(std::move(inner), timer_, token);
+  }
+
+  /// Drops the timer's and this backend's references to gloo, whose
+  /// process group then joins its threads (without the GIL: they may be
+  /// finishing work that takes it).
+  void close() {
+    if (!data_)
+      return;
+    {
+      py::gil_scoped_acquire gil;
+      timer_.attr("close")();
+    }
+    release(timer_);
+    c10::intrusive_ptr<c10d::Backend> data = std::move(data_);
+    if (PyGILState_Check()) {
+      py::gil_scoped_release released;
+      data.reset();
+    } else {
+      data.reset();
+    }
   }
 
   c10::intrusive_ptr<c10d::Backend> data_;
