@@ -150,6 +150,43 @@ def test_int64_results_beyond_int32_fall_back(fn, x, fallback):
             state.strict = False
 
 
+# Products the matrix unit cannot take (integers, f64) were lowered as f32
+# sums: int8 results came out wrong with no fallback counted, and int32,
+# int64, uint8 and f64 graphs failed in Inductor's CPU code generation.
+# They run on the CPU now, exactly, counted.
+@pytest.mark.parametrize("dtype", [torch.int8, torch.uint8, torch.int16, torch.int32,
+                                   torch.int64, torch.float64], ids=str)
+@pytest.mark.parametrize("fn", [
+    lambda a, b: a @ b,
+    lambda a, b: torch.bmm(a[None], b[None]),
+    lambda a, b: torch.addmm(a[:, :8], a, b),
+    lambda a, b: (a @ b).relu() + 1,
+], ids=["mm", "bmm", "addmm", "mm_relu"])
+def test_integer_and_f64_products_run_exactly_on_the_cpu(fn, dtype):
+    g = torch.Generator().manual_seed(0)
+    if dtype.is_floating_point:
+        a, b = torch.randn(8, 16, generator=g, dtype=dtype), torch.randn(16, 8, generator=g,
+                                                                        dtype=dtype)
+    else:  # products that wrap around in int8 and leave f32's exact integers
+        a = (torch.randint(0, 100, (8, 16), generator=g) * 50 + 4001).to(dtype)
+        b = (torch.randint(0, 100, (16, 8), generator=g) * 50 + 4003).to(dtype)
+    torch._dynamo.reset()
+    counters.reset()
+    assert torch.equal(torch.compile(fn, backend="spyre")(a, b), fn(a, b))
+    assert sum(counters.fallbacks.values()) > 0
+
+
+def test_f64_attention_is_not_computed_in_f32():
+    q, k, v = (torch.randn(1, 2, 8, 16, dtype=torch.float64) for _ in range(3))
+    for causal in (False, True):
+        fn = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=causal)  # noqa: E731
+        torch._dynamo.reset()
+        counters.reset()
+        torch.testing.assert_close(torch.compile(fn, backend="spyre")(q, k, v), fn(q, k, v),
+                                   rtol=1e-12, atol=1e-12)
+        assert sum(counters.fallbacks.values()) > 0
+
+
 def test_int64_results_the_card_holds_run_on_it():
     """Bounded integers still run on the card: counts of booleans, small
     increments, argmax."""

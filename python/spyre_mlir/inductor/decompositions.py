@@ -58,6 +58,14 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
 # f32, as the CPU kernel accumulates.
 
 
+def _card_floats(*args, **kwargs) -> bool:
+    """Whether every floating-point tensor argument has a type the card
+    computes (f64 would be narrowed to f32)."""
+    return all(a.dtype in (torch.float16, torch.bfloat16, torch.float32)
+               for a in (*args, *kwargs.values())
+               if isinstance(a, torch.Tensor) and a.is_floating_point())
+
+
 def _grouped(x, kv_heads):
     """x (B, H, L, E) as (B, kv_heads, H // kv_heads * L, E): the query heads
     that share a key/value head (grouped-query attention) as one matrix, so
@@ -562,9 +570,11 @@ def install() -> None:
 
     flash = aten._scaled_dot_product_flash_attention_for_cpu.default
     flash_backward = aten._scaled_dot_product_flash_attention_for_cpu_backward.default
-    # Dropout keeps the original: the CPU kernel (counted as a fallback).
-    no_dropout = lambda q, k, v, dropout_p=0.0, *rest, **kw: dropout_p == 0  # noqa: E731
-    no_dropout_backward = lambda *args, **kw: args[6] == 0  # noqa: E731
+    # Dropout keeps the original: the CPU kernel (counted as a fallback). So
+    # does f64 attention, which the decomposition would compute in f32.
+    no_dropout = lambda q, k, v, dropout_p=0.0, *rest, **kw: (  # noqa: E731
+        dropout_p == 0 and _card_floats(q, k, v))
+    no_dropout_backward = lambda *args, **kw: args[6] == 0 and _card_floats(*args)  # noqa: E731
     # 2-D inputs without class weights; the rest keeps the original gather.
     plain = lambda self, target, weight, *rest: weight is None and self.dim() == 2  # noqa: E731
     plain_backward = lambda grad, self, target, weight, *rest: (  # noqa: E731
@@ -574,15 +584,17 @@ def install() -> None:
         # kernel would be an extern call.
         flash: wrap(flash_attention, None, no_dropout),
         flash_backward: wrap(flash_attention_backward, None, no_dropout_backward),
-        causal_masks.op: wrap(causal_attention, None),
+        causal_masks.op: wrap(causal_attention, None, _card_floats),
         # The fast paths of nn.MultiheadAttention and nn.TransformerEncoderLayer
         # (eval mode) are single CPU kernels. They are decomposed here rather
         # than avoided: Dynamo picks the fast path while it traces the module,
         # before any backend is involved, and turning it off process-wide would
         # change eager runs too.
-        aten._native_multi_head_attention.default: wrap(native_multi_head_attention, None),
+        aten._native_multi_head_attention.default: wrap(native_multi_head_attention, None,
+                                                        _card_floats),
         aten.convolution.default: wrap(convolution_forward, None),
-        aten._transformer_encoder_layer_fwd.default: wrap(transformer_encoder_layer, None),
+        aten._transformer_encoder_layer_fwd.default: wrap(transformer_encoder_layer, None,
+                                                          _card_floats),
         aten.gather.default: wrap(gather, decomposition.decompositions.get(aten.gather.default),
                                   _gather_applies),
         aten.embedding_dense_backward.default: wrap(

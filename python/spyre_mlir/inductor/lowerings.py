@@ -55,11 +55,21 @@ def _matrix(x):
     return ir.ExternKernel.require_contiguous(x)
 
 
+#: What a product on the card takes and gives: the matrix unit multiplies
+#: 16-bit values and sums in f32.
+_PRODUCT_TYPES = (torch.float16, torch.bfloat16, torch.float32)
+
+
 def _product(a, b, batched: bool, dtype=None):
     """a @ b summed in f32 and stored as `dtype` (default: a's type)."""
     *lead, m, k = a.get_size()
     n = b.get_size()[-1]
     dtype = dtype or a.get_dtype()
+    if any(t not in _PRODUCT_TYPES for t in (a.get_dtype(), b.get_dtype(), dtype)):
+        # An f32 sum would lose f64's precision and would not wrap around
+        # as integer products do (int8 results were wrong): Inductor's
+        # lowering, on the CPU and counted.
+        raise NotImplementedError(f"a {a.get_dtype()} product")
     known_zero = V.graph.sizevars.statically_known_equals
     # A sum of no products, or no result at all (whose zero-size operands
     # Inductor cannot make contiguous).
