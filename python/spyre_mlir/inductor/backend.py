@@ -101,6 +101,14 @@ def _inner_compile(gm, example_inputs, **kwargs):
 
 
 def _compile(gm, example_inputs):
+    from .float_scalars import narrowable, narrowed
+    positions = narrowable(gm, example_inputs)
+    if positions:
+        return narrowed(_compile_for_values, gm, example_inputs, positions)
+    return _compile_for_values(gm, example_inputs)
+
+
+def _compile_for_values(gm, example_inputs):
     from .mask_inputs import Specialized, assumptions
     assumed = assumptions(gm, example_inputs)
     if assumed:
