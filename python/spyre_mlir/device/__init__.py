@@ -38,8 +38,23 @@ def register() -> None:
     _loaded = True
 
 
+class _OneCard:
+    """torch.spyre.device(d): with one card there is nothing to switch
+    (torch.load restores storages inside it)."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
 def _device_module() -> types.ModuleType:
     module = types.ModuleType("torch.spyre")
+    module.device = _OneCard
     module.is_available = lambda: True
     module.is_initialized = lambda: True  # asked by torch.distributed's DeviceMesh
     module.device_count = lambda: 1

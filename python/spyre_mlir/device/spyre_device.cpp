@@ -40,6 +40,9 @@ struct SpyreAllocator final : at::Allocator {
 };
 
 SpyreAllocator allocator;
+// Storages made without a tensor (torch.UntypedStorage(n, device="spyre"),
+// torch.load) ask the registry: without it, a null allocator crashed them.
+REGISTER_ALLOCATOR(kSpyre, &allocator);
 
 // One card, always current.
 struct SpyreGuard final : c10::impl::DeviceGuardImplInterface {
@@ -190,6 +193,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view_as_real", at::native::view_as_real);
   m.impl("view_as_complex", at::native::view_as_complex);
   m.impl("set_.source_Storage_storage_offset", setStorage);
+  // Through the CPU fallback these set a CPU copy's storage to the card's
+  // and fail: storage copies (torch.save, storage.cpu()) use the first.
+  m.impl("set_.source_Storage", at::native::set_);
+  m.impl("set_.source_Tensor", at::native::set_tensor_);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
