@@ -175,6 +175,43 @@ def test_spyre_tensors_save_and_load():
     _run(SAVED)
 
 
+AUTOCAST = textwrap.dedent("""
+    import torch
+    import spyre_mlir.device
+    from spyre_mlir.inductor import counters
+
+    spyre_mlir.device.register()
+    torch.manual_seed(0)
+    x = torch.randn(4, 16)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                torch.nn.LayerNorm(32), torch.nn.Linear(32, 8))
+    on_card = model.to("spyre")
+    s = x.to("spyre")
+    # Eagerly: products in the autocast type, softmax in f32, as on CUDA.
+    with torch.autocast("spyre", dtype=torch.float16):
+        y = on_card[0](s)
+        assert y.dtype == torch.float16 and y.softmax(-1).dtype == torch.float32
+    with torch.autocast("spyre", dtype=torch.bfloat16):
+        assert on_card[0](s).dtype == torch.bfloat16
+    assert on_card[0](s).dtype == torch.float32
+    # Compiled: the casts are in the graph, which runs on the card.
+    compiled = torch.compile(on_card)
+    counters.reset()
+    with torch.no_grad(), torch.autocast("spyre", dtype=torch.float16):
+        out = compiled(s)
+    assert dict(counters.fallbacks) == {}, dict(counters.fallbacks)
+    with torch.no_grad(), torch.autocast("spyre", dtype=torch.float16):
+        eager = on_card(s)
+    assert out.dtype == eager.dtype == torch.float16
+    torch.testing.assert_close(out.cpu().float(), eager.cpu().float(), rtol=2e-2, atol=1e-2)
+    print("ok")
+""")
+
+
+def test_autocast_on_the_spyre_device():
+    _run(AUTOCAST)
+
+
 def _run(script: str) -> None:
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=900)

@@ -55,6 +55,8 @@ class _OneCard:
 def _device_module() -> types.ModuleType:
     module = types.ModuleType("torch.spyre")
     module.device = _OneCard
+    # torch.autocast("spyre", dtype=...) (the casts: spyre_device.cpp).
+    module.get_amp_supported_dtype = lambda: [torch.float16, torch.bfloat16]
     module.is_available = lambda: True
     module.is_initialized = lambda: True  # asked by torch.distributed's DeviceMesh
     module.device_count = lambda: 1

@@ -7,6 +7,7 @@
 // (torch.compile(model)) bind these tensors to the simulator without copies.
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
@@ -198,6 +199,31 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Storage", at::native::set_);
   m.impl("set_.source_Tensor", at::native::set_tensor_);
 }
+
+// torch.autocast("spyre"): PyTorch's own op lists with the policies CUDA
+// uses (products and convolutions in the autocast type, reductions, norms
+// and losses in f32, mixed inputs promoted). Without them autocast refused
+// the device.
+#define SPYRE_LOWER_PRECISION(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
+#define SPYRE_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
+#define SPYRE_FP32_SET_OPT_DTYPE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
+#define SPYRE_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
+
+// Every other op runs as it is under autocast.
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFallthrough());
+}
+
+namespace autocast_lists {
+using namespace at; // the lists' signatures name Tensor, Scalar, ...
+TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
+  AT_FORALL_LOWER_PRECISION_FP(SPYRE_LOWER_PRECISION)
+  AT_FORALL_FP32(SPYRE_FP32)
+  AT_FORALL_FP32_SET_OPT_DTYPE(SPYRE_FP32_SET_OPT_DTYPE)
+  AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE)
+  AT_FORALL_PROMOTE(SPYRE_PROMOTE)
+}
+} // namespace autocast_lists
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback>());
