@@ -24,6 +24,7 @@ of their candidates.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -54,6 +55,18 @@ def force(value: bool | None) -> None:
     says; None gives the environment back control."""
     global _forced
     _forced = value
+
+
+@contextlib.contextmanager
+def forced(value: bool):
+    """force(value) while the block runs, then what was in force before."""
+    global _forced
+    before = _forced
+    _forced = value
+    try:
+        yield
+    finally:
+        _forced = before
 
 
 def records_dir() -> str:

@@ -116,7 +116,8 @@ def test_returned_integers_do_not_make_new_versions(monkeypatch):
     versions = []
     compile_version = backend._compile
     monkeypatch.setattr(backend, "_compile",
-                        lambda gm, args: versions.append(args) or compile_version(gm, args))
+                        lambda gm, args, *rest: versions.append(args) or
+                        compile_version(gm, args, *rest))
     torch._dynamo.reset()
     compiled = torch.compile(Counting(), backend="spyre", dynamic=True)
     x = torch.randn(4, 64)

@@ -7,10 +7,30 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from spyre_mlir.inductor import counters, kernel_cache
 from spyre_mlir.testing import softmax
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(options={"no_such_setting": 1}), "unknown option 'no_such_setting'"),
+    (dict(options={"split_reductions": True}), "option 'split_reductions' must stay False"),
+    (dict(mode="fastest"), "unknown mode 'fastest'"),
+])
+def test_compile_options_the_backend_cannot_honour_raise(kwargs, message):
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match=message):
+        torch.compile(lambda x: x * 2, backend="spyre", **kwargs)(torch.randn(4))
+
+
+def test_inductor_options_and_modes_are_accepted():
+    x = torch.randn(4)
+    for kwargs in (dict(options={"trace.enabled": False}), dict(mode="reduce-overhead")):
+        torch._dynamo.reset()
+        torch.testing.assert_close(torch.compile(lambda x: x * 2, backend="spyre", **kwargs)(x),
+                                   x * 2)
 
 
 def test_every_stage_of_every_kernel_is_dumped_and_replays(monkeypatch, tmp_path, spyre_opt):

@@ -109,3 +109,24 @@ def test_the_environment_turns_it_on(monkeypatch):
     tuning.force(True)
     assert tuning.enabled()
     tuning.force(None)
+
+
+def test_max_autotune_tunes_that_graph_only(caches):
+    """torch.compile(mode="max-autotune") tunes the graph it compiles, not
+    later default compiles of the same code (Inductor's caches keep them
+    apart)."""
+    tuning.force(None)
+    cycles = {}
+    for mode in ("default", "max-autotune", "default"):
+        torch._dynamo.reset()
+        compiled = torch.compile(product, backend="spyre", mode=mode)
+        compiled(X, W)
+        counters.reset()
+        out = compiled(X, W)
+        torch.testing.assert_close(out.float(), torch.relu(X.float() @ W.float()),
+                                   atol=0.25, rtol=2e-2)
+        cycles.setdefault(mode, []).append(counters.simulated_cycles)
+        assert not tuning.enabled()
+    [record] = records(caches)
+    assert cycles["max-autotune"] == [pytest.approx(record["cycles"])]
+    assert cycles["default"] == [pytest.approx(record["default_cycles"])] * 2

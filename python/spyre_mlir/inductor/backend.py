@@ -3,7 +3,10 @@ lowerings for CPU tensors, kernels run on the simulator."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import operator
+from typing import NamedTuple
 
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
@@ -94,42 +97,88 @@ CONFIG = {
 }
 
 
-def _inner_compile(gm, example_inputs, **kwargs):
+class Settings(NamedTuple):
+    """What torch.compile's `mode` and `options` ask of one compile."""
+    config: dict  # Inductor settings from `options`
+    tune: bool    # tiles tuned by simulated time (tuning.py)
+
+
+#: torch.compile's modes. max-autotune tunes tiles by simulated time; the
+#: others' GPU settings (CUDA graphs) mean nothing for the card.
+_TUNING_MODES = ("max-autotune", "max-autotune-no-cudagraphs")
+_MODES = (None, "default", "reduce-overhead", *_TUNING_MODES)
+
+
+def settings(mode=None, options=None) -> Settings:
+    """Checks torch.compile's `mode` and `options` (Inductor settings, as
+    for backend="inductor"): unknown ones, and settings the card's kernels
+    cannot do without, raise."""
+    if mode not in _MODES:
+        raise ValueError(f"backend 'spyre': unknown mode {mode!r}; modes are "
+                         f"{', '.join(repr(m) for m in _MODES[1:])}")
+    from torch._inductor import config as inductor_config
+    known = inductor_config.get_config_copy()
+    for key, value in (options or {}).items():
+        if key not in known:
+            raise ValueError(f"backend 'spyre': unknown option {key!r} (options are Inductor "
+                             "settings, torch._inductor.config)")
+        if key in CONFIG and CONFIG[key] != value:
+            raise ValueError(f"backend 'spyre': option {key!r} must stay {CONFIG[key]!r}, "
+                             "which the card's kernels need")
+    return Settings(dict(options or {}), mode in _TUNING_MODES)
+
+
+DEFAULT = Settings({}, False)
+
+
+def _tuning(tune: bool):
+    """Tiles tuned by simulated time while compiling, if `tune`; else what
+    SPYRE_TUNE says."""
+    from .. import tuning
+    return tuning.forced(True) if tune else contextlib.nullcontext()
+
+
+def _inner_compile(gm, example_inputs, *, tune=False, **kwargs):
     from torch._inductor.compile_fx import compile_fx_inner
-    with state.activated():
+    with state.activated(), _tuning(tune):
         return compile_fx_inner(gm, example_inputs, **kwargs)
 
 
-def _compile(gm, example_inputs):
+def _compile(gm, example_inputs, chosen: Settings = DEFAULT):
     from .float_scalars import narrowable, narrowed
+    compile_values = functools.partial(_compile_for_values, chosen=chosen)
     positions = narrowable(gm, example_inputs)
     if positions:
-        return narrowed(_compile_for_values, gm, example_inputs, positions)
-    return _compile_for_values(gm, example_inputs)
+        return narrowed(compile_values, gm, example_inputs, positions)
+    return compile_values(gm, example_inputs)
 
 
-def _compile_for_values(gm, example_inputs):
+def _compile_for_values(gm, example_inputs, chosen: Settings):
     from .mask_inputs import Specialized, assumptions
+    compile_graph = functools.partial(_compile_graph, chosen=chosen)
     assumed = assumptions(gm, example_inputs)
     if assumed:
-        return Specialized(gm, example_inputs, assumed, _compile_graph)
-    return _compile_graph(gm, gm, example_inputs)
+        return Specialized(gm, example_inputs, assumed, compile_graph)
+    return compile_graph(gm, gm, example_inputs)
 
 
-def _compile_graph(gm, original, example_inputs):
+def _compile_graph(gm, original, example_inputs, chosen: Settings = DEFAULT):
     """`gm` compiled; `original` (what gm computes for the inputs it was
     compiled for) is what runs on the CPU for inputs the card cannot take."""
     from torch._inductor.compile_fx import compile_fx
     # Active while AOTAutograd decomposes too (attention), and again in
     # _inner_compile for a backward graph compiled lazily.
     from .dumps import dump_dir
-    config = dict(CONFIG)
+    config = {**chosen.config, **CONFIG}
     if _has_collectives(gm, example_inputs):
         config.update(COLLECTIVES_CONFIG)
     if dump_dir():  # a cached graph would generate (and dump) nothing
         config["fx_graph_cache"] = False
-    with state.activated():
-        compiled = compile_fx(gm, example_inputs, inner_compile=_inner_compile,
+    # Tuning keys Inductor's caches (the post-grad passes' uuid), here and
+    # for a backward graph compiled lazily.
+    with state.activated(), _tuning(chosen.tune):
+        compiled = compile_fx(gm, example_inputs,
+                              inner_compile=functools.partial(_inner_compile, tune=chosen.tune),
                               config_patches=config)
     return _int64_inputs_checked(compiled, original)
 
@@ -269,8 +318,8 @@ class Specializing:
     that only feed integer results (`_returned_ints`) do not make a new
     version: those results are computed here from each call's inputs."""
 
-    def __init__(self, gm):
-        self.gm, self.compiled = gm, {}
+    def __init__(self, gm, chosen: Settings = DEFAULT):
+        self.gm, self.chosen, self.compiled = gm, chosen, {}
         self.free, self.returned = _returned_ints(gm)
         self.position = {n: i for i, n in enumerate(n for n in gm.graph.nodes
                                                      if n.op == "placeholder")}
@@ -286,7 +335,7 @@ class Specializing:
                 fallback(["spyre.specialization_limit"],
                          f"more than {MAX_SPECIALIZATIONS} shapes for one dynamic graph")
                 return self.gm(*args)
-            fn = self.compiled[key] = _compile(self.gm, list(args))
+            fn = self.compiled[key] = _compile(self.gm, list(args), self.chosen)
         out = fn(*args)
         if not self.returned:
             return out
@@ -296,9 +345,10 @@ class Specializing:
         return out
 
 
-def spyre_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
+def spyre_backend(gm: torch.fx.GraphModule, example_inputs, mode=None, options=None):
     """The "spyre" torch.compile backend (entry point torch_dynamo_backends)."""
+    chosen = settings(mode, options)
     register()
     if _symbolic(example_inputs):
-        return Specializing(gm)
-    return _compile(gm, example_inputs)
+        return Specializing(gm, chosen)
+    return _compile(gm, example_inputs, chosen)

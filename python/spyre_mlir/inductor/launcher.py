@@ -10,6 +10,7 @@ import time
 import torch
 
 from .. import simulator as sim
+from .. import tuning
 from . import binding, counting, kernel_cache
 
 
@@ -32,11 +33,16 @@ class ProgramLauncher:
         self.uninitialized = frozenset(uninitialized or ())
         # The program, with the digest of the description it was built for.
         self._program: tuple[str, sim.Program] | None = None
+        # Tuned as the graph was compiled (SPYRE_TUNE, or torch.compile's
+        # mode="max-autotune" for this graph alone): the program is built
+        # at the first call, after that compile.
+        self._tuned = tuning.enabled()
 
     def program(self) -> sim.Program:
         digest = sim.arch_digest()
         if self._program is None or self._program[0] != digest:
-            self._program = (digest, kernel_cache.compile_cached(self.mlir))
+            with tuning.forced(self._tuned):
+                self._program = (digest, kernel_cache.compile_cached(self.mlir))
         return self._program[1]
 
     def __call__(self, *tensors: torch.Tensor) -> None:
