@@ -467,3 +467,21 @@ def test_mean_of_an_empty_input_is_nan(op, shape, dim):
     ids=["multi_dot", "mm", "bmm"])
 def test_products_with_an_empty_result_compile(fn, shapes):
     same_as_eager(fn, *[torch.randn(s) for s in shapes])
+
+
+def test_control_flow_operators_run_their_own_kernels():
+    """torch.cond's branches and while_loop's body are subgraphs whose kernels
+    share the graph's module: a branch's first kernel took the name of the
+    graph's own and replaced it (the graph then bound its predicate to the
+    branch's program and failed)."""
+    x = torch.randn(5, 8, generator=torch.Generator().manual_seed(0))
+    branches = lambda a: torch.cond(a.sum() > 0, lambda v: v.sin() * 2,  # noqa: E731
+                                    lambda v: v.cos() + 1, (a,))
+    torch._dynamo.reset()
+    compiled = torch.compile(branches, backend="spyre")
+    for value in (x.abs(), -x.abs()):
+        torch.testing.assert_close(compiled(value), branches(value))
+    loop = lambda a: torch._higher_order_ops.while_loop(  # noqa: E731
+        lambda i, a: i < 3, lambda i, a: (i + 1, a * 1.5 - 0.1), (torch.tensor(0), a))[1]
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(loop, backend="spyre")(x), loop(x))

@@ -106,7 +106,15 @@ _graphs = itertools.count()
 
 def _prepare_wrapper(wrapper) -> None:
     if not hasattr(wrapper, "_spyre_kernels"):
-        wrapper._spyre_kernels = []
+        # A subgraph's wrapper (a torch.cond branch, a loop body) defines its
+        # kernels in its parent's module: the names count on in the parent's
+        # list, or a branch's spyre_kernel_0 replaced the graph's own.
+        root = wrapper
+        while getattr(root, "parent_wrapper", None) is not None:
+            root = root.parent_wrapper
+        if root is not wrapper:
+            _prepare_wrapper(root)
+        wrapper._spyre_kernels = root._spyre_kernels if root is not wrapper else []
         wrapper._spyre_graph = f"graph{next(_graphs)}"
         for line in _IMPORTS:
             wrapper.header.writeline(line)
