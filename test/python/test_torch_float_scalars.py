@@ -1,8 +1,10 @@
 """Python floats that change between calls (inductor/float_scalars.py):
 Dynamo passes them as 0-d f64 tensors, which the card does not hold. Where
-eager computes with them in f32 they reach the card as f32; elsewhere they
-keep f64 and their kernels run on the CPU, counted."""
+eager computes with them in f32 (Python arithmetic on them in f64 first)
+they reach the card as f32, computed on the host; elsewhere they keep f64
+and their kernels run on the CPU, counted."""
 
+import copy
 import math
 
 import pytest
@@ -43,11 +45,25 @@ def test_a_changing_float_runs_on_the_card(dtype):
 
 
 @pytest.mark.parametrize("fn", [
-    lambda x, s: x * (s * s),          # Python arithmetic on the float: f64 in eager
+    lambda x, s: x * (s * s),
     lambda x, s: x * math.sqrt(s),
+    lambda x, s: x.mul(1 - s * 0.01),
+    lambda x, s: x / (2.0 * s) + s,
+], ids=["squared", "sqrt", "decay", "two_scalars"])
+def test_python_arithmetic_on_it_is_computed_on_the_host(fn):
+    """In f64, as eager computes it, then converted as the op converts it."""
+    x = torch.rand(16, generator=torch.Generator().manual_seed(0)) * 10
+    values = (2.0, 3.3, 1.7)
+    for s, (actual, expected, fallbacks) in zip(values, _calls(fn, x, values)):
+        assert fallbacks == 0, s
+        assert torch.equal(actual, expected), s
+
+
+@pytest.mark.parametrize("fn", [
     lambda x, s: x.long() * s,          # an integer tensor
     lambda x, s: x.double() + s,        # an f64 result
-], ids=["squared", "sqrt", "integer_tensor", "f64_tensor"])
+    lambda x, s: x * s + x.double().sum() * s,
+], ids=["integer_tensor", "f64_tensor", "one_use_of_several"])
 def test_other_uses_keep_f64(fn):
     x = torch.rand(16, generator=torch.Generator().manual_seed(0)) * 10
     values = (2.0, 3.3, 1.7)
@@ -56,3 +72,29 @@ def test_other_uses_keep_f64(fn):
         assert actual.dtype == expected.dtype
         torch.testing.assert_close(actual, expected, rtol=1e-6, atol=1e-6)
     assert results[1][2] > 0  # the first value is a constant; the later ones an f64 input
+
+
+def test_adamw_with_a_learning_rate_schedule_runs_on_the_card():
+    """A compiled AdamW step with a Python float learning rate that a
+    scheduler changes: Dynamo makes the rate an f64 input read through
+    `1 - lr * weight_decay` and `lr / bias_correction`."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 8)
+    twin = copy.deepcopy(model)
+    optimizers = [torch.optim.AdamW(m.parameters(), lr=0.1) for m in (model, twin)]
+    schedules = [torch.optim.lr_scheduler.StepLR(o, 1, 0.5) for o in optimizers]
+    torch._dynamo.reset()
+    step = torch.compile(optimizers[1].step, backend="spyre")
+    x = torch.randn(4, 16)
+    for i in range(4):
+        for m, o, run, schedule in zip((model, twin), optimizers, (optimizers[0].step, step),
+                                       schedules):
+            o.zero_grad()
+            m(x).pow(2).sum().backward()
+            counters.reset()
+            run()
+            schedule.step()
+        if i > 0:
+            assert dict(counters.fallbacks) == {}, (i, dict(counters.fallbacks))
+    for a, b in zip(model.parameters(), twin.parameters()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)

@@ -147,9 +147,9 @@ def _inner_compile(gm, example_inputs, *, tune=False, **kwargs):
 def _compile(gm, example_inputs, chosen: Settings = DEFAULT):
     from .float_scalars import narrowable, narrowed
     compile_values = functools.partial(_compile_for_values, chosen=chosen)
-    positions = narrowable(gm, example_inputs)
-    if positions:
-        return narrowed(compile_values, gm, example_inputs, positions)
+    scalars = narrowable(gm, example_inputs)
+    if scalars:
+        return narrowed(compile_values, gm, example_inputs, scalars)
     return compile_values(gm, example_inputs)
 
 

@@ -2,19 +2,26 @@
 
 A Python float argument that Dynamo sees take a second value (a temperature,
 a learning rate, a scale) becomes a graph input: a 0-d f64 tensor read
-through `.item()`. The card has no f64, so every kernel that read it ran on
-the CPU (counted; a compiled AdamW step with a changing learning rate ran
-there whole). Where the value only meets tensors of the card's float types
-in elementwise arithmetic, eager PyTorch computes with it converted to f32
-(the type those ops compute in, for f16 and bf16 too), so the graph takes
-it as a 0-d f32 tensor, converted on the host at each call: the same values
-as eager's. Any other use (integer tensors, Python arithmetic on the value,
-an f64 result) keeps the f64 input.
+through `.item()`, maybe with Python arithmetic on it (AdamW's
+`1 - lr * weight_decay`). The card has no f64, so every kernel that read it
+ran on the CPU (counted; a compiled AdamW step with a learning-rate
+schedule ran there whole).
+
+Eager PyTorch computes such Python arithmetic in f64, and an elementwise op
+on tensors of the card's float types computes with its scalar converted to
+f32 (the type those ops compute in, for f16 and bf16 too). So where every
+use is of that kind, the scalars that meet tensors are computed here, on
+the host, in f64 from each call's inputs, and reach the graph as 0-d f32
+tensor inputs of their own: the same values as eager's. Anything else
+(integer tensors, an f64 result, an op not known to convert its scalar)
+keeps the f64 inputs on the CPU.
 """
 
 from __future__ import annotations
 
+import math
 import operator
+from typing import NamedTuple
 
 import torch
 
@@ -28,14 +35,17 @@ _FUNCTIONS = {operator.add, operator.sub, operator.mul, operator.truediv,
               torch.clamp, torch.clip, torch.minimum, torch.maximum, torch.where}
 _METHODS = {"add", "sub", "mul", "div", "true_divide", "clamp", "clip",
             "add_", "sub_", "mul_", "div_", "clamp_"}
+# Python arithmetic Dynamo records on floats, computed here as eager does.
+_SCALAR_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
+               operator.pow, operator.abs, math.sqrt, math.exp, math.log, torch._sym_sqrt}
 
 
 def _card_float(value) -> bool:
     return isinstance(value, torch.Tensor) and value.dtype in _CARD_FLOATS
 
 
-def _converts_to_f32(use: torch.fx.Node, item: torch.fx.Node) -> bool:
-    """`use` reads `item` as a scalar of an elementwise op on float tensors
+def _converts_to_f32(use: torch.fx.Node, scalar: torch.fx.Node) -> bool:
+    """`use` reads `scalar` as a scalar of an elementwise op on float tensors
     of the card's types and gives one."""
     if use.op == "call_function":
         known = use.target in _FUNCTIONS
@@ -45,49 +55,99 @@ def _converts_to_f32(use: torch.fx.Node, item: torch.fx.Node) -> bool:
         return False
     operands = [*use.args, *use.kwargs.values()]
     tensors = [a.meta.get("example_value") for a in operands
-               if isinstance(a, torch.fx.Node) and a is not item]
+               if isinstance(a, torch.fx.Node) and a is not scalar]
     return known and bool(tensors) and all(_card_float(t) for t in tensors) and \
         _card_float(use.meta.get("example_value"))
 
 
-def narrowable(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
-    """Positions of 0-d f64 inputs that only elementwise arithmetic on the
-    card's float types reads, through `.item()`."""
+class Scalars(NamedTuple):
+    """The f64 inputs computed on the host: their positions, the scalar
+    nodes computed from them, and those that meet tensors (each becomes an
+    f32 input), in order."""
+    positions: list[int]
+    nodes: frozenset
+    boundary: list[torch.fx.Node]
+
+
+def _is_arithmetic(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and node.target in _SCALAR_OPS and not node.kwargs and \
+        isinstance(node.meta.get("example_value"), (torch.SymFloat, float))
+
+
+def narrowable(gm: torch.fx.GraphModule, example_inputs) -> Scalars | None:
+    """The 0-d f64 inputs and their scalars, if each such input is read only
+    through `.item()` and Python arithmetic that elementwise ops on the
+    card's float types read in the end; else None."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    positions = []
-    for i, (node, value) in enumerate(zip(placeholders, example_inputs)):
-        if not (isinstance(value, torch.Tensor) and value.dtype == torch.float64 and
-                value.dim() == 0 and value.device.type == "cpu") or not node.users:
+    positions = [i for i, (node, value) in enumerate(zip(placeholders, example_inputs))
+                 if isinstance(value, torch.Tensor) and value.dtype == torch.float64 and
+                 value.dim() == 0 and value.device.type == "cpu" and node.users]
+    if not positions:
+        return None
+    inputs = {placeholders[i] for i in positions}
+    scalars, boundary = set(), []
+    for node in gm.graph.nodes:  # in order: a node's operands come first
+        if node.op == "call_method" and node.target == "item" and node.args[0] in inputs:
+            pass
+        elif _is_arithmetic(node) and any(a in scalars for a in node.args) and all(
+                a in scalars for a in node.args if isinstance(a, torch.fx.Node)):
+            pass
+        else:
             continue
-        items = list(node.users)
-        if all(u.op == "call_method" and u.target == "item" and u.users and
-               all(_converts_to_f32(use, u) for use in u.users) for u in items):
-            positions.append(i)
-    return positions
+        scalars.add(node)
+    for node in inputs:
+        if any(user not in scalars for user in node.users):
+            return None
+    for node in gm.graph.nodes:
+        if node not in scalars:
+            continue
+        tensor_uses = [u for u in node.users if u not in scalars]
+        if not all(_converts_to_f32(use, node) for use in tensor_uses):
+            return None
+        if tensor_uses:
+            boundary.append(node)
+    return Scalars(positions, frozenset(scalars), boundary) if boundary else None
 
 
-def narrowed(compile_graph, gm, example_inputs, positions):
-    """`compile_graph(gm, inputs)` for the inputs at `positions` as 0-d f32
-    tensors that the ops read in place of their `.item()` (a 0-d tensor
-    promotes no type, as a Python float does not), and a callable that
-    converts them at each call before running it."""
+def _recipe(node, position):
+    """A function of a call's arguments that computes the scalar `node`
+    computes, in f64 (made before the graph changes)."""
+    if not isinstance(node, torch.fx.Node):
+        return lambda args: node
+    if node.op == "call_method":  # .item() of an input
+        i = position[node.args[0]]
+        return lambda args: float(args[i])
+    target, parts = node.target, [_recipe(a, position) for a in node.args]
+    return lambda args: target(*(part(args) for part in parts))
+
+
+def narrowed(compile_graph, gm, example_inputs, scalars: Scalars):
+    """`compile_graph(gm, inputs)` with each boundary scalar an f32 0-d
+    tensor input after the graph's own (a 0-d tensor promotes no type, as a
+    Python float does not), and a callable that computes them at each call
+    before running it."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    inputs = list(example_inputs)
-    for i in positions:
-        node = placeholders[i]
-        for item in list(node.users):
-            item.replace_all_uses_with(node)
-            gm.graph.erase_node(item)
-        inputs[i] = inputs[i].to(torch.float32)
-        example = node.meta.get("example_value")
-        if isinstance(example, torch.Tensor):
-            node.meta["example_value"] = example.to(torch.float32)
+    position = {node: i for i, node in enumerate(placeholders)}
+    recipes = [_recipe(node, position) for node in scalars.boundary]
+    fake = placeholders[scalars.positions[0]].meta.get("example_value")
+    last = placeholders[-1]
+    for k, node in enumerate(scalars.boundary):
+        with gm.graph.inserting_after(last):
+            last = gm.graph.placeholder(f"spyre_float_scalar_{k}")
+        last._dynamo_source = None  # no user variable: computed here
+        if isinstance(fake, torch.Tensor):
+            last.meta["example_value"] = fake.to(torch.float32)
+        for use in [u for u in node.users if u not in scalars.nodes]:
+            use.replace_input_with(node, last)
+    for node in reversed(list(gm.graph.nodes)):  # the scalars nothing reads now
+        if node in scalars.nodes and not node.users:
+            gm.graph.erase_node(node)
     gm.recompile()
-    compiled = compile_graph(gm, inputs)
+
+    def extra(args):
+        return [torch.tensor(recipe(args), dtype=torch.float32) for recipe in recipes]
+    compiled = compile_graph(gm, [*example_inputs, *extra(example_inputs)])
 
     def run(*args):
-        args = list(args)
-        for i in positions:
-            args[i] = args[i].to(torch.float32)
-        return compiled(*args)
+        return compiled(*args, *extra(args))
     return run
