@@ -5,8 +5,11 @@ once on the simulator, and its simulated time (the counters' cycles / clock)
 compared with the roofline bound of the same product: the cost model's
 (spyre-annotate-cost, from the card description) max(FLOPs / peak,
 compulsory bytes / bandwidth) of a kernel holding the product, with the
-bias as an extra argument where there is one. Where IBM published a device
-time for the shape it is printed too.
+bias as an extra argument where there is one. `moved/compulsory` is the
+bytes the kernels moved over the device-memory bus (a broadcast operand
+read once for all its cores) over the bytes of reading each operand and
+writing the result once. Where IBM published a device time for the shape
+it is printed too.
 
     python bench/bench_matmul.py [--quick] [--only NAME,...] [--tune]
 
@@ -76,7 +79,14 @@ def run(m: int, k: int, n: int, what: str, tune: bool = False):
     counters.reset()
     with torch.no_grad():
         torch.compile(fn, backend="spyre")(*inputs)
-    return counters.simulated_cycles, counters.kernels_run, sum(counters.fallbacks.values())
+    moved = counters.bus_read_bytes + counters.bus_write_bytes
+    return (counters.simulated_cycles, counters.kernels_run, sum(counters.fallbacks.values()),
+            moved)
+
+
+def compulsory_bytes(m: int, k: int, n: int, what: str) -> int:
+    """Each operand read once and the result written once (f16)."""
+    return 2 * (m * k + k * n + m * n + (n if what == "linear_gelu" else 0))
 
 
 def main():
@@ -94,21 +104,22 @@ def main():
         shapes = [s for s in SHAPES if s[0] in args.only.split(",")]
     tuned_header = f"{'tuned us':>10}{'ratio':>8}" if args.tune else ""
     print(f"{'product':<18}{'M x K x N':>20}{'sim us':>10}{'roofline us':>13}{'ratio':>8}"
-          f"{tuned_header}{'kernels':>9}  published device us")
+          f"{tuned_header}{'moved/compulsory':>18}{'kernels':>9}  published device us")
     for name, m, k, n, what, published in shapes:
         if args.quick:
             m, k, n = (d // 4 if d > 64 else d for d in (m, k, n))
             published = None
         start = time.perf_counter()
-        cycles, kernels, fallbacks = run(m, k, n, what)
+        cycles, kernels, fallbacks, moved = run(m, k, n, what)
         bound = roofline(m, k, n, what)
         note = f"  ({fallbacks} CPU fallbacks)" if fallbacks else ""
         tuned = ""
         if args.tune:
-            tuned_cycles, _, _ = run(m, k, n, what, tune=True)
+            tuned_cycles = run(m, k, n, what, tune=True)[0]
             tuned = f"{tuned_cycles / clock * 1e6:>10.1f}{tuned_cycles / bound:>8.2f}"
         print(f"{name:<18}{f'{m} x {k} x {n}':>20}{cycles / clock * 1e6:>10.1f}"
-              f"{bound / clock * 1e6:>13.1f}{cycles / bound:>8.2f}{tuned}{kernels:>9}  "
+              f"{bound / clock * 1e6:>13.1f}{cycles / bound:>8.2f}{tuned}"
+              f"{moved / compulsory_bytes(m, k, n, what):>18.3f}{kernels:>9}  "
               f"{published or '-'}{note}   [{time.perf_counter() - start:.0f} s]", flush=True)
 
 

@@ -354,6 +354,8 @@ PYBIND11_MODULE(_simulator, m) {
         py::dict out;
         out["cycles"] = stats.cycles;
         out["core_cycles"] = stats.coreCycles;
+        out["bus_read_bytes"] = stats.busReadBytes;
+        out["bus_write_bytes"] = stats.busWriteBytes;
         py::list cores;
         for (const Counters &c : stats.cores)
           cores.append(countersDict(c));

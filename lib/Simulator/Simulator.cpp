@@ -668,6 +668,8 @@ struct Simulator::Impl {
     stats.cycles = 0;
     for (double t : stats.coreCycles)
       stats.cycles = std::max(stats.cycles, t);
+    stats.busReadBytes = deviceRead;
+    stats.busWriteBytes = deviceWritten;
     if (tracing)
       stats.traceJson = "{\"traceEvents\":[\n" + trace.str() + "\n],\"displayTimeUnit\":\"ns\"}\n";
     return std::move(stats);

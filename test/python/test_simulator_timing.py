@@ -56,11 +56,17 @@ def test_a_broadcast_operand_is_read_once():
     x = b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [TILE])
     for core in range(cores):
         b.core(core).dma(Operand(dtype=DType.u8), Operand(buffer=x, dtype=DType.u8), TILE)
-    shared = sim.run(b.finish(), {"x": np.zeros(TILE, bool)}).cycles
+    result = sim.run(b.finish(), {"x": np.zeros(TILE, bool)})
+    shared = result.cycles
     alone = sim.run(*streaming_program(1)).cycles
-    own = sim.run(*streaming_program(cores)).cycles
+    own = sim.run(*streaming_program(cores))
     assert shared == pytest.approx(alone, rel=1e-6)
-    assert own > 4 * shared  # every core's own tile: the bus carries them all
+    assert own.cycles > 4 * shared  # every core's own tile: the bus carries them all
+    # The bus carried the shared tile once; every core received its copy.
+    assert result.stats["bus_read_bytes"] == pytest.approx(TILE, rel=1e-9)
+    assert sum(c["device_read_bytes"] for c in result.stats["cores"]) == cores * TILE
+    assert own.stats["bus_read_bytes"] == pytest.approx(cores * TILE, rel=1e-9)
+    assert result.stats["bus_write_bytes"] == own.stats["bus_write_bytes"] == 0
 
 
 def test_two_cores_split_bandwidth_when_it_binds():

@@ -33,6 +33,19 @@ def test_inductor_options_and_modes_are_accepted():
                                    x * 2)
 
 
+def test_bus_bytes_of_a_product_are_its_compulsory_bytes():
+    """counters.bus_*_bytes: what crossed the card's device-memory bus. A
+    product whose cores share their panels by broadcast reads each operand
+    once and writes the result once."""
+    m, k, n = 256, 512, 384
+    a, b = torch.randn(m, k).half(), torch.randn(k, n).half()
+    torch._dynamo.reset()
+    counters.reset()
+    torch.compile(lambda a, b: a @ b, backend="spyre")(a, b)
+    assert counters.bus_read_bytes == pytest.approx(2 * (m * k + k * n), rel=1e-9)
+    assert counters.bus_write_bytes == pytest.approx(2 * m * n, rel=1e-9)
+
+
 def test_every_stage_of_every_kernel_is_dumped_and_replays(monkeypatch, tmp_path, spyre_opt):
     monkeypatch.setenv("SPYRE_DUMP_DIR", str(tmp_path))
     torch._dynamo.reset()

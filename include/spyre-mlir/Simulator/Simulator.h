@@ -44,6 +44,10 @@ struct RunStats {
   std::vector<Counters> cores;           ///< per core
   std::map<int64_t, Counters> kernels;   ///< per `kernel` marker id, all cores
   std::map<int64_t, double> kernelCycles;///< span of each kernel marker
+  /// Bytes that crossed the device-memory bus each way: whole sticks, and a
+  /// broadcast read once however many cores received it (the per-core
+  /// counters count each core's copy).
+  double busReadBytes = 0, busWriteBytes = 0;
   std::string traceJson;                 ///< Chrome trace events, if asked for
 };
 

@@ -32,6 +32,10 @@ class Counters:
     #: Host seconds spent inside the simulator: a caller's wall time minus
     #: this is what the runtime and the graph cost on the host.
     simulation_seconds: float = 0.0
+    #: Bytes the kernels moved over the card's device-memory bus, each way
+    #: (whole sticks; a broadcast read once for all the cores it reached).
+    bus_read_bytes: float = 0.0
+    bus_write_bytes: float = 0.0
     #: Collectives between cards (spyre_mlir.distributed, its clock.py):
     #: transfer time the card stood still for, time it waited for a slower
     #: card, transfer time hidden behind its own kernels, and calls by kind.
@@ -68,6 +72,8 @@ def ran(launcher, stats: dict, seconds: float) -> None:
         counters.kernels_run += 1
         counters.simulation_seconds += seconds
         counters.simulated_cycles += stats["cycles"]
+        counters.bus_read_bytes += stats["bus_read_bytes"]
+        counters.bus_write_bytes += stats["bus_write_bytes"]
         counters.cycles_per_kernel[launcher.name] += stats["cycles"]
         counters.cycles_per_graph[launcher.graph] += stats["cycles"]
         counters.dlfloat16_overflows += stats["overflows"]
