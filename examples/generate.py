@@ -149,6 +149,10 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.new_tokens < 2:
         parser.error("--new-tokens must be at least 2 (a prefill and a decode step)")
+    if args.prompt_len < 1 or args.batch < 1:
+        parser.error("--prompt-len and --batch must be at least 1")
+    if args.temperature < 0 or args.top_k < 0 or not 0 < args.top_p <= 1:
+        parser.error("--temperature and --top-k must be at least 0, --top-p in (0, 1]")
 
     torch.manual_seed(0)
     bucket = generation.bucket_length(args.prompt_len)

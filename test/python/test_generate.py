@@ -206,3 +206,19 @@ def test_the_generate_example_runs(args, expected, capsys):
     out = capsys.readouterr().out
     assert "CPU fallbacks in compiled graphs: 0" in out
     assert expected in out
+
+
+@pytest.mark.parametrize("args", [["--batch", "0"], ["--prompt-len", "0"], ["--top-p", "0"],
+                                  ["--new-tokens", "1"]], ids=str)
+def test_the_generate_example_refuses_bad_arguments(args, capsys):
+    """A usage error, before any model is built (--batch 0 failed deep in
+    Dynamo)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "generate.py")
+    spec = importlib.util.spec_from_file_location("generate_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    with pytest.raises(SystemExit) as exit_info:
+        example.main(args)
+    assert exit_info.value.code == 2
+    assert "error:" in capsys.readouterr().err
