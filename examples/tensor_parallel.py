@@ -141,6 +141,8 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.new_tokens < 2:
         parser.error("--new-tokens must be at least 2 (a prefill and a decode step)")
+    if args.prompt_len < 1:
+        parser.error("--prompt-len must be at least 1")
 
     dist.init_process_group("spyre")
     rank, cards = dist.get_rank(), dist.get_world_size()
