@@ -98,3 +98,14 @@ def test_adamw_with_a_learning_rate_schedule_runs_on_the_card():
             assert dict(counters.fallbacks) == {}, (i, dict(counters.fallbacks))
     for a, b in zip(model.parameters(), twin.parameters()):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_a_dynamic_graph_keeps_its_own_inputs():
+    """With dynamic=True each shape compiles the traced graph again: the
+    scalars' inputs go to a copy of it, never to the graph itself."""
+    torch._dynamo.reset()
+    compiled = torch.compile(scaled, backend="spyre", dynamic=True)
+    for rows, s in ((4, 2.0), (6, 3.3), (8, -1.7), (6, 0.1)):
+        x = torch.randn(rows, 16, generator=torch.Generator().manual_seed(rows))
+        counters.reset()
+        assert torch.equal(compiled(x, s), scaled(x, s)), (rows, s)

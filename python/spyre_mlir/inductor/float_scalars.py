@@ -122,31 +122,34 @@ def _recipe(node, position):
 
 
 def narrowed(compile_graph, gm, example_inputs, scalars: Scalars):
-    """`compile_graph(gm, inputs)` with each boundary scalar an f32 0-d
-    tensor input after the graph's own (a 0-d tensor promotes no type, as a
-    Python float does not), and a callable that computes them at each call
-    before running it."""
+    """`compile_graph` of a copy of `gm` (a dynamic graph compiles gm again
+    per shape) in which each boundary scalar is an f32 0-d tensor input after
+    the graph's own (a 0-d tensor promotes no type, as a Python float does
+    not), and a callable that computes them at each call before running it."""
+    from .mask_inputs import copied, module_of
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     position = {node: i for i, node in enumerate(placeholders)}
     recipes = [_recipe(node, position) for node in scalars.boundary]
+    graph, values = copied(gm)
     fake = placeholders[scalars.positions[0]].meta.get("example_value")
-    last = placeholders[-1]
+    last = values[placeholders[-1]]
+    copies = {values[node] for node in scalars.nodes}
     for k, node in enumerate(scalars.boundary):
-        with gm.graph.inserting_after(last):
-            last = gm.graph.placeholder(f"spyre_float_scalar_{k}")
+        with graph.inserting_after(last):
+            last = graph.placeholder(f"spyre_float_scalar_{k}")
         last._dynamo_source = None  # no user variable: computed here
         if isinstance(fake, torch.Tensor):
             last.meta["example_value"] = fake.to(torch.float32)
-        for use in [u for u in node.users if u not in scalars.nodes]:
-            use.replace_input_with(node, last)
-    for node in reversed(list(gm.graph.nodes)):  # the scalars nothing reads now
-        if node in scalars.nodes and not node.users:
-            gm.graph.erase_node(node)
-    gm.recompile()
+        for use in [u for u in values[node].users if u not in copies]:
+            use.replace_input_with(values[node], last)
+    for node in reversed(list(graph.nodes)):  # the scalars nothing reads now
+        if node in copies and not node.users:
+            graph.erase_node(node)
+    rewritten = module_of(gm, graph)
 
     def extra(args):
         return [torch.tensor(recipe(args), dtype=torch.float32) for recipe in recipes]
-    compiled = compile_graph(gm, [*example_inputs, *extra(example_inputs)])
+    compiled = compile_graph(rewritten, [*example_inputs, *extra(example_inputs)])
 
     def run(*args):
         return compiled(*args, *extra(args))

@@ -111,22 +111,33 @@ def assumptions(gm: torch.fx.GraphModule, example_inputs) -> list[Assumption]:
          for i in causal_inputs(gm, example_inputs)]
 
 
-def specialized(gm: torch.fx.GraphModule, assumed: list[Assumption]) -> torch.fx.GraphModule:
-    """A copy of `gm` rewritten for the `assumed` inputs. The graph is copied
-    node by node (metadata shared, as Graph.node_copy does): a deep copy
-    would duplicate the real tensors that Dynamo keeps in the placeholders'
-    metadata, a model's weights."""
+def copied(gm: torch.fx.GraphModule) -> tuple[torch.fx.Graph, dict]:
+    """A copy of `gm`'s graph to rewrite, and the map from its nodes to the
+    copy's. The graph is copied node by node (metadata shared, as
+    Graph.node_copy does): a deep copy would duplicate the real tensors that
+    Dynamo keeps in the placeholders' metadata, a model's weights."""
     graph = torch.fx.Graph()
     graph._codegen = copy.deepcopy(gm.graph._codegen)
     values: dict = {}
     result, output = graph.graph_copy(gm.graph, values, return_output_node=True)
     graph.output(result, type_expr=output.type).meta = copy.copy(output.meta)
-    placeholders = [values[n] for n in gm.graph.nodes if n.op == "placeholder"]
-    for a in assumed:
-        a.apply(graph, placeholders[a.position])
+    return graph, values
+
+
+def module_of(gm: torch.fx.GraphModule, graph: torch.fx.Graph) -> torch.fx.GraphModule:
+    """`graph`, a rewritten copy of gm's, as a module of gm's attributes."""
     result = torch.fx.GraphModule(gm, graph)
     result.meta = dict(gm.meta)
     return result
+
+
+def specialized(gm: torch.fx.GraphModule, assumed: list[Assumption]) -> torch.fx.GraphModule:
+    """A copy of `gm` rewritten for the `assumed` inputs."""
+    graph, values = copied(gm)
+    placeholders = [values[n] for n in gm.graph.nodes if n.op == "placeholder"]
+    for a in assumed:
+        a.apply(graph, placeholders[a.position])
+    return module_of(gm, graph)
 
 
 class Specialized:
