@@ -35,7 +35,7 @@ def _inject_wrong_kernel(monkeypatch):
     """Kernels that multiply now add: what a miscompiled kernel looks like."""
     real = kernel_cache.compile_cached
     monkeypatch.setattr(kernel_cache, "compile_cached",
-                        lambda mlir: real(mlir.replace("arith.mulf", "arith.addf")))
+                        lambda mlir, *rest: real(mlir.replace("arith.mulf", "arith.addf"), *rest))
 
 
 def test_check_mode_names_an_injected_wrong_kernel(monkeypatch):

@@ -74,13 +74,15 @@ def cache_dir() -> str:
         os.path.expanduser("~"), ".cache", "spyre_mlir", "kernels")
 
 
-def compile_cached(mlir: str) -> sim.Program:
-    """The program of `mlir`, from the disk cache when a valid entry exists.
-    A cache that cannot be read or written is warned about once and the
-    kernel compiled without it."""
+def compile_cached(mlir: str, tuned: bool | None = None) -> sim.Program:
+    """The program of `mlir`, from the disk cache when a valid entry exists,
+    tuned by simulated time if `tuned` (default: tuning.enabled()). A cache
+    that cannot be read or written is warned about once and the kernel
+    compiled without it."""
     collect(mlir)
+    tuned = tuning.enabled() if tuned is None else tuned
     # A tuned program is another program of the same IR (spyre_mlir.tuning).
-    mode = "tuned\0" if tuning.enabled() else ""
+    mode = "tuned\0" if tuned else ""
     key = hashlib.sha256((compiler_version() + "\0" + mode + mlir).encode()).hexdigest()
     path = os.path.join(cache_dir(), key[:2], key + ".spyre")
     if key in _unwritten:
@@ -102,7 +104,7 @@ def compile_cached(mlir: str) -> sim.Program:
     except OSError as e:
         warn_once("unusable", f"kernel cache {cache_dir()} cannot be used ({e}): "
                               "kernels are compiled uncached", CacheWarning)
-    binary = _compile(mlir, key)
+    binary = _compile(mlir, key, tuned)
     entry = _entry(key, binary)
     if not keeps(len(entry)):
         log.debug("kernel cache: %s not kept (%d bytes, over an eighth of "
@@ -123,11 +125,11 @@ def compile_cached(mlir: str) -> sim.Program:
 _unwritten: dict[str, bytes] = {}
 
 
-def _compile(mlir: str, key: str) -> bytes:
+def _compile(mlir: str, key: str, tuned: bool) -> bytes:
     from ..ir import MLIRError
     start = time.perf_counter()
     try:
-        binary = (tuning.compile_tuned(mlir, compiler_version()) if tuning.enabled()
+        binary = (tuning.compile_tuned(mlir, compiler_version()) if tuned
                   else compiler.compile_kernel(mlir))
     except (MLIRError, ValueError) as e:
         log.debug("kernel cache miss %s: the pipeline refused it: %s", key[:16],

@@ -41,8 +41,7 @@ class ProgramLauncher:
     def program(self) -> sim.Program:
         digest = sim.arch_digest()
         if self._program is None or self._program[0] != digest:
-            with tuning.forced(self._tuned):
-                self._program = (digest, kernel_cache.compile_cached(self.mlir))
+            self._program = (digest, kernel_cache.compile_cached(self.mlir, self._tuned))
         return self._program[1]
 
     def __call__(self, *tensors: torch.Tensor) -> None:
