@@ -201,3 +201,62 @@ def test_resnet_image_classification(dtype):
     assert dict(counters.fallbacks) == {}
     assert "conv2d" in counters.cycles_per_kernel
     torch.testing.assert_close(actual, expected, **tolerance(dtype, 64 * 9))
+
+
+# Other families, as a user would bring them (2026-12-04 sweep): an
+# encoder-decoder, vision transformers with patch and window attention, a
+# state-space model and a speech encoder with a convolutional front end.
+def _t5():
+    config = transformers.T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=16, d_ff=2 * HIDDEN,
+                                   num_layers=LAYERS, num_heads=HEADS)
+    return transformers.T5Model(config), lambda ids: dict(input_ids=ids,
+                                                          decoder_input_ids=ids[:, :5])
+
+
+def _vit():
+    config = transformers.ViTConfig(image_size=32, patch_size=8, hidden_size=HIDDEN,
+                                    num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                                    intermediate_size=2 * HIDDEN)
+    return transformers.ViTModel(config), lambda ids: dict(pixel_values=_pixels())
+
+
+def _swin():
+    config = transformers.SwinConfig(image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
+                                     num_heads=[2, 4], window_size=4)
+    return transformers.SwinModel(config), lambda ids: dict(pixel_values=_pixels())
+
+
+def _mamba():
+    config = transformers.MambaConfig(vocab_size=VOCAB, hidden_size=HIDDEN,
+                                      num_hidden_layers=LAYERS, state_size=8)
+    return transformers.MambaModel(config), lambda ids: dict(input_ids=ids)
+
+
+def _wav2vec2():
+    config = transformers.Wav2Vec2Config(
+        hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+        intermediate_size=2 * HIDDEN, conv_dim=(16, 16), conv_stride=(5, 2),
+        conv_kernel=(10, 3), num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
+    return transformers.Wav2Vec2Model(config), lambda ids: dict(
+        input_values=torch.randn(2, 800, generator=torch.Generator().manual_seed(3)))
+
+
+def _pixels():
+    return torch.randn(2, 3, 32, 32, generator=torch.Generator().manual_seed(2))
+
+
+@pytest.mark.parametrize("make", [_t5, _vit, _swin, _mamba, _wav2vec2],
+                         ids=["t5", "vit", "swin", "mamba", "wav2vec2"])
+def test_other_families(make):
+    torch.manual_seed(0)
+    model, arguments = make()
+    model.eval()
+    kwargs = arguments(torch.randint(3, VOCAB, (2, 12)))
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        expected = model(**kwargs)[0]
+        actual = torch.compile(model, backend="spyre")(**kwargs)[0]
+    assert dict(counters.fallbacks) == {}
+    assert counters.kernels_run > 0
+    compare(actual, expected)
