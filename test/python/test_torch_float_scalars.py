@@ -60,6 +60,29 @@ def test_python_arithmetic_on_it_is_computed_on_the_host(fn):
 
 
 @pytest.mark.parametrize("fn", [
+    lambda p, s: (p.cumsum(-1) <= s).float() * p,           # a top-p cut
+    lambda p, s: torch.where(p > 0.05, p, s),               # a boolean condition
+], ids=["comparison", "where"])
+def test_comparisons_and_selections_with_f32(fn):
+    probs = torch.rand(4, 16, generator=torch.Generator().manual_seed(0)).softmax(-1)
+    values = (0.5, 0.7, 0.25)
+    for s, (actual, expected, fallbacks) in zip(values, _calls(fn, probs, values)):
+        assert fallbacks == 0, s
+        assert torch.equal(actual, expected), s
+
+
+def test_a_comparison_with_f16_keeps_f64():
+    """An f16 tensor compares with the scalar rounded to f16, which the card
+    (comparing in f32) would not: kept on the CPU, counted."""
+    probs = torch.rand(4, 16, generator=torch.Generator().manual_seed(0)).softmax(-1).half()
+    fn = lambda p, s: (p <= s).float()  # noqa: E731
+    results = _calls(fn, probs, (0.5, 0.3, 0.1))
+    for actual, expected, _ in results:
+        assert torch.equal(actual, expected)
+    assert results[1][2] > 0
+
+
+@pytest.mark.parametrize("fn", [
     lambda x, s: x.long() * s,          # an integer tensor
     lambda x, s: x.double() + s,        # an f64 result
     lambda x, s: x * s + x.double().sum() * s,

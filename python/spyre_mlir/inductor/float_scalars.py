@@ -28,13 +28,19 @@ import torch
 _CARD_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
 
 # Elementwise ops that convert a scalar operand to their float tensor
-# operand's compute type (f32).
+# operand's compute type (f32), or to their result's type through f32 (as
+# PyTorch converts a Python float to f16 and bf16).
 _FUNCTIONS = {operator.add, operator.sub, operator.mul, operator.truediv,
               operator.iadd, operator.isub, operator.imul, operator.itruediv,
               torch.add, torch.sub, torch.mul, torch.div, torch.true_divide,
               torch.clamp, torch.clip, torch.minimum, torch.maximum, torch.where}
 _METHODS = {"add", "sub", "mul", "div", "true_divide", "clamp", "clip",
             "add_", "sub_", "mul_", "div_", "clamp_"}
+# Comparisons: against an f32 tensor the scalar is converted to f32; an f16
+# or bf16 tensor compares with it in its own type, which the card does not.
+_COMPARISONS = {operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+                torch.lt, torch.le, torch.gt, torch.ge, torch.eq, torch.ne}
+_COMPARISON_METHODS = {"lt", "le", "gt", "ge", "eq", "ne"}
 # Python arithmetic Dynamo records on floats, computed here as eager does.
 _SCALAR_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, operator.neg,
                operator.pow, operator.abs, math.sqrt, math.exp, math.log, torch._sym_sqrt}
@@ -46,18 +52,25 @@ def _card_float(value) -> bool:
 
 def _converts_to_f32(use: torch.fx.Node, scalar: torch.fx.Node) -> bool:
     """`use` reads `scalar` as a scalar of an elementwise op on float tensors
-    of the card's types and gives one."""
-    if use.op == "call_function":
-        known = use.target in _FUNCTIONS
-    elif use.op == "call_method":
-        known = use.target in _METHODS
-    else:
+    of the card's types and gives one (a boolean, for a comparison with f32
+    tensors; torch.where's condition may be boolean)."""
+    if use.op not in ("call_function", "call_method"):
         return False
+    methods = use.op == "call_method"
     operands = [*use.args, *use.kwargs.values()]
     tensors = [a.meta.get("example_value") for a in operands
                if isinstance(a, torch.fx.Node) and a is not scalar]
-    return known and bool(tensors) and all(_card_float(t) for t in tensors) and \
-        _card_float(use.meta.get("example_value"))
+    result = use.meta.get("example_value")
+    if use.target in (_COMPARISON_METHODS if methods else _COMPARISONS):
+        return bool(tensors) and all(isinstance(t, torch.Tensor) and t.dtype == torch.float32
+                                     for t in tensors) and \
+            isinstance(result, torch.Tensor) and result.dtype == torch.bool
+    if use.target not in (_METHODS if methods else _FUNCTIONS):
+        return False
+    if use.target is torch.where and tensors and isinstance(tensors[0], torch.Tensor) and \
+            tensors[0].dtype == torch.bool:
+        tensors = tensors[1:]
+    return bool(tensors) and all(_card_float(t) for t in tensors) and _card_float(result)
 
 
 class Scalars(NamedTuple):
