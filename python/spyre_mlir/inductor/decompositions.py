@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from . import attention, convolution, linalg, losses, scans, scatters, searches, state
 from . import causal_masks, pooling
+from .extern_kernels import ELEMENT
 from .picks import pick_last
 
 aten = torch.ops.aten
@@ -61,8 +62,7 @@ def nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index
 def _card_floats(*args, **kwargs) -> bool:
     """Whether every floating-point tensor argument has a type the card
     computes (f64 would be narrowed to f32)."""
-    return all(a.dtype in (torch.float16, torch.bfloat16, torch.float32)
-               for a in (*args, *kwargs.values())
+    return all(a.dtype in ELEMENT for a in (*args, *kwargs.values())
                if isinstance(a, torch.Tensor) and a.is_floating_point())
 
 

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import torch
 
-_CARD_FLOATS = (torch.float16, torch.bfloat16, torch.float32)
+from .extern_kernels import ELEMENT
 
 # Elementwise ops that convert a scalar operand to their float tensor
 # operand's compute type (f32), or to their result's type through f32 (as
@@ -47,7 +47,7 @@ _SCALAR_OPS = {operator.add, operator.sub, operator.mul, operator.truediv, opera
 
 
 def _card_float(value) -> bool:
-    return isinstance(value, torch.Tensor) and value.dtype in _CARD_FLOATS
+    return isinstance(value, torch.Tensor) and value.dtype in ELEMENT
 
 
 def _converts_to_f32(use: torch.fx.Node, scalar: torch.fx.Node) -> bool:

@@ -17,6 +17,7 @@ from torch._inductor.virtualized import V, ops
 from ..simulator import default_arch
 from . import random as _random
 from .convolution import per_dimension
+from .extern_kernels import ELEMENT
 from .state import active as _compiling_for_spyre
 
 
@@ -55,20 +56,16 @@ def _matrix(x):
     return ir.ExternKernel.require_contiguous(x)
 
 
-#: What a product on the card takes and gives: the matrix unit multiplies
-#: 16-bit values and sums in f32.
-_PRODUCT_TYPES = (torch.float16, torch.bfloat16, torch.float32)
-
-
 def _product(a, b, batched: bool, dtype=None):
     """a @ b summed in f32 and stored as `dtype` (default: a's type)."""
     *lead, m, k = a.get_size()
     n = b.get_size()[-1]
     dtype = dtype or a.get_dtype()
-    if any(t not in _PRODUCT_TYPES for t in (a.get_dtype(), b.get_dtype(), dtype)):
-        # An f32 sum would lose f64's precision and would not wrap around
-        # as integer products do (int8 results were wrong): Inductor's
-        # lowering, on the CPU and counted.
+    # The card's element types only: the matrix unit multiplies 16-bit
+    # values and sums in f32, which would lose f64's precision and would not
+    # wrap around as integer products do (int8 results were wrong). Others
+    # take Inductor's lowering, on the CPU and counted.
+    if any(t not in ELEMENT for t in (a.get_dtype(), b.get_dtype(), dtype)):
         raise NotImplementedError(f"a {a.get_dtype()} product")
     known_zero = V.graph.sizevars.statically_known_equals
     # A sum of no products, or no result at all (whose zero-size operands
