@@ -460,7 +460,9 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // The last stores find no reads to share the bus with: when fewer bytes
   // are written than read they pay the read/write turnaround alone.
   double storeCost = 1 / bw + (written < read ? arch.turnaroundCyclesPerByte() : 0);
-  double lastStore = std::max(cores * outBytes * storeCost, outBytes / port) + latency;
+  auto lastStore = [&](double bytes) {
+    return std::max(cores * bytes * storeCost, bytes / port) + latency;
+  };
   // The steady state: the loads of step t + 2 wait for the compute of step
   // t, so a step takes the longer of its PT time and its loads (all cores'
   // loads share the bus); in a pair only the first tile's steps load the
@@ -501,10 +503,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // whole, the tail made larger tiles look slower than they run (linear +
   // bias + GELU 512 x 4096 x 4096 took 128 x 128 x 1024 tiles that read the
   // lhs twice: 396.9 us, against 393.4 with the 128 x 256 x 512 it takes now).
-  double tail = convert + lastStore;
-  if (!accumulate && tm >= 2)
-    tail = convert / 2 + std::max(cores * outBytes / 2 * storeCost, outBytes / 2 / port) +
-           latency;
+  double tail = !accumulate && tm >= 2 ? convert / 2 + lastStore(outBytes / 2)
+                                        : convert + lastStore(outBytes);
   double compute = firstLoad + steady + tail;
   double transfer = std::max(bus, own) + pt + convert;
   return std::max(compute, transfer);
