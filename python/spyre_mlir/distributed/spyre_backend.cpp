@@ -10,6 +10,8 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/extension.h>
 
+#include <optional>
+
 namespace {
 
 using c10d::Work;
@@ -232,13 +234,11 @@ private:
       timer_.attr("close")();
     }
     release(timer_);
-    c10::intrusive_ptr<c10d::Backend> data = std::move(data_);
-    if (PyGILState_Check()) {
-      py::gil_scoped_release released;
-      data.reset();
-    } else {
-      data.reset();
-    }
+    c10::intrusive_ptr<c10d::Backend> data = std::move(data_); // null before gloo winds down
+    std::optional<py::gil_scoped_release> released;
+    if (PyGILState_Check())
+      released.emplace();
+    data.reset();
   }
 
   c10::intrusive_ptr<c10d::Backend> data_;

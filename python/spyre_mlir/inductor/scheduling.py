@@ -112,9 +112,11 @@ def _prepare_wrapper(wrapper) -> None:
         root = wrapper
         while getattr(root, "parent_wrapper", None) is not None:
             root = root.parent_wrapper
-        if root is not wrapper:
+        if root is wrapper:
+            wrapper._spyre_kernels = []
+        else:
             _prepare_wrapper(root)
-        wrapper._spyre_kernels = root._spyre_kernels if root is not wrapper else []
+            wrapper._spyre_kernels = root._spyre_kernels
         wrapper._spyre_graph = f"graph{next(_graphs)}"
         for line in _IMPORTS:
             wrapper.header.writeline(line)
