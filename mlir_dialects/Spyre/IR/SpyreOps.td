@@ -292,8 +292,9 @@ def Spyre_FusedOp : Spyre_Op<"fused", [
   let summary = "Ops that run together, one tile at a time";
   let description = [{
     Either `spyre.generic` ops over the same domain, in order, or a
-    `spyre.matmul` followed by one `spyre.generic`, its epilogue; with the
-    `spyre.alloc` temporaries only they use.
+    `spyre.matmul` (or two sharing their lhs) followed by one
+    `spyre.generic`, its epilogue; with the `spyre.alloc` temporaries only
+    they use.
 
     Generics: each core loads a tile of whole rows once and runs every op on
     it in turn; temporaries (row statistics, intermediate tiles) stay in LX
@@ -304,7 +305,10 @@ def Spyre_FusedOp : Spyre_Op<"fused", [
     the group) and computes the output elementwise (bias, activation,
     residual, scale, cast); it runs on each output tile in LX after the
     tile's last K step, before the store, so the product never reaches
-    device memory. Made by `spyre-fuse-epilogue`.
+    device memory. Two products of the same lhs whose only reader is the
+    epilogue (a gated MLP's `silu(x @ Wg) * (x @ Wu)`) are computed side by
+    side on each output tile, the lhs panel loaded once for both, and the
+    epilogue combines them. Made by `spyre-fuse-epilogue`.
     Example:
     ```mlir
     spyre.fused {

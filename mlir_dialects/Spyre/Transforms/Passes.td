@@ -146,6 +146,14 @@ def SpyreFuseEpilogue : Pass<"spyre-fuse-epilogue", "::mlir::ModuleOp"> {
     after its last K step, reading the f32 accumulator, and only its result
     is stored; the product never reaches device memory.
 
+    Two matmuls of the same lhs (same value, layout and shapes) whose
+    outputs are temporaries read only by one generic, with nothing but
+    allocations between them, are grouped with it the same way (a gated
+    MLP: `silu(x @ Wg) * (x @ Wu)`): each output tile computes both products
+    in one pass over K, loading the lhs panel once for both, and neither
+    product reaches device memory. When the pair cannot run so, the second
+    matmul alone is tried with the generic.
+
     The group is kept when the matmul's plan takes the generic as its
     epilogue (elementwise over the product's rows and columns, reading the
     product at the index it writes, a body the vector unit runs) and a tile

@@ -73,42 +73,50 @@ def export_many(name: str, traces: list[Trace], buffer_info: BufferInfo,
                               partial_writes(traces, buffers, buffer_info))
 
 
-def export_epilogue(name: str, product: Trace, epilogue: Trace, buffer_info: BufferInfo,
-                    temporaries: set[str]) -> ExportedKernel:
-    """A matrix product and the elementwise node that consumes its output as
-    one kernel: the product goes to a kernel temporary (it must be among
+def export_epilogue(name: str, products: list[Trace], epilogue: Trace,
+                    buffer_info: BufferInfo, temporaries: set[str]) -> ExportedKernel:
+    """Matrix products and the elementwise node that consumes their outputs
+    as one kernel: each product goes to a kernel temporary (it must be among
     `temporaries`) that the epilogue's generic reads at the index it writes,
-    which spyre-fuse-epilogue runs on the product's output tiles in LX.
-    Raises Unsupported when the pair does not have that shape."""
+    which spyre-fuse-epilogue runs on the products' output tiles in LX. Two
+    products must share their lhs (a gated MLP's gate and up projections);
+    the card computes them side by side. Raises Unsupported when the nodes
+    do not have that shape."""
     with Context(), Location.unknown():
-        spec = _matmul_spec(product, buffer_info)
-        if spec is None or spec.batched:
-            raise Unsupported("not a matrix product with an epilogue")
-        (a_name, a_shape, a_type), (b_name, b_shape, b_type), (c_name, (M, N), c_type) = spec.args
-        if c_name not in temporaries:
+        specs = _side_by_side(products, buffer_info)
+        if specs is None:
+            raise Unsupported("not a matrix product with an epilogue, or products that do "
+                              "not share their lhs and shapes")
+        (a_name, _, _), _, (_, (M, N), _) = specs[0].args
+        c_names = [spec.args[2][0] for spec in specs]
+        if any(c not in temporaries for c in c_names):
             raise Unsupported("the product is read by other nodes too")
         if epilogue.indirect or epilogue.reduction_sizes or \
                 _pieces(epilogue, buffer_info) is not None:
             raise Unsupported("the product's consumer is not elementwise")
-        epilogue = _on_rows_and_cols(epilogue, c_name, M, N)
+        epilogue = _on_rows_and_cols(epilogue, c_names, M, N)
         yields = _yields(epilogue)
         used = _buffers(epilogue, yields)
-        if a_name in used or b_name in used:
+        operands = {a_name} | {spec.args[1][0] for spec in specs}
+        if operands & set(used):
             # As matrices they are not the flat buffers its maps index.
             raise Unsupported("the epilogue reads an operand of the product")
-        if any(i.args[0] == c_name for i in epilogue.instrs if i.op == "store"):
+        if any(i.args[0] in c_names for i in epilogue.instrs if i.op == "store"):
             raise Unsupported("the epilogue writes the product")
-        args = [(a_name, a_shape, a_type), (b_name, b_shape, b_type)]
+        args = [specs[0].args[0]] + [spec.args[1] for spec in specs]
         for n in used:
-            if n != c_name:
+            if n not in c_names:
                 extent, dtype = buffer_info(n)
                 args.append((n, (max(extent, 1),), element_type(dtype)))
         module, kernel, block = _new_kernel(name, args)
         buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
         with InsertionPoint(block):
-            buffer_of[c_name] = spyre.AllocOp(_buffer_type((M, N), c_type), []).result
-            _emit_matmul(spec, buffer_of[a_name], buffer_of[b_name], buffer_of[c_name])
-            _emit_generic(epilogue, yields, buffer_of, matrices={c_name: (M, N)})
+            for spec in specs:
+                (_, _, _), (b_name, _, _), (c_name, _, c_type) = spec.args
+                buffer_of[c_name] = spyre.AllocOp(_buffer_type((M, N), c_type), []).result
+                _emit_matmul(spec, buffer_of[a_name], buffer_of[b_name], buffer_of[c_name])
+            _emit_generic(epilogue, yields, buffer_of,
+                          matrices={c: (M, N) for c in c_names})
             spyre.ReturnOp()
         module.operation.verify()
         buffers = [str(a).strip('"') for a in _arg_names(kernel)]
@@ -116,18 +124,37 @@ def export_epilogue(name: str, product: Trace, epilogue: Trace, buffer_info: Buf
                               partial_writes([epilogue], buffers, buffer_info))
 
 
-def _on_rows_and_cols(trace: Trace, product: str, M: int, N: int) -> Trace:
-    """`trace` over two loops (rows, columns of the M x N product) reading
-    `product` at row * N + col: as it is, or with its one loop over all
-    M * N elements split in two (Inductor merges the loops of a node whose
-    every access is contiguous)."""
-    loads = [i for i in trace.instrs if i.op == "load" and i.args[0] == product]
-    if not loads:
+def products_side_by_side(products: list[Trace], buffer_info: BufferInfo) -> bool:
+    """Whether these matrix products can share one kernel's output tiles:
+    unbatched, the same lhs, the same shapes, types and layouts."""
+    try:
+        return _side_by_side(products, buffer_info) is not None
+    except Unsupported:
+        return False
+
+
+def _side_by_side(products: list[Trace], buffer_info: BufferInfo) -> list[_MatmulSpec] | None:
+    specs = [_matmul_spec(product, buffer_info) for product in products]
+    if any(spec is None or spec.batched for spec in specs):
+        return None
+    same = [(s.args[0], s.args[1][1:], s.args[2][1:], s.transpose_lhs, s.transpose_rhs)
+            for s in specs]
+    return specs if all(x == same[0] for x in same) else None
+
+
+def _on_rows_and_cols(trace: Trace, products: list[str], M: int, N: int) -> Trace:
+    """`trace` over two loops (rows, columns of the M x N products) reading
+    each of `products` at row * N + col: as it is, or with its one loop over
+    all M * N elements split in two (Inductor merges the loops of a node
+    whose every access is contiguous)."""
+    loads = [i for i in trace.instrs if i.op == "load" and i.args[0] in products]
+    if {i.args[0] for i in loads} != set(products):
         raise Unsupported("the node does not read the product")
-    base, coeffs = linear(loads[0].args[1], trace.variables)
-    if trace.sizes == [M, N] and base == 0 and coeffs == [N, 1]:
+    accesses = {(base, tuple(coeffs)) for base, coeffs in
+                (linear(i.args[1], trace.variables) for i in loads)}
+    if trace.sizes == [M, N] and accesses == {(0, (N, 1))}:
         return trace
-    if trace.sizes != [M * N] or base != 0 or coeffs != [1]:
+    if trace.sizes != [M * N] or accesses != {(0, (1,))}:
         raise Unsupported("the node does not read the product row by row")
     (v,) = trace.variables
     row = sympy.Symbol(f"{v.name}h", integer=True, nonnegative=True)

@@ -19,7 +19,7 @@ from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
 from . import attention, convolution, host_checks, state
-from .export import export, export_epilogue, export_many
+from .export import export, export_epilogue, export_many, products_side_by_side
 from .ranges import check_integer_ranges
 from .dumps import dump
 from .kernel_cache import CompileError, compile_cached
@@ -138,6 +138,9 @@ class SpyreScheduling(BaseScheduling):
         # A matrix product not yet emitted: (node, trace, its own kernel).
         # The next node may be its epilogue (export_epilogue).
         self.product = None
+        # The product before it, when the two share their lhs: a gated MLP's
+        # epilogue reads both, and the card computes them side by side.
+        self.first_product = None
         self.cpu_computed: set[str] = set()  # buffers written by CPU code
         self.card_written: set[str] = set()  # buffers written by the card's kernels
         # The range of values each buffer was written with (ranges.py).
@@ -262,10 +265,12 @@ class SpyreScheduling(BaseScheduling):
             # keeps gathering: Inductor puts the value projection between a
             # softmax's sums and its quotients, which would otherwise make
             # two kernels and send the exponentials through device memory.
-            if self._independent_of_pending(node):
-                self._flush_product()
-            else:
+            if not self._independent_of_pending(node):
                 self._flush_group()
+            elif self._shares_lhs_with_product(node, trace):
+                self.first_product = self.product
+            else:
+                self._flush_product()
             self.product = (node, trace, kernel)
             return
         if kernel.ops == "generic":
@@ -302,21 +307,44 @@ class SpyreScheduling(BaseScheduling):
                 self.cpu.codegen_node(node)
             self.cpu.flush()
 
-    def _with_product(self, node, trace) -> bool:
-        """Emits the pending product and `node` as one kernel when `node` is
-        its epilogue: elementwise over the product, the only reader of it."""
+    def _shares_lhs_with_product(self, node, trace) -> bool:
+        """Whether product `node` may wait beside the pending product for an
+        epilogue that reads both: the same lhs and shapes, and it does not
+        read the pending product."""
+        if self.product is None or self.first_product is not None:
+            return False
         product_node, product_trace, _ = self.product
-        nodes = [product_node, node]
+        reads = {dep.name for dep in node.read_writes.reads}
+        return not reads & {buf.get_name() for buf in product_node.get_outputs()} and \
+            products_side_by_side([product_trace, trace], _buffer_info)
+
+    def _with_product(self, node, trace) -> bool:
+        """Emits the pending product (with the one before it, when `node`
+        reads both) and `node` as one kernel when `node` is its epilogue:
+        elementwise over the products, their only reader."""
+        if self.first_product is not None:
+            first, self.first_product = self.first_product, None
+            if self._emit_epilogue([first, self.product], node, trace):
+                self.product = None
+                return True
+            self._compile_and_emit(first[0], first[2])
+        if self._emit_epilogue([self.product], node, trace):
+            self.product = None
+            return True
+        return False
+
+    def _emit_epilogue(self, products, node, trace) -> bool:
+        nodes = [product_node for product_node, _, _ in products] + [node]
         temporaries = _temporaries(nodes)
         try:
-            kernel = export_epilogue("kernel", product_trace, trace, _buffer_info, temporaries)
+            kernel = export_epilogue("kernel", [t for _, t, _ in products], trace,
+                                     _buffer_info, temporaries)
             compile_cached(kernel.mlir)
         except (Unsupported, CompileError) as e:
             log.debug("%s not run as the epilogue of %s: %s", node.get_name(),
-                      product_node.get_name(), str(e).splitlines()[0] if str(e) else
-                      type(e).__name__)
+                      ", ".join(n.get_name() for n in nodes[:-1]),
+                      str(e).splitlines()[0] if str(e) else type(e).__name__)
             return False
-        self.product = None
         if not state.check:  # check mode's CPU code needs them
             V.graph.removed_buffers.update(temporaries)
         self._emit(nodes, kernel)
@@ -339,9 +367,11 @@ class SpyreScheduling(BaseScheduling):
         return True
 
     def _flush_product(self) -> None:
-        if self.product is not None:
-            (node, _, kernel), self.product = self.product, None
-            self._compile_and_emit(node, kernel)
+        for pending in (self.first_product, self.product):
+            if pending is not None:
+                node, _, kernel = pending
+                self._compile_and_emit(node, kernel)
+        self.first_product = self.product = None
 
     def _flush_group(self) -> None:
         self._flush_product()

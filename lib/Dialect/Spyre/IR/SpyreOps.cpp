@@ -69,12 +69,20 @@ void KernelOp::print(OpAsmPrinter &p) {
 
 LogicalResult FusedOp::verify() {
   int64_t generics = 0, matmuls = 0;
+  MatmulOp firstMatmul;
   for (Operation &op : getBody().front()) {
     if (isa<GenericOp>(op)) {
       ++generics;
-    } else if (isa<MatmulOp>(op)) {
-      if (matmuls++ || generics)
-        return emitOpError() << "may hold one spyre.matmul, before its epilogue";
+    } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
+      if (matmuls++ == 2 || generics)
+        return emitOpError() << "may hold one spyre.matmul, or two sharing their lhs, before "
+                                "its epilogue";
+      if (!firstMatmul) {
+        firstMatmul = matmul;
+      } else if (matmul.getLhs() != firstMatmul.getLhs() ||
+                 matmul->hasAttr("transpose_lhs") != firstMatmul->hasAttr("transpose_lhs")) {
+        return emitOpError() << "may hold two spyre.matmul ops only when they share their lhs";
+      }
     } else if (!isa<AllocOp, DeallocOp>(op)) {
       return emitOpError() << "may hold only spyre.generic, spyre.matmul, spyre.alloc and "
                               "spyre.dealloc, not '"
@@ -82,7 +90,7 @@ LogicalResult FusedOp::verify() {
     }
   }
   if (matmuls && generics != 1)
-    return emitOpError() << "must hold one spyre.generic after its spyre.matmul (the "
+    return emitOpError() << "must hold one spyre.generic after its spyre.matmul ops (the "
                             "epilogue), not "
                          << generics;
   if (!matmuls && generics < 2)

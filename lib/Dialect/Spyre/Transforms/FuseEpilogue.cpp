@@ -4,7 +4,10 @@
 // spyre.generic reads (bias, activation, residual, scale, cast) is grouped
 // with that generic in a spyre.fused: MatmulPlan then runs the generic's
 // body on each output tile in LX after its last K step, and the product
-// never reaches device memory.
+// never reaches device memory. Two matmuls of the same lhs whose outputs
+// only that generic reads (a gated MLP, silu(x @ Wg) * (x @ Wu)) are grouped
+// with it together: MatmulPlan computes both products of an output tile in
+// one pass over K, the lhs panel loaded once for both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,14 +35,81 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
       return signalPassFailure();
     getOperation().walk([&](KernelOp kernel) {
       for (auto matmul : llvm::to_vector(kernel.getBody().front().getOps<MatmulOp>()))
-        fuse(matmul, *arch);
+        if (!isa<FusedOp>(matmul->getParentOp()) && !fusePair(matmul, *arch))
+          fuse(matmul, *arch);
     });
   }
+
+  /// The next op after `op` that is not an allocation.
+  static Operation *nextComputeOp(Operation *op) {
+    do
+      op = op->getNextNode();
+    while (op && isa<AllocOp, DeallocOp>(op));
+    return op;
+  }
+
+  /// Groups `first`, the matmul after it and their reader when the two
+  /// share their lhs and only that generic reads their products (a gated
+  /// MLP); whether it did. When the plan cannot run the pair, the second
+  /// matmul alone is left to `fuse`.
+  bool fusePair(MatmulOp first, const ::spyre::Arch &arch) {
+    auto second = dyn_cast_or_null<MatmulOp>(nextComputeOp(first));
+    if (!second || second.getLhs() != first.getLhs() ||
+        first.getRhs().getType() != second.getRhs().getType() ||
+        first.getInit().getType() != second.getInit().getType())
+      return false;
+    for (StringRef flag : {"transpose_lhs", "transpose_rhs", "accumulate"})
+      if (first->hasAttr(flag) != second->hasAttr(flag))
+        return false;
+    std::string why;
+    GenericOp reader = epilogueOf(second, why);
+    if (!reader || onlyReader(first, why) != reader)
+      return false;
+    auto allocs = {first.getInit().getDefiningOp(), second.getInit().getDefiningOp()};
+    OpBuilder b(first);
+    auto fused = FusedOp::create(b, first.getLoc());
+    Block *body = b.createBlock(&fused.getBody());
+    for (Operation *op : allocs)
+      op->moveBefore(body, body->end());
+    for (Operation *op : {first.getOperation(), second.getOperation(), reader.getOperation()})
+      op->moveBefore(body, body->end());
+    why = whyFusedCannotRun(fused, arch, "no tile with both products' slots fits the usable LX");
+    if (!why.empty()) {
+      dissolve(fused);
+      if (reportMissed)
+        first.emitRemark() << "not computed beside the next matmul: " << why;
+      return false;
+    }
+    for (Operation *alloc : allocs)
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        if (isa<DeallocOp>(user))
+          user->erase();
+    return true;
+  }
+
 
   /// The generic that is the only reader of `matmul`'s output, a temporary
   /// of the kernel, when nothing but allocations lies between them; else
   /// the reason in `why`.
   static GenericOp epilogueOf(MatmulOp matmul, std::string &why) {
+    GenericOp reader = onlyReader(matmul, why);
+    if (!reader)
+      return {};
+    if (!matmul->isBeforeInBlock(reader)) {
+      why = "its output is read before it is written";
+      return {};
+    }
+    if (nextComputeOp(matmul) != reader.getOperation()) {
+      why = "'" + nextComputeOp(matmul)->getName().getStringRef().str() +
+            "' runs between it and its reader";
+      return {};
+    }
+    return reader;
+  }
+
+  /// The generic that is the only reader of `matmul`'s output, a temporary
+  /// of the kernel (deallocations aside); else the reason in `why`.
+  static GenericOp onlyReader(MatmulOp matmul, std::string &why) {
     auto alloc = matmul.getInit().getDefiningOp<AllocOp>();
     if (!alloc || alloc->getBlock() != matmul->getBlock()) {
       why = "its output is not a temporary of the kernel";
@@ -60,15 +130,6 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
       why = "its output is not read";
       return {};
     }
-    if (!matmul->isBeforeInBlock(reader)) {
-      why = "its output is read before it is written";
-      return {};
-    }
-    for (Operation *op = matmul->getNextNode(); op != reader; op = op->getNextNode())
-      if (!isa<AllocOp, DeallocOp>(op)) {
-        why = "'" + op->getName().getStringRef().str() + "' runs between it and its reader";
-        return {};
-      }
     return reader;
   }
 

@@ -33,6 +33,13 @@
 // body's temporaries take strips of `er` rows (the fourth tile size), so
 // that they fit beside the operand panels.
 //
+// Two matmuls of the same lhs under one epilogue (a gated MLP's
+// silu(x @ Wg) * (x @ Wu)) run as one product of twice the columns: an
+// output tile's rhs panel holds both rhs' columns side by side, one PT
+// instruction per K step fills an accumulator whose rows hold both
+// products, and the epilogue combines them. The lhs panel is loaded once
+// for both, and neither product reaches device memory.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
@@ -121,10 +128,11 @@ private:
   /// SFU cycles of the epilogue over `rows` x `cols` in strips of `er` rows.
   double epilogueCycles(int64_t rows, int64_t cols, int64_t er) const;
   /// Emits the epilogue over rows [r0, r1) and columns [c0, c1) of the
-  /// output tile whose accumulator is at LX offset `accAt`.
+  /// output tile whose accumulator is at LX offset `accAt`, each product's
+  /// columns `productCols` after the previous one's in its rows.
   void emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc, ArrayRef<int64_t> tile,
                     int64_t accAt, ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt,
-                    int64_t r0, int64_t r1, int64_t c0, int64_t c1) const;
+                    int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t productCols) const;
   /// Accumulating into a 16-bit output widens its current content into the
   /// f32 tile, which cannot be done in place (the wider element would
   /// overwrite one not yet read): only then a staging slot of its own.
@@ -168,17 +176,20 @@ private:
 
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool accumulate = false;
-  /// The spyre.matmul (the op itself, or the matmul of a fused group).
-  Operation *mm = nullptr;
+  /// The spyre.matmul (the op itself, or the first matmul of a fused
+  /// group) and the second matmul of a group, which shares its lhs.
+  Operation *mm = nullptr, *mm2 = nullptr;
   /// lhs is (m x k), rhs (k x n), out (m x n): "outer" is the first. With an
-  /// epilogue, out is the generic's output.
-  Operand lhs, rhs, out;
+  /// epilogue, out is the generic's output. rhs2 is the second matmul's.
+  Operand lhs, rhs, rhs2, out;
+  /// Products computed side by side per output tile (1, or 2 with mm2).
+  int64_t products = 1;
 
-  /// The epilogue's generic, its plan, and per input whether it is the
-  /// product (read from the accumulator) or loaded per output tile.
+  /// The epilogue's generic, its plan, and per input which product it is
+  /// (read from the accumulator), or -1 when it is loaded per output tile.
   mutable GenericOp epilogue;
   std::unique_ptr<GenericPlan> epiPlan;
-  SmallVector<bool> isProduct;
+  SmallVector<int64_t> productOf;
 };
 
 int64_t MatmulPlan::parallelUnits() const { return batch * m * n; }
@@ -186,8 +197,14 @@ int64_t MatmulPlan::parallelUnits() const { return batch * m * n; }
 LogicalResult MatmulPlan::analyze() {
   auto fused = dyn_cast<FusedOp>(op);
   mm = op;
-  if (fused)
-    mm = (*fused.getBody().front().getOps<MatmulOp>().begin()).getOperation();
+  if (fused) {
+    auto matmuls = llvm::to_vector(fused.getBody().front().getOps<MatmulOp>());
+    mm = matmuls.front().getOperation();
+    if (matmuls.size() == 2) {
+      mm2 = matmuls.back().getOperation();
+      products = 2;
+    }
+  }
   Value lhsValue = mm->getOperand(0), rhsValue = mm->getOperand(1), outValue = mm->getOperand(2);
   bool tl = mm->hasAttr("transpose_lhs"), tr = mm->hasAttr("transpose_rhs");
   accumulate = mm->hasAttr("accumulate");
@@ -238,6 +255,17 @@ LogicalResult MatmulPlan::analyze() {
     return failure();
   if (out.transposed)
     return op->emitError() << "cannot run on the card: the output must be row-major";
+  if (mm2) {
+    // The verifier checked the shared lhs; the second product must be the
+    // first's shape and layout for their columns to share tiles.
+    if (mm2->getOperand(1).getType() != rhsValue.getType() ||
+        mm2->getOperand(2).getType() != outValue.getType() ||
+        mm2->hasAttr("transpose_rhs") != tr || mm2->hasAttr("accumulate") != accumulate)
+      return op->emitError() << "cannot compute two products side by side: their rhs or "
+                                "outputs differ in shape, type or layout";
+    if (failed(describe(mm2->getOperand(1), tr, rhs2, "the second rhs")))
+      return failure();
+  }
   if (batch == 0 || m == 0 || n == 0 || k == 0)
     return op->emitError() << "cannot run on the card: an empty matmul";
   if (fused)
@@ -248,15 +276,19 @@ LogicalResult MatmulPlan::analyze() {
 LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
   epilogue = *fused.getBody().front().getOps<GenericOp>().begin();
   auto refuse = [&]() { return op->emitError() << "cannot run the epilogue on the output tile: "; };
-  Value product = mm->getOperand(2);
+  SmallVector<Value, 2> productValues = {mm->getOperand(2)};
+  if (mm2)
+    productValues.push_back(mm2->getOperand(2));
   if (accumulate)
     return refuse() << "the matmul accumulates into its output";
-  auto alloc = product.getDefiningOp<AllocOp>();
-  if (!alloc || alloc->getParentOp() != fused)
-    return refuse() << "the product is not a temporary of the group";
-  for (Operation *user : product.getUsers())
-    if (user != mm && user != epilogue.getOperation() && !isa<DeallocOp>(user))
-      return refuse() << "the product is read by '" << user->getName() << "'";
+  for (Value product : productValues) {
+    auto alloc = product.getDefiningOp<AllocOp>();
+    if (!alloc || alloc->getParentOp() != fused)
+      return refuse() << "the product is not a temporary of the group";
+    for (Operation *user : product.getUsers())
+      if (user != mm && user != mm2 && user != epilogue.getOperation() && !isa<DeallocOp>(user))
+        return refuse() << "the product is read by '" << user->getName() << "'";
+  }
   epiPlan = std::make_unique<GenericPlan>(epilogue, arch);
   if (failed(epiPlan->analyze()))
     return failure();
@@ -267,7 +299,8 @@ LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
   if (epiPlan->getNumOutputs() != 1)
     return refuse() << "the generic has " << epiPlan->getNumOutputs() << " outputs, not one";
   Value outValue = epilogue.getOutputs()[0];
-  if (outValue == mm->getOperand(0) || outValue == mm->getOperand(1))
+  if (outValue == mm->getOperand(0) || outValue == mm->getOperand(1) ||
+      (mm2 && outValue == mm2->getOperand(1)))
     return refuse() << "the generic writes an operand of the matmul";
   const LinearAccess &written = epiPlan->getOutputAccess(0);
   if (written.strides[1] != 1 || written.strides[0] < n)
@@ -282,8 +315,10 @@ LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
   out.transposed = false;
   for (auto [i, input] : llvm::enumerate(epilogue.getInputs())) {
     const LinearAccess &reads = epiPlan->getInputAccess(unsigned(i));
-    isProduct.push_back(input == product);
-    if (input == product && (reads.base != 0 || reads.strides[0] != n || reads.strides[1] != 1))
+    const Value *found = llvm::find(productValues, input);
+    productOf.push_back(found == productValues.end() ? -1 : found - productValues.begin());
+    if (productOf.back() >= 0 &&
+        (reads.base != 0 || reads.strides[0] != n || reads.strides[1] != 1))
       return refuse() << "the generic reads the product other than at the output's index";
     if (input == outValue && (reads.base != written.base || reads.strides != written.strides))
       return refuse() << "the generic reads its output other than at the index it writes";
@@ -299,7 +334,7 @@ LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
     for (Value operand : bodyOp->getOperands()) {
       auto it = body.values.find(operand);
       if (written_ && it != body.values.end() && it->second.kind == BodyValue::Kind::input &&
-          isProduct[it->second.index])
+          productOf[it->second.index] >= 0)
         return refuse() << "the body reads the product after writing the output";
     }
     written_ |= body.values.at(bodyOp->getResult(0)).kind == BodyValue::Kind::output;
@@ -326,8 +361,8 @@ LogicalResult MatmulPlan::verifyTile(ArrayRef<int64_t> tile) const {
 SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t tm = tile[0], tn = tile[1], tk = tile[2];
   SmallVector<LxSlot> result = {{"lhs", tm * lhsKSpan(tile) * esOf(lhs), lhsWhole(tile) ? 1 : 2},
-                                {"rhs", tk * tn * esOf(rhs), 2},
-                                {"acc", tm * tn * (direct(tile) ? esOf(out) : 4), 2}};
+                                {"rhs", tk * tn * products * esOf(rhs), 2},
+                                {"acc", tm * tn * products * (direct(tile) ? esOf(out) : 4), 2}};
   if (staging())
     result.push_back({"staging", tm * tn * esOf(out), 2});
   if (!epilogue)
@@ -335,8 +370,8 @@ SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
   // The epilogue's loaded inputs, double buffered by output tile like the
   // accumulator, and its temporaries, one strip each, sharing bytes when
   // their live ranges in the body do not overlap.
-  for (auto [i, product] : llvm::enumerate(isProduct)) {
-    if (product)
+  for (auto [i, product] : llvm::enumerate(productOf)) {
+    if (product >= 0)
       continue;
     const LinearAccess &a = epiPlan->getInputAccess(unsigned(i));
     int64_t es = deviceDTypeBytes(epiPlan->getInputType(unsigned(i)));
@@ -365,8 +400,8 @@ bool MatmulPlan::walksRows(ArrayRef<int64_t> tile, Grid grid) const {
     return false;
   double mc = double(llvm::divideCeil(llvm::divideCeil(m, tile[0]), grid.m)),
          nc = double(columnSplit(tile[1]).busiest(grid.n).first);
-  double lhsStays = double(m) * esOf(lhs) + double(n) * esOf(rhs) * mc,
-         rhsStays = double(m) * esOf(lhs) * nc + double(n) * esOf(rhs);
+  double rhsRow = double(n * products * esOf(rhs));
+  double lhsStays = double(m) * esOf(lhs) + rhsRow * mc, rhsStays = double(m) * esOf(lhs) * nc + rhsRow;
   return rhsStays < lhsStays;
 }
 
@@ -390,8 +425,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // A step's operands and PT work at the mean depth of a K step: a ragged
   // last step (K 5632 in steps of 1024) is not priced as a whole one.
   double depth = double(k) / double(kt);
-  double lhsBytes = double(tm) * depth * esOf(lhs), rhsBytes = depth * double(tn * esOf(rhs)),
-         outBytes = double(tm * tn * esOf(out));
+  double lhsBytes = double(tm) * depth * esOf(lhs),
+         rhsBytes = depth * double(tn * products * esOf(rhs)), outBytes = double(tm * tn * esOf(out));
   double cores = double(grid.b * grid.m * grid.n);
   double bw = arch.deviceBytesPerCycle(), port = double(arch.dmaPortBytesPerCycle),
          latency = double(arch.dmaLatencyCycles);
@@ -419,15 +454,15 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
     lhsLoads = 1;
   }
   double read = double(batch) * double(k) *
-                (double(m) * esOf(lhs) * lhsF + double(n) * esOf(rhs) * rhsF);
+                (double(m) * esOf(lhs) * lhsF + double(n * products) * esOf(rhs) * rhsF);
   double written = double(batch * m * n * esOf(out));
   if (accumulate)
     read += written;
   // The epilogue's inputs are loaded once per output tile.
   double epiBytes = 0, epiLoads = 0;
   if (epilogue)
-    for (auto [i, product] : llvm::enumerate(isProduct))
-      if (!product) {
+    for (auto [i, product] : llvm::enumerate(productOf))
+      if (product < 0) {
         const LinearAccess &a = epiPlan->getInputAccess(unsigned(i));
         epiBytes += double(layoutTile(a.strides[0], a.strides[1], tm, tn, tm, tn,
                                       deviceDTypeBytes(epiPlan->getInputType(unsigned(i))))
@@ -447,9 +482,10 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // SFU (from the f32 accumulator), the first step's loads (each grid row
   // reads its lhs tile, then each column its rhs tile) and the last tiles'
   // stores, all cores at once.
-  double accBytes =
-      direct(tile) ? outBytes : double(tm * tn * 4 * (kt > 1 || accumulate ? 2 : 1));
-  double pt = arch.ptCycles(double(tm), depth, double(tn), lhsBytes + rhsBytes, accBytes);
+  double accBytes = direct(tile) ? outBytes
+                                 : double(tm * tn * products * 4 * (kt > 1 || accumulate ? 2 : 1));
+  double pt =
+      arch.ptCycles(double(tm), depth, double(tn * products), lhsBytes + rhsBytes, accBytes);
   // Staged output: the f32 accumulator (4 bytes) converted to 16 bits (2).
   double convert = staged() && !direct(tile) ? arch.sfuCycles(double(tm * tn), 6, false, false) : 0;
   if (epilogue)
@@ -644,8 +680,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   SmallVector<int64_t> epiSlot, tempAt;
   if (epilogue) {
     unsigned next = 3;
-    for (bool product : isProduct)
-      epiSlot.push_back(product ? -1 : int64_t(next++));
+    for (int64_t product : productOf)
+      epiSlot.push_back(product >= 0 ? -1 : int64_t(next++));
     for (size_t i = 0; i < epiPlan->getBodyPlan().temps.size(); ++i)
       tempAt.push_back(slotAt(next++, 0));
   }
@@ -767,7 +803,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         lastStep.lhsNew = lastStep.rhsNew = false;
         lastStep.deferred = -1;
         order.push_back(lastStep);
-      } else if (lastStep.rhsNew && half > 0 &&
+      } else if (lastStep.rhsNew && half > 0 && products == 1 &&
                  splitsColumns(tile, std::min(tk, k - lastStep.s * tk), cols, grid)) {
         order.back().colEnd = half;
         lastStep.colBegin = half;
@@ -800,10 +836,14 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       if (whole)
         a.view = em.lx(lhs.dtype, a.view.getOffset() + k0 * (lhs.transposed ? tm : 1) * esOf(lhs),
                        {a.view.getStrides()[0], 0, 0});
-      // Columns [c0, c1) of the rhs panel, in their place in its slot.
-      Placed w = place(rhs, b, k0, n0 + c0, ak, c1 - c0, tk, tn,
-                       slotAt(1, o.rhsCopy) + c0 * (rhs.transposed ? tk : 1) * esOf(rhs));
-      RefAttr acc = em.lx(accType, slotAt(2, outCopy), {tn * accBytes, 0, 0});
+      // Columns [c0, c1) of the rhs panel, in their place in its slot; a
+      // second product's columns follow the first's (all of them: its
+      // tiles are never split by columns), so that one instruction
+      // computes both.
+      int64_t rhsColBytes = (rhs.transposed ? tk : 1) * esOf(rhs);
+      Placed w = place(rhs, b, k0, n0 + c0, ak, c1 - c0, tk, tn * products,
+                       slotAt(1, o.rhsCopy) + c0 * rhsColBytes);
+      RefAttr acc = em.lx(accType, slotAt(2, outCopy), {tn * products * accBytes, 0, 0});
       int64_t es = esOf(out);
       // The converted tile: in the acc slot unless accumulating needs staging.
       RefAttr stage = inOne || !staged()
@@ -817,6 +857,10 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         step.loads.push_back(a.load);
       if (o.rhsNew)
         step.loads.push_back(w.load);
+      if (o.rhsNew && products == 2)
+        step.loads.push_back(place(rhs2, b, k0, n0, ak, an, tk, tn * products,
+                                   slotAt(1, o.rhsCopy) + an * rhsColBytes)
+                                 .load);
       step.operandLoads = step.loads.size();
       bool loadInit = accumulate && first;
       if (loadInit) // the output's current content starts the sum
@@ -872,7 +916,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       // Rows [r0, r1) of the output are rows [r0, r1) of the lhs tile (its
       // columns when LX holds it transposed) and of the accumulator.
       RefAttr lhsView = shift(a.view, r0 * (lhs.transposed ? 1 : kSpan) * esOf(lhs));
-      RefAttr accRows = shift(acc, (r0 * tn + c0) * accBytes);
+      RefAttr accRows = shift(acc, (r0 * tn * products + c0) * accBytes);
       int64_t rowCount = r1 - r0, colCount = c1 - c0;
       step.compute = [=, this, &em](StepCompute &sc) {
         OpBuilder &builder = sc.b();
@@ -883,7 +927,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
           sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(acc, 4), sfuView(stage, es), am,
                                    an, nullptr, 0, nullptr, nullptr));
         sc.releasesOperands(sc.add(HwMatmulOp::create(
-            builder, loc, accRows, lhsView, w.view, rowCount, ak, colCount, lhs.transposed,
+            builder, loc, accRows, lhsView, w.view, rowCount, ak, colCount * products, lhs.transposed,
             rhs.transposed, !first || accumulate, nullptr, 0, nullptr, nullptr)));
         // The product needs its operands only; the epilogue's inputs of
         // this step are waited for on the SFU, by a one-element copy of one
@@ -892,7 +936,8 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
           sc.waitsForLateLoads(sc.add(HwUnaryOp::create(builder, loc, "copy", lateView, lateView,
                                                         1, 1, nullptr, 0, nullptr, nullptr)));
         if (last && epilogue)
-          emitEpilogue(em, sc, loc, tile, slotAt(2, outCopy), epiViews, tempAt, r0, r1, c0, c1);
+          emitEpilogue(em, sc, loc, tile, slotAt(2, outCopy), epiViews, tempAt, r0, r1, c0, c1,
+                       an);
         else if (epilogue)
           // Steps signal their completion on one counter, which the stores
           // and the loads of later steps wait for: it must count steps in
@@ -919,7 +964,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
 void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
                               ArrayRef<int64_t> tile, int64_t accAt,
                               ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt, int64_t r0,
-                              int64_t r1, int64_t c0, int64_t c1) const {
+                              int64_t r1, int64_t c0, int64_t c1, int64_t productCols) const {
   int64_t tn = tile[1], er = tile[3], es = esOf(out), cols = c1 - c0;
   const BodyPlan &body = epiPlan->getBodyPlan();
   Value yielded = cast<YieldOp>(epilogue.getBody().front().getTerminator()).getValues()[0];
@@ -932,8 +977,10 @@ void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
       const BodyValue &info = body.values.at(v);
       switch (info.kind) {
       case BodyValue::Kind::input: {
-        if (isProduct[info.index])
-          return em.lx(uint8_t(ISA::DType::f32), accAt + (s0 * tn + c0) * 4, {tn * 4, 4, 0});
+        if (int64_t p = productOf[info.index]; p >= 0)
+          return em.lx(uint8_t(ISA::DType::f32),
+                       accAt + (s0 * tn * products + p * productCols + c0) * 4,
+                       {tn * products * 4, 4, 0});
         RefAttr r = inputViews[info.index];
         ArrayRef<int64_t> st = r.getStrides();
         return em.lx(r.getDtype(), r.getOffset() + s0 * st[0] + c0 * st[1], {st[0], st[1], 0});

@@ -472,7 +472,7 @@ spyre.kernel @fused_other(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
 
 spyre.kernel @fused_matmul_alone(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
                                  %c: !spyre.buffer<4x4xf16>) {
-  // expected-error @+1 {{must hold one spyre.generic after its spyre.matmul (the epilogue), not 0}}
+  // expected-error @+1 {{must hold one spyre.generic after its spyre.matmul ops (the epilogue), not 0}}
   spyre.fused {
     spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
                  outs(%c : !spyre.buffer<4x4xf16>)
@@ -484,7 +484,7 @@ spyre.kernel @fused_matmul_alone(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4
 
 spyre.kernel @fused_matmul_after(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
                                  %c: !spyre.buffer<4x4xf16>) {
-  // expected-error @+1 {{may hold one spyre.matmul, before its epilogue}}
+  // expected-error @+1 {{may hold one spyre.matmul, or two sharing their lhs, before its epilogue}}
   spyre.fused {
     spyre.generic domain [4, 4] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
                                                   affine_map<(d0, d1) -> (d0, d1)>],
@@ -495,6 +495,57 @@ spyre.kernel @fused_matmul_after(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4
     }
     spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
                  outs(%c : !spyre.buffer<4x4xf16>)
+  }
+  spyre.return
+}
+
+// -----
+
+// Two products side by side share their lhs (a gated MLP's gate and up).
+spyre.kernel @fused_matmuls_other_lhs(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
+                                      %c: !spyre.buffer<4x4xf16>) {
+  // expected-error @+1 {{may hold two spyre.matmul ops only when they share their lhs}}
+  spyre.fused {
+    %p = spyre.alloc() : !spyre.buffer<4x4xf16>
+    %q = spyre.alloc() : !spyre.buffer<4x4xf16>
+    spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%p : !spyre.buffer<4x4xf16>)
+    spyre.matmul ins(%b, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%q : !spyre.buffer<4x4xf16>)
+    spyre.generic domain [4, 4] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                                  affine_map<(d0, d1) -> (d0, d1)>,
+                                                  affine_map<(d0, d1) -> (d0, d1)>],
+        iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+        ins(%p, %q : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+        outs(%c : !spyre.buffer<4x4xf16>) {
+    ^bb0(%v: f16, %w: f16):
+      %s = arith.mulf %v, %w : f16
+      spyre.yield %s : f16
+    }
+  }
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @fused_three_matmuls(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
+                                  %c: !spyre.buffer<4x4xf16>) {
+  // expected-error @+1 {{may hold one spyre.matmul, or two sharing their lhs, before its epilogue}}
+  spyre.fused {
+    %p = spyre.alloc() : !spyre.buffer<4x4xf16>
+    spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%p : !spyre.buffer<4x4xf16>)
+    spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%p : !spyre.buffer<4x4xf16>)
+    spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%p : !spyre.buffer<4x4xf16>)
+    spyre.generic domain [4, 4] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                                  affine_map<(d0, d1) -> (d0, d1)>],
+        iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+        ins(%p : !spyre.buffer<4x4xf16>) outs(%c : !spyre.buffer<4x4xf16>) {
+    ^bb0(%v: f16):
+      spyre.yield %v : f16
+    }
   }
   spyre.return
 }

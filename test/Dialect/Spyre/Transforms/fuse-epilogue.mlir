@@ -182,3 +182,124 @@ spyre.kernel @two_readers(%a: !spyre.buffer<32x48xf16>, %w: !spyre.buffer<48x32x
   }
   spyre.return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A gated MLP's gate and up projections (nn.Linear weights, the same x) and
+// silu(gate) * up: both products and the generic form one group, both
+// temporaries inside it and their deallocs gone.
+// CHECK-LABEL: spyre.kernel @gated
+// CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: %[[G:.*]] = spyre.alloc() : !spyre.buffer<64x96xf16>
+// CHECK-NEXT: %[[U:.*]] = spyre.alloc() : !spyre.buffer<64x96xf16>
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg0, %arg1 {{.*}}outs(%[[G]]
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg0, %arg2 {{.*}}outs(%[[U]]
+// CHECK-NEXT: spyre.generic {{.*}}ins(%[[G]], %[[U]] {{.*}}outs(%arg3
+// CHECK: spyre.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: spyre.return
+// The rhs and accumulator slots hold both products' columns.
+// TILE-LABEL: spyre.kernel @gated
+// TILE: spyre.fused attributes {spyre.cores = {{[0-9]+}} : i64, spyre.lx = array<i64: {{[0-9, ]+}}>, spyre.tile = array<i64: {{[0-9]+, [0-9]+, [0-9]+, [0-9]+}}>}
+spyre.kernel @gated(%x: !spyre.buffer<64x128xf16>, %wg: !spyre.buffer<96x128xf16>,
+                    %wu: !spyre.buffer<96x128xf16>, %y: !spyre.buffer<64x96xf16>) {
+  %g = spyre.alloc() : !spyre.buffer<64x96xf16>
+  spyre.matmul transpose_rhs ins(%x, %wg : !spyre.buffer<64x128xf16>, !spyre.buffer<96x128xf16>)
+               outs(%g : !spyre.buffer<64x96xf16>)
+  %u = spyre.alloc() : !spyre.buffer<64x96xf16>
+  spyre.matmul transpose_rhs ins(%x, %wu : !spyre.buffer<64x128xf16>, !spyre.buffer<96x128xf16>)
+               outs(%u : !spyre.buffer<64x96xf16>)
+  spyre.generic domain [64, 96] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%g, %u : !spyre.buffer<64x96xf16>, !spyre.buffer<64x96xf16>)
+      outs(%y : !spyre.buffer<64x96xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %n = arith.negf %a32 : f32
+    %e = math.exp %n : f32
+    %one = arith.constant 1.0 : f32
+    %d = arith.addf %e, %one : f32
+    %s = arith.divf %a32, %d : f32
+    %r = arith.mulf %s, %b32 : f32
+    %t = arith.truncf %r : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %g : !spyre.buffer<64x96xf16>
+  spyre.dealloc %u : !spyre.buffer<64x96xf16>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Products of different lhs: the first is not computed beside the second,
+// which alone takes the generic as its epilogue; the first's product goes
+// through device memory as before.
+// CHECK-LABEL: spyre.kernel @other_lhs
+// CHECK-NEXT: %[[G:.*]] = spyre.alloc() : !spyre.buffer<64x96xf16>
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg0, %arg2 {{.*}}outs(%[[G]]
+// CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: %[[U:.*]] = spyre.alloc() : !spyre.buffer<64x96xf16>
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg1, %arg3 {{.*}}outs(%[[U]]
+// CHECK-NEXT: spyre.generic {{.*}}ins(%[[G]], %[[U]] {{.*}}outs(%arg4
+spyre.kernel @other_lhs(%x: !spyre.buffer<64x128xf16>, %x2: !spyre.buffer<64x128xf16>,
+                        %wg: !spyre.buffer<96x128xf16>, %wu: !spyre.buffer<96x128xf16>,
+                        %y: !spyre.buffer<64x96xf16>) {
+  %g = spyre.alloc() : !spyre.buffer<64x96xf16>
+  // expected-remark @+1 {{no epilogue fused: 'spyre.matmul' runs between it and its reader}}
+  spyre.matmul transpose_rhs ins(%x, %wg : !spyre.buffer<64x128xf16>, !spyre.buffer<96x128xf16>)
+               outs(%g : !spyre.buffer<64x96xf16>)
+  %u = spyre.alloc() : !spyre.buffer<64x96xf16>
+  spyre.matmul transpose_rhs ins(%x2, %wu : !spyre.buffer<64x128xf16>, !spyre.buffer<96x128xf16>)
+               outs(%u : !spyre.buffer<64x96xf16>)
+  spyre.generic domain [64, 96] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%g, %u : !spyre.buffer<64x96xf16>, !spyre.buffer<64x96xf16>)
+      outs(%y : !spyre.buffer<64x96xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %r = arith.mulf %a, %b : f16
+    spyre.yield %r : f16
+  }
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+
+// The generic reads the first product transposed: the pair cannot share
+// output tiles, so the plan's reason is remarked and the second product
+// alone takes the generic as its epilogue, loading the first's product.
+// CHECK-LABEL: spyre.kernel @pair_refused
+// CHECK-NEXT: %[[G:.*]] = spyre.alloc() : !spyre.buffer<64x64xf16>
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg0, %arg1 {{.*}}outs(%[[G]]
+// CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: %[[U:.*]] = spyre.alloc() : !spyre.buffer<64x64xf16>
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg0, %arg2 {{.*}}outs(%[[U]]
+// CHECK-NEXT: spyre.generic {{.*}}ins(%[[G]], %[[U]] {{.*}}outs(%arg3
+spyre.kernel @pair_refused(%x: !spyre.buffer<64x128xf16>, %wg: !spyre.buffer<64x128xf16>,
+                           %wu: !spyre.buffer<64x128xf16>, %y: !spyre.buffer<64x64xf16>) {
+  %g = spyre.alloc() : !spyre.buffer<64x64xf16>
+  // expected-remark @+2 {{not computed beside the next matmul: cannot run the epilogue on the output tile: the generic reads the product other than at the output's index}}
+  // expected-remark @+1 {{no epilogue fused: 'spyre.matmul' runs between it and its reader}}
+  spyre.matmul transpose_rhs ins(%x, %wg : !spyre.buffer<64x128xf16>, !spyre.buffer<64x128xf16>)
+               outs(%g : !spyre.buffer<64x64xf16>)
+  %u = spyre.alloc() : !spyre.buffer<64x64xf16>
+  spyre.matmul transpose_rhs ins(%x, %wu : !spyre.buffer<64x128xf16>, !spyre.buffer<64x128xf16>)
+               outs(%u : !spyre.buffer<64x64xf16>)
+  spyre.generic domain [64, 64] {indexing_maps = [#tr, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%g, %u : !spyre.buffer<64x64xf16>, !spyre.buffer<64x64xf16>)
+      outs(%y : !spyre.buffer<64x64xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %r = arith.mulf %a, %b : f16
+    spyre.yield %r : f16
+  }
+  spyre.return
+}
