@@ -187,3 +187,19 @@ def test_products_of_different_inputs_stay_apart(kernels):
     torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, K))
     assert counters.kernels_run == 2
     assert [k.count("spyre.matmul") for k in kernels] == [1, 1]
+
+
+@pytest.mark.parametrize("name", GATED)
+def test_a_gated_decode_step_keeps_its_column_halves(name):
+    # One row against two 4096 x 1024 weights: as for one product, the last
+    # step of each core finishes its columns in two halves; each half loads
+    # and multiplies its columns of both weights (an instruction each), and
+    # the epilogue combines the halves' own columns.
+    fn, linear = GATED[name]
+    x = rand(1, 1024, dtype=torch.float16) / 4
+    wg, wu = (rand(4096, 1024, dtype=torch.float16) / 4 for _ in range(2))
+    if not linear:
+        wg, wu = wg.T.contiguous(), wu.T.contiguous()
+    actual, expected = compiled_and_eager(fn, x, wg, wu)
+    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, 1024))
+    assert counters.kernels_run == 1

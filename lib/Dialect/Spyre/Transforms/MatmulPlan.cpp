@@ -470,7 +470,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
         epiLoads += 1;
       }
   read += double(batch * mt) * double(llvm::divideCeil(n, tn)) * epiBytes;
-  double transfers = lhsLoads + rhsLoads + tiles * ((accumulate ? 2 : 1) + epiLoads);
+  // Side-by-side products load each rhs panel in one transfer per product.
+  double transfers = lhsLoads + rhsLoads * products + tiles * ((accumulate ? 2 : 1) + epiLoads);
   double bus = arch.deviceCycles(read, written) + transfers * latency;
   // Each core's own transfers also pass its DMA engine.
   double lhsPanel = double(tm * lhsKSpan(tile) * esOf(lhs)); // lhsBytes unless whole
@@ -492,7 +493,7 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
     convert = epilogueCycles(tm, tn, tile[3]);
   double firstLoad = std::max(double(grid.b * grid.m) * lhsPanel / bw, lhsPanel / port) +
                      std::max(double(grid.b * grid.n) * rhsBytes / bw, rhsBytes / port) +
-                     2 * latency;
+                     double(1 + products) * latency;
   // The last stores find no reads to share the bus with: when fewer bytes
   // are written than read they pay the read/write turnaround alone.
   double storeCost = 1 / bw + (written < read ? arch.turnaroundCyclesPerByte() : 0);
@@ -507,7 +508,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // stores in mid run take the DMA engine from the loads.
   double readCost = 1 / bw + (read < written ? arch.turnaroundCyclesPerByte() : 0);
   double lhsStep = std::max(double(grid.b * grid.m) * lhsBytes * readCost, lhsBytes / port) + latency,
-         rhsStep = std::max(double(grid.b * grid.n) * rhsBytes * readCost, rhsBytes / port) + latency;
+         rhsStep = std::max(double(grid.b * grid.n) * rhsBytes * readCost, rhsBytes / port) +
+                   double(products) * latency;
   if (whole) { // loaded with the fill, not per step
     lhsStep = 0;
     lhsLoads = 0;
@@ -548,14 +550,17 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
 
 bool MatmulPlan::splitsColumns(ArrayRef<int64_t> tile, int64_t ak, int64_t cols,
                                Grid grid) const {
-  double latency = double(arch.dmaLatencyCycles);
-  double rhsBytes = double(ak * cols * esOf(rhs)), cores = double(grid.b * grid.m * grid.n);
+  // One transfer per product, each paying the latency.
+  double latency = double(arch.dmaLatencyCycles) * double(products);
+  double rhsBytes = double(ak * cols * products * esOf(rhs)),
+         cores = double(grid.b * grid.m * grid.n);
   double load = std::max(cores * rhsBytes / arch.deviceBytesPerCycle(),
                          rhsBytes / double(arch.dmaPortBytesPerCycle)) +
                 latency;
   bool kSteps = llvm::divideCeil(k, tile[2]) > 1;
-  double accBytes = double(cols) * (direct(tile) ? double(esOf(out)) : (kSteps ? 8.0 : 4.0));
-  double pt = arch.ptCycles(1, double(ak), double(cols), double(ak * esOf(lhs)) + rhsBytes,
+  double accBytes =
+      double(cols * products) * (direct(tile) ? double(esOf(out)) : (kSteps ? 8.0 : 4.0));
+  double pt = arch.ptCycles(1, double(ak), double(cols * products), double(ak * esOf(lhs)) + rhsBytes,
                             accBytes);
   // The last step's load starts as the step before it starts its product
   // (that step's load is done); the second half's load waits for that
@@ -803,7 +808,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         lastStep.lhsNew = lastStep.rhsNew = false;
         lastStep.deferred = -1;
         order.push_back(lastStep);
-      } else if (lastStep.rhsNew && half > 0 && products == 1 &&
+      } else if (lastStep.rhsNew && half > 0 &&
                  splitsColumns(tile, std::min(tk, k - lastStep.s * tk), cols, grid)) {
         order.back().colEnd = half;
         lastStep.colBegin = half;
@@ -837,12 +842,16 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         a.view = em.lx(lhs.dtype, a.view.getOffset() + k0 * (lhs.transposed ? tm : 1) * esOf(lhs),
                        {a.view.getStrides()[0], 0, 0});
       // Columns [c0, c1) of the rhs panel, in their place in its slot; a
-      // second product's columns follow the first's (all of them: its
-      // tiles are never split by columns), so that one instruction
-      // computes both.
+      // second product's columns follow all of the first's, so that one
+      // instruction computes both where a step takes all the columns.
       int64_t rhsColBytes = (rhs.transposed ? tk : 1) * esOf(rhs);
       Placed w = place(rhs, b, k0, n0 + c0, ak, c1 - c0, tk, tn * products,
                        slotAt(1, o.rhsCopy) + c0 * rhsColBytes);
+      Placed w2 = w;
+      if (products == 2)
+        w2 = place(rhs2, b, k0, n0 + c0, ak, c1 - c0, tk, tn * products,
+                   slotAt(1, o.rhsCopy) + (an + c0) * rhsColBytes);
+      bool allColumns = c0 == 0 && c1 == an;
       RefAttr acc = em.lx(accType, slotAt(2, outCopy), {tn * products * accBytes, 0, 0});
       int64_t es = esOf(out);
       // The converted tile: in the acc slot unless accumulating needs staging.
@@ -858,9 +867,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       if (o.rhsNew)
         step.loads.push_back(w.load);
       if (o.rhsNew && products == 2)
-        step.loads.push_back(place(rhs2, b, k0, n0, ak, an, tk, tn * products,
-                                   slotAt(1, o.rhsCopy) + an * rhsColBytes)
-                                 .load);
+        step.loads.push_back(w2.load);
       step.operandLoads = step.loads.size();
       bool loadInit = accumulate && first;
       if (loadInit) // the output's current content starts the sum
@@ -926,9 +933,19 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         if (loadInit && staged())
           sc.add(HwUnaryOp::create(builder, loc, "copy", sfuView(acc, 4), sfuView(stage, es), am,
                                    an, nullptr, 0, nullptr, nullptr));
-        sc.releasesOperands(sc.add(HwMatmulOp::create(
-            builder, loc, accRows, lhsView, w.view, rowCount, ak, colCount * products, lhs.transposed,
-            rhs.transposed, !first || accumulate, nullptr, 0, nullptr, nullptr)));
+        // Both products in one instruction, or, for a step that takes some
+        // of the columns (a one-row tile's last step in column halves),
+        // one instruction each.
+        auto product = [&](RefAttr dst, RefAttr rhsView, int64_t cols) {
+          return sc.add(HwMatmulOp::create(builder, loc, dst, lhsView, rhsView, rowCount, ak, cols,
+                                           lhs.transposed, rhs.transposed, !first || accumulate,
+                                           nullptr, 0, nullptr, nullptr));
+        };
+        Operation *lastProduct =
+            product(accRows, w.view, allColumns ? colCount * products : colCount);
+        if (products == 2 && !allColumns)
+          lastProduct = product(shift(accRows, an * accBytes), w2.view, colCount);
+        sc.releasesOperands(lastProduct);
         // The product needs its operands only; the epilogue's inputs of
         // this step are waited for on the SFU, by a one-element copy of one
         // of them onto itself, so that the PT need not wait for them.
