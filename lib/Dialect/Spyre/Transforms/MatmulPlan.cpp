@@ -453,8 +453,23 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
     lhsF = 1;
     lhsLoads = 1;
   }
+  // Cores of a grid row whose column blocks differ in width run epilogues
+  // of different lengths, and a step ends when its epilogue does: their
+  // steps drift apart and their loads of the shared lhs panel stop
+  // coinciding, so the card reads it again for some of them. Counted as one
+  // more read (a gated 512 x 2048 x 5632 on 15 grid columns of 5 and 6
+  // sticks moved 3.8 MB more than its two reads of x, 2 MB each; without an
+  // epilogue the 5632 columns of the product alone on 16 did not drift).
+  double paces = epilogue && !whole && columnSplit(tile[1]).units % grid.n != 0 ? 2 : 1;
+  // An epilogue of more SFU instructions (its ops times its strips) than an
+  // engine's queue holds stops the core from issuing its next loads and
+  // products until the SFU has run the excess: instructions issue in order.
+  double epiInstructions =
+      epilogue ? double(epiPlan->getBodyPlan().ops.size()) * double(llvm::divideCeil(tm, tile[3]))
+               : 0;
+  double epiExcess = std::max(0.0, epiInstructions - double(arch.engineQueueDepth));
   double read = double(batch) * double(k) *
-                (double(m) * esOf(lhs) * lhsF + double(n * products) * esOf(rhs) * rhsF);
+                (double(m) * esOf(lhs) * lhsF * paces + double(n * products) * esOf(rhs) * rhsF);
   double written = double(batch * m * n * esOf(out));
   if (accumulate)
     read += written;
@@ -507,7 +522,9 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // step, so two steps take at least that load and one PT step. The
   // stores in mid run take the DMA engine from the loads.
   double readCost = 1 / bw + (read < written ? arch.turnaroundCyclesPerByte() : 0);
-  double lhsStep = std::max(double(grid.b * grid.m) * lhsBytes * readCost, lhsBytes / port) + latency,
+  double lhsStep = std::max(double(grid.b * grid.m) * paces * lhsBytes * readCost,
+                            lhsBytes / port) +
+                   latency,
          rhsStep = std::max(double(grid.b * grid.n) * rhsBytes * readCost, rhsBytes / port) +
                    double(products) * latency;
   if (whole) { // loaded with the fill, not per step
@@ -534,6 +551,9 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // ones: it paces the run when it takes longer than a tile's steps.
   if (epilogue)
     steady = std::max(steady, tiles * convert);
+  // The issue held up by a long epilogue (above), once per tile.
+  if (epiExcess > 0)
+    steady += tiles * convert * epiExcess / epiInstructions;
   // Whichever of the PT and the transfers is busiest sets the pace; the
   // transfers wait for the first tile to be computed before storing.
   // The core's last step runs as two row halves (lower): when the PT is
