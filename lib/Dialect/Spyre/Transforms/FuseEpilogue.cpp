@@ -65,26 +65,35 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
     GenericOp reader = epilogueOf(second, why);
     if (!reader || onlyReader(first, why) != reader)
       return false;
-    auto allocs = {first.getInit().getDefiningOp(), second.getInit().getDefiningOp()};
-    OpBuilder b(first);
-    auto fused = FusedOp::create(b, first.getLoc());
+    Operation *allocs[] = {first.getInit().getDefiningOp(), second.getInit().getDefiningOp()};
+    why = group(first, {allocs[0], allocs[1], first, second, reader}, allocs, arch,
+                "no tile with both products' slots fits the usable LX");
+    if (!why.empty() && reportMissed)
+      first.emitRemark() << "not computed beside the next matmul: " << why;
+    return why.empty();
+  }
+
+  /// Moves `ops`, in this order, into a new spyre.fused at `at`, and keeps
+  /// it when the plan can run the group, erasing the deallocations of its
+  /// `temporaries`; else puts the ops back and returns why not.
+  static std::string group(Operation *at, ArrayRef<Operation *> ops,
+                           ArrayRef<Operation *> temporaries, const ::spyre::Arch &arch,
+                           StringRef noTile) {
+    OpBuilder b(at);
+    auto fused = FusedOp::create(b, at->getLoc());
     Block *body = b.createBlock(&fused.getBody());
-    for (Operation *op : allocs)
+    for (Operation *op : ops)
       op->moveBefore(body, body->end());
-    for (Operation *op : {first.getOperation(), second.getOperation(), reader.getOperation()})
-      op->moveBefore(body, body->end());
-    why = whyFusedCannotRun(fused, arch, "no tile with both products' slots fits the usable LX");
+    std::string why = whyFusedCannotRun(fused, arch, noTile);
     if (!why.empty()) {
       dissolve(fused);
-      if (reportMissed)
-        first.emitRemark() << "not computed beside the next matmul: " << why;
-      return false;
+      return why;
     }
-    for (Operation *alloc : allocs)
-      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+    for (Operation *temporary : temporaries)
+      for (Operation *user : llvm::make_early_inc_range(temporary->getUsers()))
         if (isa<DeallocOp>(user))
           user->erase();
-    return true;
+    return "";
   }
 
 
@@ -141,23 +150,12 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
         matmul.emitRemark() << "no epilogue fused: " << why;
       return;
     }
-    auto alloc = matmul.getInit().getDefiningOp<AllocOp>();
-    OpBuilder b(matmul);
-    auto fused = FusedOp::create(b, matmul.getLoc());
-    Block *body = b.createBlock(&fused.getBody());
-    for (Operation *op : {alloc.getOperation(), matmul.getOperation(), epilogue.getOperation()})
-      op->moveBefore(body, body->end());
-    // Keep the group only if the plan takes the epilogue and a tile fits LX.
-    why = whyFusedCannotRun(fused, arch, "no tile with the epilogue's slots fits the usable LX");
-    if (!why.empty()) {
-      dissolve(fused);
-      if (reportMissed)
-        matmul.emitRemark() << "epilogue not fused: " << why;
-      return;
-    }
-    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
-      if (isa<DeallocOp>(user))
-        user->erase();
+    // Kept only if the plan takes the epilogue and a tile fits LX.
+    Operation *alloc = matmul.getInit().getDefiningOp();
+    why = group(matmul, {alloc, matmul, epilogue}, alloc, arch,
+                "no tile with the epilogue's slots fits the usable LX");
+    if (!why.empty() && reportMissed)
+      matmul.emitRemark() << "epilogue not fused: " << why;
   }
 };
 
