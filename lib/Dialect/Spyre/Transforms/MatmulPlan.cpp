@@ -401,7 +401,8 @@ bool MatmulPlan::walksRows(ArrayRef<int64_t> tile, Grid grid) const {
   double mc = double(llvm::divideCeil(llvm::divideCeil(m, tile[0]), grid.m)),
          nc = double(columnSplit(tile[1]).busiest(grid.n).first);
   double rhsRow = double(n * products * esOf(rhs));
-  double lhsStays = double(m) * esOf(lhs) + rhsRow * mc, rhsStays = double(m) * esOf(lhs) * nc + rhsRow;
+  double lhsStays = double(m) * esOf(lhs) + rhsRow * mc,
+         rhsStays = double(m) * esOf(lhs) * nc + rhsRow;
   return rhsStays < lhsStays;
 }
 
@@ -426,7 +427,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // last step (K 5632 in steps of 1024) is not priced as a whole one.
   double depth = double(k) / double(kt);
   double lhsBytes = double(tm) * depth * esOf(lhs),
-         rhsBytes = depth * double(tn * products * esOf(rhs)), outBytes = double(tm * tn * esOf(out));
+         rhsBytes = depth * double(tn * products * esOf(rhs)),
+         outBytes = double(tm * tn * esOf(out));
   double cores = double(grid.b * grid.m * grid.n);
   double bw = arch.deviceBytesPerCycle(), port = double(arch.dmaPortBytesPerCycle),
          latency = double(arch.dmaLatencyCycles);
@@ -580,8 +582,8 @@ bool MatmulPlan::splitsColumns(ArrayRef<int64_t> tile, int64_t ak, int64_t cols,
   bool kSteps = llvm::divideCeil(k, tile[2]) > 1;
   double accBytes =
       double(cols * products) * (direct(tile) ? double(esOf(out)) : (kSteps ? 8.0 : 4.0));
-  double pt = arch.ptCycles(1, double(ak), double(cols * products), double(ak * esOf(lhs)) + rhsBytes,
-                            accBytes);
+  double pt = arch.ptCycles(1, double(ak), double(cols * products),
+                            double(ak * esOf(lhs)) + rhsBytes, accBytes);
   // The last step's load starts as the step before it starts its product
   // (that step's load is done); the second half's load waits for that
   // product too (the loads of step t wait for the compute of step t - 2).
