@@ -18,12 +18,44 @@ int64_t deviceElementBytes(Type t) {
   return t.isInteger(1) ? 1 : (t.getIntOrFloatBitWidth() + 7) / 8;
 }
 
-/// Functions the vector unit runs at its transcendental rate (docs/isa.md).
-bool isTranscendental(Operation &op) {
+} // namespace
+
+bool mlir::spyre::isTranscendental(Operation &op) {
   return isa<math::ExpOp, math::LogOp, math::Log1pOp, math::ExpM1Op, math::TanhOp, math::ErfOp,
              math::SqrtOp, math::RsqrtOp, math::SinOp, math::CosOp, math::TanOp, math::AtanOp,
              math::Atan2Op, math::PowFOp, math::Log2Op, math::Log10Op, math::Exp2Op,
              math::ErfcOp, arith::DivFOp>(op);
+}
+
+namespace {
+
+/// LX bytes an element of `v` streams when an SFU instruction reads or
+/// writes it in a generic's body, at least: a block argument its buffer's
+/// element (none when its map leaves out a loop: a per-row value the
+/// instruction holds), a conversion or a value only narrowed or yielded the
+/// narrower type (the SFU converts as it reads and rounds on store), a
+/// constant nothing (an immediate); anything else its own type.
+double streamedBytes(Value v, GenericOp generic) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    AffineMap map = generic.getInputMap(arg.getArgNumber());
+    for (unsigned loop = 0; loop < unsigned(generic.getNumLoops()); ++loop)
+      if (!map.isFunctionOfDim(loop))
+        return 0;
+    return double(deviceElementBytes(v.getType()));
+  }
+  Operation *def = v.getDefiningOp();
+  if (isa<arith::ConstantOp>(def))
+    return 0;
+  if (isa<arith::ExtFOp, arith::TruncFOp>(def))
+    return streamedBytes(def->getOperand(0), generic);
+  double bytes = double(deviceElementBytes(v.getType()));
+  for (Operation *user : v.getUsers())
+    if (!isa<arith::TruncFOp, YieldOp>(user))
+      return bytes;
+  for (Operation *user : v.getUsers())
+    if (isa<arith::TruncFOp>(user))
+      bytes = std::min(bytes, double(deviceElementBytes(user->getResult(0).getType())));
+  return bytes;
 }
 
 /// SFU passes over each score of spyre.attention: the maximum, the
@@ -120,28 +152,37 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      double points = 1;
                      for (int64_t size : generic.getStaticDomain())
                        points *= double(size);
-                     // Each body op is an SFU instruction streaming about the
-                     // generic's operands, whose bytes per element may cap its
-                     // rate (the SFUs' LX port); transcendental functions run
-                     // at a fraction of it.
-                     double bytes = 0;
-                     for (Type t : generic->getOperandTypes())
-                       if (auto b = dyn_cast<BufferType>(t))
-                         bytes += double(b.getElementType().getIntOrFloatBitWidth()) / 8;
-                     double perPoint = 0;
-                     for (Operation &inner : generic.getBody().front().without_terminator())
-                       if (!isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(inner))
-                         perPoint += isTranscendental(inner) ? arch.sfuTranscendentalDivisor : 1;
-                     // A reduction combines every point at the SFU's
-                     // reduction rate; a copy still streams every element.
+                     // Each body op is an SFU instruction streaming its
+                     // operands and result, whose bytes per element may cap
+                     // its rate (the SFUs' LX port; streamedBytes counts
+                     // them at their least, so that the bound is one);
+                     // transcendental functions run at a fraction of it.
+                     double perPoint = 0, cycles = 0;
+                     Block &body = generic.getBody().front();
+                     for (Operation &inner : body.without_terminator()) {
+                       if (isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(inner))
+                         continue;
+                       double bytes = streamedBytes(inner.getResult(0), generic);
+                       for (Value operand : inner.getOperands())
+                         bytes += streamedBytes(operand, generic);
+                       double passes = isTranscendental(inner) ? arch.sfuTranscendentalDivisor : 1;
+                       perPoint += passes;
+                       cycles += passes / arch.sfuRate(bytes, false, false);
+                     }
+                     // A copy still streams every element; a reduction
+                     // combines every yielded value at the reduction rate.
+                     double yielded = 0;
+                     for (Value v : body.getTerminator()->getOperands())
+                       yielded += streamedBytes(v, generic);
                      bool reduction = !generic.getReductionLoops().empty();
-                     if (!reduction)
-                       perPoint = std::max(perPoint, 1.0);
+                     if (!reduction && perPoint == 0) {
+                       perPoint = 1;
+                       cycles = 1 / arch.sfuRate(2 * yielded, false, false);
+                     }
+                     if (reduction)
+                       cycles += 1 / arch.sfuRate(yielded, true, false);
                      cost.vectorOps = points * (perPoint + (reduction ? 1 : 0));
-                     cost.computeCycles =
-                         points *
-                         (perPoint / arch.sfuRate(bytes, false, false) +
-                          (reduction ? 1 / arch.sfuRate(bytes, true, false) : 0)) / cores;
+                     cost.computeCycles = points * cycles / cores;
                      return true;
                    })
                    .Case<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, GatherOp, FillOp>(

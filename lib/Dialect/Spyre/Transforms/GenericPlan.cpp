@@ -446,10 +446,31 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
 }
 
 double GenericPlan::sfuCycles(int64_t cores) const {
-  std::string why;
-  std::optional<OpCost> cost = CostModel(arch).estimate(generic, why);
-  return cost ? cost->computeCycles * double(arch.cores) / double(std::max<int64_t>(cores, 1))
-              : 0;
+  // Every body op at the rate of an instruction streaming all of the
+  // generic's operands: more than most stream (CostModel's roofline counts
+  // what each does, a lower bound), but the tile counts of overlapDepth
+  // were set against this estimate.
+  double points = 1;
+  for (int64_t size : generic.getStaticDomain()) {
+    if (ShapedType::isDynamic(size))
+      return 0;
+    points *= double(size);
+  }
+  double bytes = 0;
+  for (Type t : generic->getOperandTypes())
+    if (auto b = dyn_cast<BufferType>(t))
+      bytes += double(b.getElementType().getIntOrFloatBitWidth()) / 8;
+  double perPoint = 0;
+  for (Operation &inner : generic.getBody().front().without_terminator())
+    if (!isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(inner))
+      perPoint += isTranscendental(inner) ? arch.sfuTranscendentalDivisor : 1;
+  bool reduction = !generic.getReductionLoops().empty();
+  if (!reduction)
+    perPoint = std::max(perPoint, 1.0);
+  return points *
+         (perPoint / arch.sfuRate(bytes, false, false) +
+          (reduction ? 1 / arch.sfuRate(bytes, true, false) : 0)) /
+         double(std::max<int64_t>(cores, 1));
 }
 
 int64_t GenericPlan::rowStickElems() const {

@@ -27,6 +27,10 @@ struct OpCost {
   double boundCycles() const { return computeCycles > memoryCycles ? computeCycles : memoryCycles; }
 };
 
+/// Whether the vector unit runs `op` (a generic's body op) at its
+/// transcendental rate (docs/isa.md).
+bool isTranscendental(Operation &op);
+
 class CostModel {
 public:
   explicit CostModel(const ::spyre::Arch &arch) : arch(arch) {}
