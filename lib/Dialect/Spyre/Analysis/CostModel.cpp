@@ -20,11 +20,14 @@ int64_t deviceElementBytes(Type t) {
 
 } // namespace
 
-bool mlir::spyre::isTranscendental(Operation &op) {
-  return isa<math::ExpOp, math::LogOp, math::Log1pOp, math::ExpM1Op, math::TanhOp, math::ErfOp,
+double mlir::spyre::sfuPasses(Operation &op, const ::spyre::Arch &arch) {
+  if (isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(op))
+    return 0;
+  bool transcendental = isa<math::ExpOp, math::LogOp, math::Log1pOp, math::ExpM1Op, math::TanhOp, math::ErfOp,
              math::SqrtOp, math::RsqrtOp, math::SinOp, math::CosOp, math::TanOp, math::AtanOp,
              math::Atan2Op, math::PowFOp, math::Log2Op, math::Log10Op, math::Exp2Op,
              math::ErfcOp, arith::DivFOp>(op);
+  return transcendental ? double(arch.sfuTranscendentalDivisor) : 1;
 }
 
 namespace {
@@ -160,12 +163,12 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      double perPoint = 0, cycles = 0;
                      Block &body = generic.getBody().front();
                      for (Operation &inner : body.without_terminator()) {
-                       if (isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(inner))
+                       double passes = sfuPasses(inner, arch);
+                       if (passes == 0)
                          continue;
                        double bytes = streamedBytes(inner.getResult(0), generic);
                        for (Value operand : inner.getOperands())
                          bytes += streamedBytes(operand, generic);
-                       double passes = isTranscendental(inner) ? arch.sfuTranscendentalDivisor : 1;
                        perPoint += passes;
                        cycles += passes / arch.sfuRate(bytes, false, false);
                      }

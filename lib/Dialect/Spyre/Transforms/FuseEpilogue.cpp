@@ -96,7 +96,6 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
     return "";
   }
 
-
   /// The generic that is the only reader of `matmul`'s output, a temporary
   /// of the kernel, when nothing but allocations lies between them; else
   /// the reason in `why`.

@@ -462,8 +462,7 @@ double GenericPlan::sfuCycles(int64_t cores) const {
       bytes += double(b.getElementType().getIntOrFloatBitWidth()) / 8;
   double perPoint = 0;
   for (Operation &inner : generic.getBody().front().without_terminator())
-    if (!isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(inner))
-      perPoint += isTranscendental(inner) ? arch.sfuTranscendentalDivisor : 1;
+    perPoint += sfuPasses(inner, arch);
   bool reduction = !generic.getReductionLoops().empty();
   if (!reduction)
     perPoint = std::max(perPoint, 1.0);

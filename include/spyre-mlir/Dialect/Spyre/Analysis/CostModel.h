@@ -27,9 +27,11 @@ struct OpCost {
   double boundCycles() const { return computeCycles > memoryCycles ? computeCycles : memoryCycles; }
 };
 
-/// Whether the vector unit runs `op` (a generic's body op) at its
-/// transcendental rate (docs/isa.md).
-bool isTranscendental(Operation &op);
+/// SFU passes a generic's body op takes per element: none for a constant
+/// or a conversion (an immediate; the SFU converts as it reads and rounds
+/// on store), the transcendental divisor for the functions the vector unit
+/// runs at its transcendental rate (docs/isa.md), else one.
+double sfuPasses(Operation &op, const ::spyre::Arch &arch);
 
 class CostModel {
 public:
