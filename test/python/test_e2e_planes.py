@@ -16,18 +16,22 @@ def device_bytes(result):
             sum(c["device_write_bytes"] for c in cores))
 
 
-@pytest.mark.parametrize("positions,heads", [(64, 2), (67, 5), (512, 8)])
-def test_rotary_halves_move_as_whole_sticks(positions, heads):
+@pytest.mark.parametrize("positions,heads,half", [
+    (64, 2, 32), (67, 5, 32), (512, 8, 32),
+    # Heads of 128 (Llama 2, Mistral): each half is a whole stick already.
+    (64, 4, 64), (67, 3, 64)])
+def test_rotary_halves_move_as_whole_sticks(positions, heads, half):
     """y = x * cos + rotate_half(x) * sin, sign included (-x2, x1), over
-    positions x heads x two halves x 32: each head's 128-byte row is read
-    once for x and its rotation, cos and sin once per position."""
-    n = positions * heads * 64
-    x_map = amap(4, f"d0 * {heads * 64} + d1 * 64 + d2 * 32 + d3")
-    rot_map = amap(4, f"d0 * {heads * 64} + d1 * 64 - d2 * 32 + d3 + 32")
-    freq_map = amap(4, "d0 * 64 + d2 * 32 + d3")
-    body = generic((positions, heads, 2, 32),
-                   [("%x", (n,), "f16"), ("%c", (positions * 64,), "f16"),
-                    ("%x", (n,), "f16"), ("%s", (positions * 64,), "f16")],
+    positions x heads x two halves: each head's row is read once for x and
+    its rotation, cos and sin once per position and head at most."""
+    d = 2 * half
+    n = positions * heads * d
+    x_map = amap(4, f"d0 * {heads * d} + d1 * {d} + d2 * {half} + d3")
+    rot_map = amap(4, f"d0 * {heads * d} + d1 * {d} - d2 * {half} + d3 + {half}")
+    freq_map = amap(4, f"d0 * {d} + d2 * {half} + d3")
+    body = generic((positions, heads, 2, half),
+                   [("%x", (n,), "f16"), ("%c", (positions * d,), "f16"),
+                    ("%x", (n,), "f16"), ("%s", (positions * d,), "f16")],
                    [("%y", (n,), "f16")], [x_map, freq_map, rot_map, freq_map, x_map], """
 %first = spyre.index_expr affine_map<(d0, d1, d2, d3) -> (d2)> : i32
 %zero = arith.constant 0 : i32
@@ -38,22 +42,22 @@ def test_rotary_halves_move_as_whole_sticks(positions, heads):
 %q = arith.mulf %r, %a3 : f16
 %v = arith.addf %p, %q : f16
 spyre.yield %v : f16""")
-    src = kernel("rotary", [("x", (n,), "f16"), ("c", (positions * 64,), "f16"),
-                            ("s", (positions * 64,), "f16"), ("y", (n,), "f16")], body)
+    src = kernel("rotary", [("x", (n,), "f16"), ("c", (positions * d,), "f16"),
+                            ("s", (positions * d,), "f16"), ("y", (n,), "f16")], body)
     rng = np.random.default_rng(positions)
     x = rng.standard_normal(n).astype(np.float16)
-    c, s = (rng.standard_normal(positions * 64).astype(np.float16) for _ in range(2))
+    c, s = (rng.standard_normal(positions * d).astype(np.float16) for _ in range(2))
     out, result = run(src, {"arg0": x, "arg1": c, "arg2": s})
-    xr = rounded(x).astype(np.float64).reshape(positions, heads, 2, 32)
-    cr = rounded(c).astype(np.float64).reshape(positions, 1, 2, 32)
-    sr = rounded(s).astype(np.float64).reshape(positions, 1, 2, 32)
+    xr = rounded(x).astype(np.float64).reshape(positions, heads, 2, half)
+    cr = rounded(c).astype(np.float64).reshape(positions, 1, 2, half)
+    sr = rounded(s).astype(np.float64).reshape(positions, 1, 2, half)
     rotated = np.concatenate([-xr[:, :, 1:], xr[:, :, :1]], axis=2)
     close(out["arg3"], (xr * cr + rotated * sr).reshape(-1))
     read, written = device_bytes(result)
-    # Rows of 32 f16 moved alone are half a stick each (x twice, for itself
-    # and its rotation: 4x). cos and sin are read once per tile, whose rows
-    # may be a head's positions.
-    assert read <= 1.05 * (x.nbytes + heads * (c.nbytes + s.nbytes))
+    # Halves moved alone read x twice, for itself and its rotation (rows of
+    # 32 f16 also as half sticks: 4x). cos and sin are read once per tile,
+    # whose rows may be a head's positions.
+    assert read <= 1.05 * x.nbytes + heads * (c.nbytes + s.nbytes)
     assert written <= 1.05 * x.nbytes
 
 

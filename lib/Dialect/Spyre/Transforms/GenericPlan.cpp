@@ -230,8 +230,7 @@ int GenericPlan::choosePlane() const {
   if (outputs.empty() || outputs[0].combiner != CombinerKind::none)
     return -1;
   const LinearAccess &out = outputs[0].access;
-  if (out.strides[col] != 1 ||
-      sizes[col] * deviceDTypeBytes(outputs[0].dtype) >= arch.stickBytes)
+  if (out.strides[col] != 1)
     return -1;
   // Only beside a row loop: in a two-dimensional generic the rows already
   // continue each other's runs.
@@ -244,7 +243,22 @@ int GenericPlan::choosePlane() const {
     else
       ++rows;
   }
-  return rows ? found : -1;
+  if (!rows || found < 0)
+    return -1;
+  // Rows of a stick or more move whole sticks anyway; their planes are
+  // worth a tile only when an input reads them the other way round (a
+  // rotary embedding's rotated halves of a 128-wide head): with all planes
+  // in the tile it reads the run the straight input loads.
+  if (sizes[col] * deviceDTypeBytes(outputs[0].dtype) >= arch.stickBytes &&
+      !readsPlanesReversed(found))
+    return -1;
+  return found;
+}
+
+bool GenericPlan::readsPlanesReversed(int loop) const {
+  return llvm::any_of(inputs, [&](const LinearAccess &a) {
+    return a.strides[col] == 1 && a.strides[loop] == -sizes[col];
+  });
 }
 
 PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
@@ -407,7 +421,10 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
     // Whole col rows, and planes enough for a stick when they fit.
     tile[col] = sizes[col];
     int64_t rowBytes = sizes[col] * deviceDTypeBytes(outputs[0].dtype);
-    int64_t wanted = std::min<int64_t>(sizes[plane], llvm::divideCeil(arch.stickBytes, rowBytes));
+    int64_t wanted = readsPlanesReversed(plane)
+                         ? sizes[plane]
+                         : std::min<int64_t>(sizes[plane],
+                                             llvm::divideCeil(arch.stickBytes, rowBytes));
     tile[plane] = largest(plane, wanted, 1);
     if (tile[plane] == 0)
       return {};

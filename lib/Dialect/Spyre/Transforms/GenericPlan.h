@@ -230,6 +230,9 @@ private:
   /// The parallel loop whose planes continue the first output's rows past
   /// the col loop when those rows are shorter than a stick; -1 if none.
   int choosePlane() const;
+  /// Whether an input reads loop `loop`'s planes in reverse order, each a
+  /// whole col row (a rotary embedding's rotated halves).
+  bool readsPlanesReversed(int loop) const;
   int64_t planeSize(ArrayRef<int64_t> tile) const { return plane < 0 ? 1 : tile[plane]; }
   /// The layout of an operand's tile of `rows` x `cols` x `planes` (at most
   /// the tile's); `span` as for layoutTile.

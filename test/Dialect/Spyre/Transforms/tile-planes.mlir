@@ -46,6 +46,43 @@ spyre.kernel @rotary(%x: !spyre.buffer<8192xf16>, %c: !spyre.buffer<4096xf16>,
 
 // -----
 
+// Heads of 128 (Llama 2, Mistral): each half is a whole stick, so straight
+// rows need no planes, but the rotated input reads the halves the other way
+// round: a tile of both halves reads x once for both inputs.
+// CHECK-LABEL: spyre.kernel @rotary_wide
+// CHECK: spyre.generic domain [64, 4, 2, 64] {{.*}}spyre.tile = array<i64: 1, 4, 2, 64>
+// LOWER-LABEL: spyre.hw.program @rotary_wide
+// LOWER: spyre.hw.core 0 {
+// LOWER-NEXT: spyre.hw.kernel 1
+// A position's four heads are one 1024-byte run of x, its cos one of 256
+// bytes; then the next position's (double buffered). The rotated x loads
+// nothing: its view is 128 bytes into x's, then at its start.
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16>, #spyre.ref<@arg0, dl16> row 1024 x [1, 1, 1]
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[COS:[0-9]+]], {{.*}}>, #spyre.ref<@arg1, dl16> row 256 x [1, 1, 1]
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = 1024>, #spyre.ref<@arg0, dl16, offset = 1024> row 1024 x [1, 1, 1]
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}, {{.*}}>, #spyre.ref<@arg1, dl16, offset = 256> row 256 x [1, 1, 1]
+// LOWER-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, dl16, offset = [[T:[0-9]+]], {{.*}}>, #spyre.ref<lx, dl16, strides = [256, 2, 0]>, #spyre.ref<lx, dl16, offset = [[COS]], strides = [0, 2, 0]> [4 x 64]
+// LOWER-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = [[T]], {{.*}}>, #spyre.ref<lx, dl16, offset = 128, strides = [256, 2, 0]> [4 x 64]
+#xw = affine_map<(d0, d1, d2, d3) -> (d0 * 512 + d1 * 128 + d2 * 64 + d3)>
+#cosw = affine_map<(d0, d1, d2, d3) -> (d0 * 128 + d2 * 64 + d3)>
+#rotw = affine_map<(d0, d1, d2, d3) -> (d0 * 512 + d1 * 128 - d2 * 64 + d3 + 64)>
+spyre.kernel @rotary_wide(%x: !spyre.buffer<32768xf16>, %c: !spyre.buffer<8192xf16>,
+                          %y: !spyre.buffer<32768xf16>) {
+  spyre.generic domain [64, 4, 2, 64] {indexing_maps = [#xw, #cosw, #rotw, #xw],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %c, %x : !spyre.buffer<32768xf16>, !spyre.buffer<8192xf16>, !spyre.buffer<32768xf16>)
+      outs(%y : !spyre.buffer<32768xf16>) {
+  ^bb0(%a: f16, %b: f16, %r: f16):
+    %0 = arith.mulf %a, %b : f16
+    %1 = arith.addf %0, %r : f16
+    spyre.yield %1 : f16
+  }
+  spyre.return
+}
+
+// -----
+
 // Nearest upsampling by 2 (channels x rows x row repeat x cols x col
 // repeat): the output's rows are the 2-wide col repeat, continued by the
 // input's cols; 32 of them fill a stick.
