@@ -131,11 +131,13 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
     ArrayRef<Operation *> ops = compute.ops();
     assert(!ops.empty() && "a step computes nothing");
     // Every step starts after its loads and after the stores of step t - 2
-    // (its slots may be the ones those read): for t >= 2 the DMA queue
+    // (its slots may be the ones those read; not when the plan says they
+    // are not, `mayOverwriteStored`): for t >= 2 the DMA queue
     // holds the loads of step t that went ahead, then step t - 2's stores,
     // then step t's other loads, so the last of those that exists implies
     // the rest.
-    bool storesBefore = t >= 2 && storesThrough[t - 2] > (t >= 3 ? storesThrough[t - 3] : 0);
+    bool storesBefore = step.mayOverwriteStored && t >= 2 &&
+                        storesThrough[t - 2] > (t >= 3 ? storesThrough[t - 3] : 0);
     Operation *late = step.loads.size() > step.operandLoads ? compute.getLateLoadsWaiter()
                                                              : nullptr;
     if (late) {
@@ -149,8 +151,14 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
         sync(ops.front(), kLoad, loadBase + operandsThrough[t]);
     } else if (step.loads.size() > loadsAhead[t] || (!step.loads.empty() && !storesBefore)) {
       sync(ops.front(), kLoad, loadBase + loadsThrough[t]);
-    } else if (t >= 2 && storesThrough[t - 2] > 0) {
-      sync(ops.front(), kStore, storeBase + storesThrough[t - 2]);
+    } else if (int64_t follows = t < 2                     ? 0
+                                 : step.mayOverwriteStored ? storesThrough[t - 2]
+                                 : t >= 3                  ? storesThrough[t - 3]
+                                                           : 0) {
+      // Without loads of its own to wait for, which would imply them, the
+      // step still follows the stores before step t - 2's: its slots were
+      // last stored from there.
+      sync(ops.front(), kStore, storeBase + follows);
     }
     Operation *releaser = compute.getReleaser();
     if (releaser == ops.back()) // its completion is the step's

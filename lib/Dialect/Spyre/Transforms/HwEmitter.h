@@ -128,6 +128,11 @@ struct TileStep {
   /// How many of `loads`, from the first, fill slots that only the
   /// releasing instruction of a step reads (see the file comment).
   size_t operandLoads = 0;
+  /// Whether the compute may write a slot that the stores of step t - 2
+  /// read, so that it waits for them. A plan whose steps keep their results
+  /// apart (a matmul's accumulator copies by tile) clears it where they do
+  /// not meet, and the step waits for its loads only.
+  bool mayOverwriteStored = true;
   std::function<void(StepCompute &)> compute;
 };
 

@@ -884,6 +884,17 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
                                  (out.base + b * out.batchStride + m0 * out.outerStride + n0) * es,
                                  {out.outerStride * es, 0, 0});
       TileStep step;
+      // Results live in their tile's copy of the accumulator (and staging)
+      // slot: the stores of step i - 2 read another copy unless one of the
+      // tiles they store has this tile's parity.
+      if (i >= 2) {
+        const Order &before = order[i - 2];
+        int64_t beforeCols = split.columns(columnBlock, tileAt(before.local)[2]).second;
+        bool storesTile =
+            before.s == kt - 1 && (before.colEnd < 0 || before.colEnd == beforeCols);
+        step.mayOverwriteStored = (storesTile && before.local % 2 == outCopy) ||
+                                  (before.deferred >= 0 && before.deferred % 2 == outCopy);
+      }
       if (o.lhsNew)
         step.loads.push_back(a.load);
       if (o.rhsNew)

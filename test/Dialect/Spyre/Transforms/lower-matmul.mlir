@@ -52,3 +52,22 @@ spyre.kernel @wide(%a: !spyre.buffer<64x64xf16>, %b: !spyre.buffer<64x256xf16>,
                outs(%c : !spyre.buffer<64x256xf16>) {spyre.tile = array<i64: 64, 64, 64>}
   spyre.return
 }
+
+// Two row tiles sharing the rhs walk K one after the other (two steps
+// each); the first tile's store is split around the second tile's first
+// step. The steps of the second tile write its own copy of the accumulator,
+// so they need not wait for the first tile's stores of two steps before:
+// its last step's first row half waits for its loads (semaphore 0), and the
+// second half, which loads nothing, for the stores before the one two steps
+// back (semaphore 2, count 1: the first half of the first tile's store).
+// CHECK-LABEL: spyre.hw.program @pair
+// CHECK: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC1:[0-9]+]], {{.*}} m 256 k 512 n 256 {signal_sem = 1 : i64, wait_count = 5 : i64, wait_sem = 0 : i64}
+// CHECK: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC1]], {{.*}} m 128 k 512 n 256 {accumulate, signal_sem = 6 : i64, wait_count = 6 : i64, wait_sem = 0 : i64}
+// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, offset = 131072
+// CHECK-NEXT: spyre.hw.matmul {{.*}} m 128 k 512 n 256 {accumulate, signal_sem = 6 : i64, wait_count = 1 : i64, wait_sem = 2 : i64}
+spyre.kernel @pair(%a: !spyre.buffer<512x1024xf16>, %b: !spyre.buffer<1024x256xf16>,
+                   %c: !spyre.buffer<512x256xf16>) {
+  spyre.matmul ins(%a, %b : !spyre.buffer<512x1024xf16>, !spyre.buffer<1024x256xf16>)
+               outs(%c : !spyre.buffer<512x256xf16>) {spyre.tile = array<i64: 256, 256, 512>}
+  spyre.return
+}
