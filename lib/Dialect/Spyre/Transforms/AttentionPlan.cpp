@@ -216,11 +216,13 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
         double values = arch.ptCycles(r, c, double(dv + 1), r * c * probEs + c * double((dv + 1) * es),
                                       2 * r * double(dv + 1) * 4);
         // Maximum, subtraction and exponential over the scores, the
-        // rescaled accumulator, and the per-row updates.
+        // rescaled accumulator (after the first block), and the per-row
+        // updates.
         double softmax = arch.sfuCycles(r * c, 4, true, false) +
                          arch.sfuCycles(r * c, 8, false, false) +
-                         arch.sfuCycles(r * c, 4 + probEs, false, true) +
-                         arch.sfuCycles(r * double(dv + 1), 8, false, false) + 12 * startup;
+                         arch.sfuCycles(r * c, 4 + probEs, false, true) + 12 * startup;
+        if (blk > 0)
+          softmax += arch.sfuCycles(r * double(dv + 1), 8, false, false);
         if (hasMask)
           softmax += arch.sfuCycles(r * c, 8, false, false);
         // The causal select, over the columns a row of a block on the
@@ -493,9 +495,10 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           fill(cell(1), 0, 1, 1);
           fill(cell(2), 1, 1, 1);
           fill(row(kMax, 0), -inf, rows, 1);
+          // The first block's products of probabilities and values write
+          // the accumulator: it needs no zeros and no rescaling.
           for (int64_t copy = 0; copy < 2; ++copy)
-            fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
-          setup = fill(acc(0), 0, rows, dv + 1);
+            setup = fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
         }
         // Where key j of a causal block lies after query row i: 1 + j - i > 0,
         // computed once per core. A block whose keys start o - 1 columns
@@ -579,14 +582,14 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           binary("sub", row(kScale, it.r0), row(kOldMax, it.r0), row(kSafeMax, it.r0), r, 1);
           unary("exp", row(kScale, it.r0), row(kScale, it.r0), r, 1);
           binary("sub", scores, scores, row(kSafeMax, it.r0), r, c);
-          unary("exp", probs, scores, r, c);
-          Operation *scaled = binary("mul", acc(it.r0), acc(it.r0),
-                                     row(kScale, it.r0), r, dv + 1);
+          Operation *ready = unary("exp", probs, scores, r, c);
+          if (!first)
+            ready = binary("mul", acc(it.r0), acc(it.r0), row(kScale, it.r0), r, dv + 1);
           lastProduct = add(HwMatmulOp::create(b, loc, view(f32, accAt + it.r0 * accRow, accRow, 0),
                                                view(dl16, slotAt(kProbs, copyOf(n)), tk * probEs, 0),
                                                view(dtype, vAt, (dv + 1) * es, 0), r, c, dv + 1, false,
-                                               false, true, nullptr, 0, nullptr, nullptr),
-                            scaled);
+                                               false, !first, nullptr, 0, nullptr, nullptr),
+                            ready);
           nextProduct(n + 2);
         }
         if (last) {

@@ -11,7 +11,9 @@
 // before them), whose condition (key after row: an iota and a comparison)
 // each core computes once. Values are loaded as rows of 65
 // (a column of ones after them), so that the product with the probabilities
-// also sums them, into the accumulator's last column: no sum on the SFU. Scores stay in LX: the only store
+// also sums them, into the accumulator's last column: no sum on the SFU. The
+// first key block's products write the accumulator (no zeros, no rescaling
+// by the running maximum). Scores stay in LX: the only store
 // is the output. Core 1 runs the first panel. The PT computes the second block's scores before the SFU
 // starts on the first block's (each waits for its own product), and the
 // first block's probabilities times values wait for the first block only.
@@ -22,7 +24,9 @@
 // CHECK: m 64 k 64 n 192 {{{.*}}transpose_b
 // CHECK: m 64 k 64 n 256 {{{.*}}transpose_b
 // CHECK: spyre.hw.core 1 {
-// CHECK: spyre.hw.fill {{.*}} [128 x 65] {signal_sem = [[SFU:5]] : i64}
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU:5]] : i64}
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64}
+// CHECK-NOT: [128 x 65]
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, f32, offset = [[AFTER:[0-9]+]], strides = [256, 4, 0]>, 1.000000e+00 [64 x 64] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, signal_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.binary "gt" #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 64]
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 64 {signal_sem = [[PT:4]] : i64, transpose_b, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
@@ -31,12 +35,12 @@
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 64] {accumulate
 // CHECK-NOT: spyre.hw.reduce "sum"
 // CHECK: spyre.hw.unary "exp" #spyre.ref<lx, dl16, {{.*}} [64 x 64]
-// CHECK-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, f32, offset = [[ACC:[0-9]+]], strides = [260, 4, 0]>, {{.*}} [64 x 65] {signal_sem = [[SFU]] : i64}
-// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC]], strides = [260, 0, 0]> = {{.*}}, strides = [130, 0, 0]> m 64 k 64 n 65 {accumulate, signal_sem = [[PT]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = {{[0-9]+}}, strides = [260, 0, 0]> = {{.*}}, strides = [130, 0, 0]> m 64 k 64 n 65 {signal_sem = [[PT]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.select {{.*}}, #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 63] {{.*}}wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
 // CHECK-NOT: spyre.hw.binary "gt"
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 128] {accumulate
-// CHECK: spyre.hw.matmul {{.*}} m 64 k 128 n 65 {accumulate, signal_sem = [[PT]] : i64
+// CHECK-NOT: [64 x 65]
+// CHECK: spyre.hw.matmul {{.*}} m 64 k 128 n 65 {signal_sem = [[PT]] : i64
 // CHECK-NEXT: spyre.hw.binary "eq" {{.*}} [128 x 1] {signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
 // CHECK: spyre.hw.binary "div" #spyre.ref<lx, dl16, {{.*}} [128 x 64] {signal_sem = 1 : i64}
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16{{.*}}>, #spyre.ref<lx, dl16{{.*}}> row 16384 x [1, 1, 1]
@@ -78,15 +82,19 @@ spyre.kernel @decode(%q: !spyre.buffer<4x1x32xf16>, %k: !spyre.buffer<2x700x32xf
 // its first block's probabilities x values, before its second's), waiting
 // for the second step's loads (semaphore 0 at 5: query, keys and values of
 // step 1, keys and values of step 2); the second step's first SFU
-// instruction waits for that product, the 4th PT signal.
+// instruction waits for that product, the 4th PT signal. The first step's
+// probabilities x values write the accumulator, the second's add to it
+// after the SFU rescales it.
 // TILE-LABEL: spyre.kernel @keys
 // TILE: spyre.tile = array<i64: 256, 512, 128>
 // CHECK-LABEL: spyre.hw.program @keys
-// CHECK: spyre.hw.matmul {{.*}} m 128 k 512 n 65 {accumulate, signal_sem = 4 : i64
+// CHECK: spyre.hw.matmul {{.*}} m 128 k 512 n 65 {signal_sem = 4 : i64
 // CHECK-NEXT: spyre.hw.matmul {{.*}} m 128 k 64 n 512 {signal_sem = 4 : i64, transpose_b, wait_count = 5 : i64, wait_sem = 0 : i64}
-// CHECK: spyre.hw.matmul {{.*}} m 128 k 512 n 65 {accumulate, signal_sem = 1 : i64
+// CHECK: spyre.hw.matmul {{.*}} m 128 k 512 n 65 {signal_sem = 1 : i64
 // CHECK-NEXT: spyre.hw.matmul {{.*}} m 128 k 64 n 512 {signal_sem = 4 : i64, transpose_b, wait_count = 5 : i64, wait_sem = 0 : i64}
 // CHECK-NEXT: spyre.hw.unary "copy" {{.*}} [128 x 1] {signal_sem = 5 : i64, wait_count = 4 : i64, wait_sem = 4 : i64}
+// CHECK: spyre.hw.binary "mul" #spyre.ref<lx, f32, {{.*}} [128 x 65]
+// CHECK-NEXT: spyre.hw.matmul {{.*}} m 128 k 512 n 65 {accumulate, signal_sem = 4 : i64
 spyre.kernel @keys(%q: !spyre.buffer<2x256x64xf16>, %k: !spyre.buffer<2x1024x64xf16>,
                    %v: !spyre.buffer<2x1024x64xf16>, %o: !spyre.buffer<2x256x64xf16>) {
   spyre.attention ins(%q, %k, %v : !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x1024x64xf16>, !spyre.buffer<2x1024x64xf16>) outs(%o : !spyre.buffer<2x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 256, 512, 128>}
