@@ -203,3 +203,48 @@ def test_a_gated_decode_step_keeps_its_column_halves(name):
     actual, expected = compiled_and_eager(fn, x, wg, wu)
     torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, 1024))
     assert counters.kernels_run == 1
+
+
+# A layer's key and value projections read the same x and are returned (to
+# the attention and the cache): no epilogue, two outputs. The card computes
+# both on each output tile and stores each, loading x once.
+SIDE_BY_SIDE = {
+    "linear": (lambda x, wk, wv: (F.linear(x, wk), F.linear(x, wv)), True),
+    "x@W": (lambda x, wk, wv: (x @ wk, x @ wv), False),
+}
+
+
+@pytest.mark.parametrize("rows", [M, 1])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("name", SIDE_BY_SIDE)
+def test_products_of_one_input_run_side_by_side(name, dtype, rows, kernels):
+    fn, linear = SIDE_BY_SIDE[name]
+    x = rand(rows, K, dtype=dtype) / 4
+    wk, wv = (rand(N, K, dtype=dtype) / 4 for _ in range(2))
+    if not linear:
+        wk, wv = wk.T.contiguous(), wv.T.contiguous()
+    actual, expected = compiled_and_eager(fn, x, wk, wv)
+    for a, e in zip(actual, expected):
+        assert a.shape == e.shape and a.dtype == e.dtype
+        torch.testing.assert_close(a.float(), e.float(), **tolerance(dtype, K))
+    assert counters.kernels_run == 1, kernels
+    assert kernels[0].count("spyre.matmul") == 2
+    assert not counters.fallbacks
+
+
+def test_side_by_side_products_read_their_input_once():
+    # 256 tokens, two 128 x 1024 projections (a GQA layer's key and value):
+    # against the same products of two different inputs, which cannot share.
+    torch.manual_seed(0)
+    x, y = (rand(256, 1024, dtype=torch.float16) / 4 for _ in range(2))
+    wk, wv = (rand(128, 1024, dtype=torch.float16) / 8 for _ in range(2))
+    (k, v), (ek, ev) = compiled_and_eager(
+        lambda x, wk, wv: (F.linear(x, wk), F.linear(x, wv)), x, wk, wv)
+    shared = (counters.kernels_run, counters.bus_read_bytes, counters.simulated_cycles)
+    torch.testing.assert_close(k, ek, **tolerance(torch.float16, 1024))
+    torch.testing.assert_close(v, ev, **tolerance(torch.float16, 1024))
+    compiled_and_eager(lambda x, y, wk, wv: (F.linear(x, wk), F.linear(y, wv)), x, y, wk, wv)
+    assert shared[0] == 1 and counters.kernels_run == 2
+    # x once (512 KB) instead of x and y, and the weights: 512 KB less.
+    assert counters.bus_read_bytes - shared[1] >= x.numel() * x.element_size()
+    assert shared[2] < counters.simulated_cycles

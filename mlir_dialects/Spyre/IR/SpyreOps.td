@@ -293,8 +293,8 @@ def Spyre_FusedOp : Spyre_Op<"fused", [
   let description = [{
     Either `spyre.generic` ops over the same domain, in order, or a
     `spyre.matmul` (or two sharing their lhs) followed by one
-    `spyre.generic`, its epilogue; with the `spyre.alloc` temporaries only
-    they use.
+    `spyre.generic`, its epilogue, or two `spyre.matmul` ops sharing their
+    lhs and nothing else; with the `spyre.alloc` temporaries only they use.
 
     Generics: each core loads a tile of whole rows once and runs every op on
     it in turn; temporaries (row statistics, intermediate tiles) stay in LX
@@ -308,7 +308,10 @@ def Spyre_FusedOp : Spyre_Op<"fused", [
     device memory. Two products of the same lhs whose only reader is the
     epilogue (a gated MLP's `silu(x @ Wg) * (x @ Wu)`) are computed side by
     side on each output tile, the lhs panel loaded once for both, and the
-    epilogue combines them. Made by `spyre-fuse-epilogue`.
+    epilogue combines them. Two products of the same lhs and shapes without
+    an epilogue (a layer's key and value projections) are computed side by
+    side the same way, each tile storing both to their outputs. Made by
+    `spyre-fuse-epilogue`.
     Example:
     ```mlir
     spyre.fused {

@@ -154,6 +154,12 @@ def SpyreFuseEpilogue : Pass<"spyre-fuse-epilogue", "::mlir::ModuleOp"> {
     product reaches device memory. When the pair cannot run so, the second
     matmul alone is tried with the generic.
 
+    Two such matmuls (same lhs, shapes and flags, not accumulating) that
+    write outputs of the kernel instead, one right after the other (a
+    layer's key and value projections), are grouped without a generic: each
+    output tile computes both products in one pass over K and stores each to
+    its output, the lhs panel loaded once for both.
+
     The group is kept when the matmul's plan takes the generic as its
     epilogue (elementwise over the product's rows and columns, reading the
     product at the index it writes, a body the vector unit runs) and a tile

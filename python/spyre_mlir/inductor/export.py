@@ -124,6 +124,33 @@ def export_epilogue(name: str, products: list[Trace], epilogue: Trace,
                               partial_writes([epilogue], buffers, buffer_info))
 
 
+def export_products(name: str, products: list[Trace], buffer_info: BufferInfo) -> ExportedKernel:
+    """Matrix products of one lhs and the same shapes, each writing an output
+    of its own (a layer's key and value projections), as one kernel:
+    spyre-fuse-epilogue groups them and the card computes them side by
+    side, each lhs panel loaded once for both. Raises Unsupported when they
+    are not such products."""
+    with Context(), Location.unknown():
+        specs = _side_by_side(products, buffer_info)
+        if specs is None:
+            raise Unsupported("products that do not share their lhs and shapes")
+        args = [specs[0].args[0]] + [spec.args[1] for spec in specs] + \
+            [spec.args[2] for spec in specs]
+        if len({name for name, _, _ in args}) != len(args):
+            raise Unsupported("the products share a buffer besides their lhs")
+        module, kernel, block = _new_kernel(name, args)
+        count = len(specs)
+        with InsertionPoint(block):
+            for i, spec in enumerate(specs):
+                _emit_matmul(spec, block.arguments[0], block.arguments[1 + i],
+                             block.arguments[1 + count + i])
+            spyre.ReturnOp()
+        module.operation.verify()
+        buffers = [str(a).strip('"') for a in _arg_names(kernel)]
+        return ExportedKernel(name, str(module), buffers, "matmul",
+                              partial_writes(products, buffers, buffer_info))
+
+
 def products_side_by_side(products: list[Trace], buffer_info: BufferInfo) -> bool:
     """Whether these matrix products can share one kernel's output tiles:
     unbatched, the same lhs, the same shapes, types and layouts."""

@@ -19,7 +19,8 @@ from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
 from . import attention, convolution, host_checks, state
-from .export import export, export_epilogue, export_many, products_side_by_side
+from .export import export, export_epilogue, export_many, export_products, \
+    products_side_by_side
 from .ranges import check_integer_ranges
 from .dumps import dump
 from .kernel_cache import CompileError, compile_cached
@@ -308,9 +309,9 @@ class SpyreScheduling(BaseScheduling):
             self.cpu.flush()
 
     def _shares_lhs_with_product(self, node, trace) -> bool:
-        """Whether product `node` may wait beside the pending product for an
-        epilogue that reads both: the same lhs and shapes, and it does not
-        read the pending product."""
+        """Whether product `node` may wait beside the pending product, for an
+        epilogue that reads both or to run beside it: the same lhs and
+        shapes, and it does not read the pending product."""
         if self.product is None or self.first_product is not None:
             return False
         product_node, product_trace, _ = self.product
@@ -321,33 +322,66 @@ class SpyreScheduling(BaseScheduling):
     def _with_product(self, node, trace) -> bool:
         """Emits the pending product (with the one before it, when `node`
         reads both) and `node` as one kernel when `node` is its epilogue:
-        elementwise over the products, their only reader."""
+        elementwise over the products, their only reader. Two pending
+        products that `node` does not both read stay pending, to run side by
+        side, unless `node` is the second one's epilogue."""
         if self.first_product is not None:
-            first, self.first_product = self.first_product, None
-            if self._emit_epilogue([first, self.product], node, trace):
-                self.product = None
+            if self._emit_epilogue([self.first_product, self.product], node, trace):
+                self.first_product = self.product = None
                 return True
+            fused = self._epilogue_kernel([self.product], node, trace)
+            if fused is None:
+                return False
+            first, self.first_product = self.first_product, None
             self._compile_and_emit(first[0], first[2])
+            self._emit_fused([self.product], node, fused)
+            self.product = None
+            return True
         if self._emit_epilogue([self.product], node, trace):
             self.product = None
             return True
         return False
 
-    def _emit_epilogue(self, products, node, trace) -> bool:
+    def _epilogue_kernel(self, products, node, trace):
+        """`products` with `node` as their epilogue, compiled; None if it
+        cannot run so."""
         nodes = [product_node for product_node, _, _ in products] + [node]
-        temporaries = _temporaries(nodes)
         try:
             kernel = export_epilogue("kernel", [t for _, t, _ in products], trace,
-                                     _buffer_info, temporaries)
+                                     _buffer_info, _temporaries(nodes))
             compile_cached(kernel.mlir)
         except (Unsupported, CompileError) as e:
             log.debug("%s not run as the epilogue of %s: %s", node.get_name(),
                       ", ".join(n.get_name() for n in nodes[:-1]),
                       str(e).splitlines()[0] if str(e) else type(e).__name__)
-            return False
+            return None
+        return kernel
+
+    def _emit_fused(self, products, node, kernel) -> None:
+        nodes = [product_node for product_node, _, _ in products] + [node]
         if not state.check:  # check mode's CPU code needs them
-            V.graph.removed_buffers.update(temporaries)
+            V.graph.removed_buffers.update(_temporaries(nodes))
         self._emit(nodes, kernel)
+
+    def _emit_epilogue(self, products, node, trace) -> bool:
+        kernel = self._epilogue_kernel(products, node, trace)
+        if kernel is None:
+            return False
+        self._emit_fused(products, node, kernel)
+        return True
+
+    def _emit_side_by_side(self, products) -> bool:
+        """Two pending products of one lhs as one kernel, each to its own
+        output; whether they could run so."""
+        try:
+            kernel = export_products("kernel", [t for _, t, _ in products], _buffer_info)
+            compile_cached(kernel.mlir)
+        except (Unsupported, CompileError) as e:
+            log.debug("%s not run side by side: %s",
+                      ", ".join(node.get_name() for node, _, _ in products),
+                      str(e).splitlines()[0] if str(e) else type(e).__name__)
+            return False
+        self._emit([node for node, _, _ in products], kernel)
         return True
 
     def _independent_of_pending(self, node) -> bool:
@@ -367,6 +401,10 @@ class SpyreScheduling(BaseScheduling):
         return True
 
     def _flush_product(self) -> None:
+        if self.first_product is not None and \
+                self._emit_side_by_side([self.first_product, self.product]):
+            self.first_product = self.product = None
+            return
         for pending in (self.first_product, self.product):
             if pending is not None:
                 node, _, kernel = pending

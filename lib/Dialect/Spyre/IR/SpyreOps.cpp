@@ -89,10 +89,12 @@ LogicalResult FusedOp::verify() {
                            << op.getName() << "'";
     }
   }
-  if (matmuls && generics != 1)
+  // Two products of one lhs may also each write an output of their own
+  // (a layer's key and value projections), with no epilogue.
+  if (matmuls && generics != 1 && !(matmuls == 2 && generics == 0))
     return emitOpError() << "must hold one spyre.generic after its spyre.matmul ops (the "
-                            "epilogue), not "
-                         << generics;
+                            "epilogue), or two spyre.matmul ops and no generic, not "
+                         << matmuls << " and " << generics;
   if (!matmuls && generics < 2)
     return emitOpError() << "must hold at least two spyre.generic ops";
   return success();

@@ -7,7 +7,9 @@
 // never reaches device memory. Two matmuls of the same lhs whose outputs
 // only that generic reads (a gated MLP, silu(x @ Wg) * (x @ Wu)) are grouped
 // with it together: MatmulPlan computes both products of an output tile in
-// one pass over K, the lhs panel loaded once for both.
+// one pass over K, the lhs panel loaded once for both. Two such matmuls
+// that write outputs of the kernel (a layer's key and value projections)
+// are grouped without an epilogue, each tile storing both products.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,10 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
     });
   }
 
+  /// Whether `value` is an argument of the kernel (an output its callers
+  /// read), not a temporary.
+  static bool isOutput(Value value) { return isa<BlockArgument>(value); }
+
   /// The next op after `op` that is not an allocation.
   static Operation *nextComputeOp(Operation *op) {
     do
@@ -50,8 +56,9 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
 
   /// Groups `first`, the matmul after it and their reader when the two
   /// share their lhs and only that generic reads their products (a gated
-  /// MLP); whether it did. When the plan cannot run the pair, the second
-  /// matmul alone is left to `fuse`.
+  /// MLP), or the two alone when both write outputs of the kernel; whether
+  /// it did. When the plan cannot run the pair, the second matmul alone is
+  /// left to `fuse`.
   bool fusePair(MatmulOp first, const ::spyre::Arch &arch) {
     auto second = dyn_cast_or_null<MatmulOp>(nextComputeOp(first));
     if (!second || second.getLhs() != first.getLhs() ||
@@ -61,6 +68,15 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
     for (StringRef flag : {"transpose_lhs", "transpose_rhs", "accumulate"})
       if (first->hasAttr(flag) != second->hasAttr(flag))
         return false;
+    if (isOutput(first.getInit()) && isOutput(second.getInit()) &&
+        !first->hasAttr("accumulate") && first.getInit() != second.getInit() &&
+        second.getRhs() != first.getInit()) {
+      std::string why = group(first, {first, second}, {}, arch,
+                              "no tile with both products' slots fits the usable LX");
+      if (!why.empty() && reportMissed)
+        first.emitRemark() << "not computed beside the next matmul: " << why;
+      return why.empty();
+    }
     std::string why;
     GenericOp reader = epilogueOf(second, why);
     if (!reader || onlyReader(first, why) != reader)

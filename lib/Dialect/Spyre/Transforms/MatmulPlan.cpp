@@ -180,10 +180,13 @@ private:
   /// group) and the second matmul of a group, which shares its lhs.
   Operation *mm = nullptr, *mm2 = nullptr;
   /// lhs is (m x k), rhs (k x n), out (m x n): "outer" is the first. With an
-  /// epilogue, out is the generic's output. rhs2 is the second matmul's.
-  Operand lhs, rhs, rhs2, out;
+  /// epilogue, out is the generic's output. rhs2 is the second matmul's,
+  /// and out2 its output when the two products have no epilogue.
+  Operand lhs, rhs, rhs2, out, out2;
   /// Products computed side by side per output tile (1, or 2 with mm2).
   int64_t products = 1;
+  /// The outputs an output tile stores: the epilogue's, or each product's.
+  int64_t outputs() const { return epilogue ? 1 : products; }
 
   /// The epilogue's generic, its plan, and per input which product it is
   /// (read from the accumulator), or -1 when it is loaded per output tile.
@@ -268,8 +271,21 @@ LogicalResult MatmulPlan::analyze() {
   }
   if (batch == 0 || m == 0 || n == 0 || k == 0)
     return op->emitError() << "cannot run on the card: an empty matmul";
-  if (fused)
+  if (fused && !fused.getBody().front().getOps<GenericOp>().empty())
     return analyzeEpilogue(fused);
+  if (fused) {
+    // Two products, each to an output of its own (the verifier checked
+    // there are two and no generic).
+    if (accumulate)
+      return op->emitError() << "cannot compute two products side by side into outputs "
+                                "they accumulate into";
+    Value out2Value = mm2->getOperand(2);
+    if (out2Value == outValue || out2Value == lhsValue || out2Value == rhsValue ||
+        outValue == mm2->getOperand(1))
+      return op->emitError() << "cannot compute two products side by side: one writes an "
+                                "operand of the other";
+    return describe(out2Value, false, out2, "the second output");
+  }
   return success();
 }
 
@@ -428,7 +444,7 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double depth = double(k) / double(kt);
   double lhsBytes = double(tm) * depth * esOf(lhs),
          rhsBytes = depth * double(tn * products * esOf(rhs)),
-         outBytes = double(tm * tn * esOf(out));
+         outBytes = double(tm * tn * outputs() * esOf(out));
   double cores = double(grid.b * grid.m * grid.n);
   double bw = arch.deviceBytesPerCycle(), port = double(arch.dmaPortBytesPerCycle),
          latency = double(arch.dmaLatencyCycles);
@@ -472,7 +488,7 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double epiExcess = std::max(0.0, epiInstructions - double(arch.engineQueueDepth));
   double read = double(batch) * double(k) *
                 (double(m) * esOf(lhs) * lhsF * paces + double(n * products) * esOf(rhs) * rhsF);
-  double written = double(batch * m * n * esOf(out));
+  double written = double(batch * m * n * outputs() * esOf(out));
   if (accumulate)
     read += written;
   // The epilogue's inputs are loaded once per output tile.
@@ -488,7 +504,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
       }
   read += double(batch * mt) * double(llvm::divideCeil(n, tn)) * epiBytes;
   // Side-by-side products load each rhs panel in one transfer per product.
-  double transfers = lhsLoads + rhsLoads * products + tiles * ((accumulate ? 2 : 1) + epiLoads);
+  double transfers =
+      lhsLoads + rhsLoads * products + tiles * ((accumulate ? 2 : 1) * outputs() + epiLoads);
   double bus = arch.deviceCycles(read, written) + transfers * latency;
   // Each core's own transfers also pass its DMA engine.
   double lhsPanel = double(tm * lhsKSpan(tile) * esOf(lhs)); // lhsBytes unless whole
@@ -505,7 +522,9 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double pt =
       arch.ptCycles(double(tm), depth, double(tn * products), lhsBytes + rhsBytes, accBytes);
   // Staged output: the f32 accumulator (4 bytes) converted to 16 bits (2).
-  double convert = staged() && !direct(tile) ? arch.sfuCycles(double(tm * tn), 6, false, false) : 0;
+  double convert = staged() && !direct(tile)
+                       ? arch.sfuCycles(double(tm * tn * outputs()), 6, false, false)
+                       : 0;
   if (epilogue)
     convert = epilogueCycles(tm, tn, tile[3]);
   double firstLoad = std::max(double(grid.b * grid.m) * lhsPanel / bw, lhsPanel / port) +
@@ -933,25 +952,35 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
           }
           epiViews.push_back(em.lx(dtype, at, {l.rowStride, l.colStride, 0}));
         }
-      // Rows [r0, r1) of tile `tile`'s store.
-      auto storeRows = [&](int64_t tile, int64_t r0, int64_t r1) -> Transfer {
+      // Rows [r0, r1) of tile `tile`'s stores: of each product's output,
+      // whose converted rows lie side by side like the accumulator's.
+      int64_t storedPitch = tn * outputs();
+      auto storeRows = [&](int64_t tile, int64_t r0, int64_t r1) {
         auto [tb, tmi, tni] = tileAt(tile);
         auto [tn0, cols] = split.columns(columnBlock, tni);
         int64_t tm0 = (mBegin + tmi) * tm;
-        int64_t at = slotAt(staging() ? 3 : 2, tile % 2) + r0 * tn * es;
-        return {em.device(out.value, out.dtype,
-                          (out.base + tb * out.batchStride + (tm0 + r0) * out.outerStride + tn0) *
-                              es,
-                          {out.outerStride * es, 0, 0}),
-                em.lx(out.dtype, at, {tn * es, 0, 0}), cols * es, {r1 - r0, 1, 1}};
+        int64_t at = slotAt(staging() ? 3 : 2, tile % 2) + r0 * storedPitch * es;
+        for (int64_t p = 0; p < outputs(); ++p) {
+          const Operand &o = p == 0 ? out : out2;
+          step.stores.push_back(
+              {em.device(o.value, o.dtype,
+                         (o.base + tb * o.batchStride + (tm0 + r0) * o.outerStride + tn0) * es,
+                         {o.outerStride * es, 0, 0}),
+               em.lx(o.dtype, at + p * cols * es, {storedPitch * es, 0, 0}), cols * es,
+               {r1 - r0, 1, 1}});
+        }
       };
       bool split = last && i + 1 < int64_t(order.size()) && order[i + 1].deferred == local;
-      if (last && lastPart)
-        step.stores.push_back(split ? storeRows(local, 0, am / 2) : storeRows(local, r0, r1));
+      if (last && lastPart) {
+        if (split)
+          storeRows(local, 0, am / 2);
+        else
+          storeRows(local, r0, r1);
+      }
       if (o.deferred >= 0) {
         auto [db, dmi, dni] = tileAt(o.deferred);
         int64_t rows = std::min(tm, m - (mBegin + dmi) * tm);
-        step.stores.push_back(storeRows(o.deferred, rows / 2, rows));
+        storeRows(o.deferred, rows / 2, rows);
       }
       // Rows [r0, r1) of the output are rows [r0, r1) of the lhs tile (its
       // columns when LX holds it transposed) and of the accumulator.
@@ -998,11 +1027,25 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
                                                                 {accBytes, accBytes, 0}),
                                    em.lx(accType, accRows.getOffset(), {accBytes, accBytes, 0}),
                                    1, 1, nullptr, 0, nullptr, nullptr));
-        else if (last && staged() && !inOne)
-          sc.add(HwUnaryOp::create(builder, loc, "copy",
-                                   shift(sfuView(stage, es), (r0 * tn + c0) * es),
-                                   sfuView(accRows, 4), rowCount, colCount, nullptr, 0, nullptr,
-                                   nullptr));
+        else if (last && staged() && !inOne) {
+          // Narrowed in place, each product's columns where its stores read
+          // them: the rows keep their layout at half the pitch.
+          auto rowsOf = [&](RefAttr r, int64_t e) {
+            return em.lx(r.getDtype(), r.getOffset(), {tn * products * e, e, 0});
+          };
+          auto convert = [&](int64_t col, int64_t cols) {
+            sc.add(HwUnaryOp::create(builder, loc, "copy",
+                                     shift(rowsOf(stage, es), (r0 * tn * products + col) * es),
+                                     shift(rowsOf(acc, 4), (r0 * tn * products + col) * 4),
+                                     rowCount, cols, nullptr, 0, nullptr, nullptr));
+          };
+          if (products == 1 || allColumns) {
+            convert(c0, colCount * (allColumns ? products : 1));
+          } else {
+            convert(c0, colCount);
+            convert(an + c0, colCount);
+          }
+        }
       };
       return step;
     };

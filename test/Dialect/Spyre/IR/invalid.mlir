@@ -472,7 +472,7 @@ spyre.kernel @fused_other(%a: !spyre.buffer<4xf16>, %b: !spyre.buffer<4xf16>) {
 
 spyre.kernel @fused_matmul_alone(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
                                  %c: !spyre.buffer<4x4xf16>) {
-  // expected-error @+1 {{must hold one spyre.generic after its spyre.matmul ops (the epilogue), not 0}}
+  // expected-error @+1 {{must hold one spyre.generic after its spyre.matmul ops (the epilogue), or two spyre.matmul ops and no generic, not 1 and 0}}
   spyre.fused {
     spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
                  outs(%c : !spyre.buffer<4x4xf16>)

@@ -303,3 +303,48 @@ spyre.kernel @pair_refused(%x: !spyre.buffer<64x128xf16>, %wg: !spyre.buffer<64x
   }
   spyre.return
 }
+
+// -----
+
+// Two products of one lhs and the same shapes that write outputs of the
+// kernel (a layer's key and value projections): grouped without an
+// epilogue, so that each tile computes both and loads the lhs panel once.
+// CHECK-LABEL: spyre.kernel @side_by_side
+// CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg0, %arg1 {{.*}}outs(%arg3
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg0, %arg2 {{.*}}outs(%arg4
+// CHECK-NEXT: }
+// TILE-LABEL: spyre.kernel @side_by_side
+// TILE: spyre.fused attributes {spyre.cores = {{[0-9]+}} : i64, spyre.lx = array<i64: {{.*}}>, spyre.tile = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>}
+spyre.kernel @side_by_side(%x: !spyre.buffer<64x128xf16>, %wk: !spyre.buffer<64x128xf16>,
+                           %wv: !spyre.buffer<64x128xf16>, %k: !spyre.buffer<64x64xf16>,
+                           %v: !spyre.buffer<64x64xf16>) {
+  spyre.matmul transpose_rhs ins(%x, %wk : !spyre.buffer<64x128xf16>, !spyre.buffer<64x128xf16>)
+               outs(%k : !spyre.buffer<64x64xf16>)
+  spyre.matmul transpose_rhs ins(%x, %wv : !spyre.buffer<64x128xf16>, !spyre.buffer<64x128xf16>)
+               outs(%v : !spyre.buffer<64x64xf16>)
+  spyre.return
+}
+
+// -----
+
+// Products that accumulate into their outputs stay apart (the plan would
+// load both outputs into one accumulator), as do products of different
+// shapes.
+// CHECK-LABEL: spyre.kernel @not_side_by_side
+// CHECK-NOT: spyre.fused
+spyre.kernel @not_side_by_side(%x: !spyre.buffer<64x128xf16>, %wk: !spyre.buffer<128x64xf16>,
+                               %wv: !spyre.buffer<128x64xf16>, %wq: !spyre.buffer<128x32xf16>,
+                               %k: !spyre.buffer<64x64xf16>, %v: !spyre.buffer<64x64xf16>,
+                               %q: !spyre.buffer<64x32xf16>) {
+  // expected-remark @+1 {{no epilogue fused: its output is not a temporary of the kernel}}
+  spyre.matmul accumulate ins(%x, %wk : !spyre.buffer<64x128xf16>, !spyre.buffer<128x64xf16>)
+               outs(%k : !spyre.buffer<64x64xf16>)
+  // expected-remark @+1 {{no epilogue fused: its output is not a temporary of the kernel}}
+  spyre.matmul accumulate ins(%x, %wv : !spyre.buffer<64x128xf16>, !spyre.buffer<128x64xf16>)
+               outs(%v : !spyre.buffer<64x64xf16>)
+  // expected-remark @+1 {{no epilogue fused: its output is not a temporary of the kernel}}
+  spyre.matmul ins(%x, %wq : !spyre.buffer<64x128xf16>, !spyre.buffer<128x32xf16>)
+               outs(%q : !spyre.buffer<64x32xf16>)
+  spyre.return
+}

@@ -83,3 +83,35 @@ spyre.kernel @conv_channels_too_many(%x: !spyre.buffer<1x100000x3x3xf16>, %w: !s
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x100000x3x3xf16>, !spyre.buffer<2x100000x3x3xf16>) outs(%y : !spyre.buffer<1x2x1x1xf16>) padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
+
+// -----
+
+// Two products side by side, written by hand, whose second reads the
+// first's output as its rhs: one tile cannot compute both.
+spyre.kernel @side_by_side_dependent(%x: !spyre.buffer<64x64xf16>, %w: !spyre.buffer<64x64xf16>,
+                                     %k: !spyre.buffer<64x64xf16>, %v: !spyre.buffer<64x64xf16>) {
+  // expected-error @+1 {{cannot compute two products side by side: one writes an operand of the other}}
+  spyre.fused {
+    spyre.matmul ins(%x, %w : !spyre.buffer<64x64xf16>, !spyre.buffer<64x64xf16>)
+                 outs(%k : !spyre.buffer<64x64xf16>)
+    spyre.matmul ins(%x, %k : !spyre.buffer<64x64xf16>, !spyre.buffer<64x64xf16>)
+                 outs(%v : !spyre.buffer<64x64xf16>)
+  }
+  spyre.return
+}
+
+// -----
+
+// Or accumulate into their outputs.
+spyre.kernel @side_by_side_accumulating(%x: !spyre.buffer<64x64xf16>, %w: !spyre.buffer<64x64xf16>,
+                                        %w2: !spyre.buffer<64x64xf16>,
+                                        %k: !spyre.buffer<64x64xf16>, %v: !spyre.buffer<64x64xf16>) {
+  // expected-error @+1 {{cannot compute two products side by side into outputs they accumulate into}}
+  spyre.fused {
+    spyre.matmul accumulate ins(%x, %w : !spyre.buffer<64x64xf16>, !spyre.buffer<64x64xf16>)
+                 outs(%k : !spyre.buffer<64x64xf16>)
+    spyre.matmul accumulate ins(%x, %w2 : !spyre.buffer<64x64xf16>, !spyre.buffer<64x64xf16>)
+                 outs(%v : !spyre.buffer<64x64xf16>)
+  }
+  spyre.return
+}
