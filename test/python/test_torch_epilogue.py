@@ -129,6 +129,16 @@ def test_a_decode_steps_last_columns_come_in_two_halves(name):
 # silu(gate) * up, reads both. The card computes both products on each
 # output tile (one kernel, the lhs loaded once for both), and neither
 # product reaches device memory.
+def _input_and_weights(rows, dtype, linear):
+    """x (rows x K) and two weights, stored as nn.Linear stores them (N x K)
+    or, for x @ W, K x N."""
+    x = rand(rows, K, dtype=dtype) / 4
+    w1, w2 = (rand(N, K, dtype=dtype) / 4 for _ in range(2))
+    if not linear:
+        w1, w2 = w1.T.contiguous(), w2.T.contiguous()
+    return x, w1, w2
+
+
 GATED = {
     "silu, linear": (lambda x, wg, wu: F.silu(F.linear(x, wg)) * F.linear(x, wu), True),
     "gelu, linear": (lambda x, wg, wu: F.gelu(F.linear(x, wg)) * F.linear(x, wu), True),
@@ -140,11 +150,7 @@ GATED = {
 @pytest.mark.parametrize("name", GATED)
 def test_gated_products_share_one_kernel(name, dtype, kernels):
     fn, linear = GATED[name]
-    x = rand(M, K, dtype=dtype) / 4
-    wg, wu = (rand(N, K, dtype=dtype) / 4 for _ in range(2))
-    if not linear:
-        wg, wu = wg.T.contiguous(), wu.T.contiguous()
-    actual, expected = compiled_and_eager(fn, x, wg, wu)
+    actual, expected = compiled_and_eager(fn, *_input_and_weights(M, dtype, linear))
     assert actual.dtype == expected.dtype
     torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, K))
     assert counters.kernels_run == 1, kernels
@@ -219,11 +225,7 @@ SIDE_BY_SIDE = {
 @pytest.mark.parametrize("name", SIDE_BY_SIDE)
 def test_products_of_one_input_run_side_by_side(name, dtype, rows, kernels):
     fn, linear = SIDE_BY_SIDE[name]
-    x = rand(rows, K, dtype=dtype) / 4
-    wk, wv = (rand(N, K, dtype=dtype) / 4 for _ in range(2))
-    if not linear:
-        wk, wv = wk.T.contiguous(), wv.T.contiguous()
-    actual, expected = compiled_and_eager(fn, x, wk, wv)
+    actual, expected = compiled_and_eager(fn, *_input_and_weights(rows, dtype, linear))
     for a, e in zip(actual, expected):
         assert a.shape == e.shape and a.dtype == e.dtype
         torch.testing.assert_close(a.float(), e.float(), **tolerance(dtype, K))

@@ -18,11 +18,13 @@ from .manual_attention import AttentionGraphPasses
 class _PostGradPasses(CustomGraphPass):
     """Our passes over the post-grad graph (a per-channel affine map after a
     convolution, as an eval BatchNorm, and its ReLU and residual add folded
-    into its kernel; updated graph inputs written in place); the uuid keys
+    into its kernel; updated graph inputs written in place; products of one
+    input placed together); the uuid keys
     Inductor's FX graph cache on our compiler version, so a cached graph is
     never one compiled by an older compiler (or by the CPU backend)."""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
+        from .adjacent_products import place_products_together
         from .complex_values import real_pairs
         from .conv_affine import fold_channel_affine
         from .convolution import fuse_epilogues
@@ -33,6 +35,7 @@ class _PostGradPasses(CustomGraphPass):
         fuse_epilogues(graph)
         swap_halves(graph)
         write_updates_in_place(graph)
+        place_products_together(graph)
 
     def uuid(self):
         from .kernel_cache import compiler_version
@@ -94,10 +97,6 @@ CONFIG = {
     # fused kernel), and attention over repeated key/value heads as
     # grouped-query attention.
     "pre_grad_custom_pass": AttentionGraphPasses(),
-    # Nodes in the graph's order, not moved next to their producers for a
-    # CPU cache's sake: a layer's key and value projections (one lhs) stay
-    # adjacent, so that the scheduler runs them side by side.
-    "reorder_for_locality": False,
 }
 
 
