@@ -71,3 +71,17 @@ def test_products_that_cannot_share_tiles_stay():
         before = [n.name for n in gm.graph.nodes]
         assert place_products_together(gm.graph) == 0, fn.__name__
         assert [n.name for n in gm.graph.nodes] == before
+
+
+def test_a_product_does_not_move_before_a_write_to_its_weight():
+    def updated_weight(x, wk, wv):
+        wvt = wv.t()  # a view taken before the update, read after it
+        k = x @ wk.t()
+        wv.add_(1)
+        return k.sin(), x @ wvt
+
+    gm = make_fx(updated_weight, tracing_mode="fake")(X, WK, WV.clone())
+    before = [n.name for n in gm.graph.nodes]
+    assert any(n.target is torch.ops.aten.add_.Tensor for n in gm.graph.nodes)
+    assert place_products_together(gm.graph) == 0
+    assert [n.name for n in gm.graph.nodes] == before

@@ -8,7 +8,8 @@ update before the value projection, which reads the same x, comes. Each
 `mm` whose lhs and operand shapes are an earlier `mm`'s moves to right
 after it, with the views of its rhs that only it reads (nn.Linear's
 transposed weight), when everything else it reads is computed before that
-product: the same program in another order.
+product and nothing between them writes in place: the same program in
+another order.
 """
 
 from __future__ import annotations
@@ -33,6 +34,23 @@ def _lhs(product: fx.Node):
     if isinstance(lhs, fx.Node) and lhs.op == "call_function" and lhs.target in _VIEWS:
         return lhs.args[0], _shape(lhs)
     return lhs, _shape(lhs)
+
+
+def _base(node):
+    """The node whose storage `node` views (itself if it is no view)."""
+    while isinstance(node, fx.Node) and node.op == "call_function" and node.target in _VIEWS:
+        node = node.args[0]
+    return node
+
+
+def _writes(node: fx.Node) -> set:
+    """The storages an in-place op (a graph input's `copy_`) writes."""
+    schema = getattr(node.target, "_schema", None)
+    if node.op != "call_function" or schema is None or not schema.is_mutable:
+        return set()
+    return {_base(arg) for arg, info in zip(node.args, schema.arguments)
+            if isinstance(arg, fx.Node) and info.alias_info is not None and
+            info.alias_info.is_write}
 
 
 def _movable_inputs(product: fx.Node, before: dict, limit: int) -> list[fx.Node] | None:
@@ -72,6 +90,11 @@ def place_products_together(graph: fx.Graph) -> int:
                 break
             inputs = _movable_inputs(second, position, position[first] + 1)
             if inputs is None:
+                continue
+            # It must not move before a write to what it reads.
+            read = {_base(a) for n in [second, *inputs] for a in n.all_input_nodes}
+            nodes = list(graph.nodes)
+            if any(_writes(n) & read for n in nodes[position[first] + 1:position[second]]):
                 continue
             anchor = first
             for node in inputs:
