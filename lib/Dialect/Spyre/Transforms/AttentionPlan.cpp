@@ -392,8 +392,10 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
                 em.device(operand, dtype, offset, {view.rowStride * es, 0, 0}), d * es,
                 {count, 1, 1}};
       };
-      if (first)
+      if (first) {
         step.loads.push_back(rowsLoad(attn.getQuery(), qView, unit.head, unit.q0, rows, qAt));
+        step.firstLoads = 1;
+      }
       step.loads.push_back(rowsLoad(attn.getKey(), kView, kv, k0, keys, kAt));
       // Values as rows of dv + 1 elements: the last is 1, so that the PT's
       // probabilities x values also sums the probabilities (the softmax's
@@ -499,6 +501,9 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           // the accumulator: it needs no zeros and no rescaling.
           for (int64_t copy = 0; copy < 2; ++copy)
             setup = fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
+          // The query is scaled once it is loaded; the keys, values and
+          // mask are waited for before the first product.
+          sc.waitsForStepLoads(setup);
         }
         // Where key j of a causal block lies after query row i: 1 + j - i > 0,
         // computed once per core. A block whose keys start o - 1 columns

@@ -149,6 +149,16 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
         sync(ops.front(), kStore, storeBase + storesThrough[t - 2]);
       else
         sync(ops.front(), kLoad, loadBase + operandsThrough[t]);
+    } else if (Operation *waiter = compute.getStepLoadsWaiter();
+               waiter && step.firstLoads > 0 && step.firstLoads < step.loads.size() &&
+               loadsAhead[t] == 0) {
+      // The step's loads are consecutive on the counter, after the stores
+      // of step t - 2: its first instruction waits for the first ones.
+      assert(engineOf(waiter) == engineOf(ops.front()) && waiter != ops.front() &&
+             "the waiter follows the first instruction on its engine");
+      sync(ops.front(), kLoad,
+           loadBase + loadsThrough[t] - int64_t(step.loads.size() - step.firstLoads));
+      sync(waiter, kLoad, loadBase + loadsThrough[t]);
     } else if (step.loads.size() > loadsAhead[t] || (!step.loads.empty() && !storesBefore)) {
       sync(ops.front(), kLoad, loadBase + loadsThrough[t]);
     } else if (int64_t follows = t < 2                     ? 0

@@ -87,6 +87,11 @@ public:
   /// and the instruction after `op` for the releaser.
   void waitsForLateLoads(Operation *op) { lateLoadsWaiter = op; }
   Operation *getLateLoadsWaiter() const { return lateLoadsWaiter; }
+  /// Explicit style: `op` (added, on the first instruction's engine) waits
+  /// for all of the step's loads, the first instruction for its first
+  /// TileStep::firstLoads only.
+  void waitsForStepLoads(Operation *op) { stepLoadsWaiter = op; }
+  Operation *getStepLoadsWaiter() const { return stepLoadsWaiter; }
   ArrayRef<Operation *> ops() const { return emitted; }
   /// The instruction each one waits for (explicit style), else empty.
   ArrayRef<Operation *> dependencies() const { return after; }
@@ -96,7 +101,8 @@ private:
   OpBuilder &builder;
   Location loc;
   SmallVector<Operation *> emitted, after;
-  Operation *nextLoadsWaiter = nullptr, *releaser = nullptr, *lateLoadsWaiter = nullptr;
+  Operation *nextLoadsWaiter = nullptr, *releaser = nullptr, *lateLoadsWaiter = nullptr,
+            *stepLoadsWaiter = nullptr;
 };
 
 /// The two LX copies of an input slot: the panel each holds and the step
@@ -133,6 +139,11 @@ struct TileStep {
   /// apart (a matmul's accumulator copies by tile) clears it where they do
   /// not meet, and the step waits for its loads only.
   bool mayOverwriteStored = true;
+  /// When not 0 and the compute names a `waitsForStepLoads` instruction:
+  /// the step's first instruction waits for its first `firstLoads` loads
+  /// only, and that instruction for all of them (attention scales the
+  /// query panel while the keys and values arrive).
+  size_t firstLoads = 0;
   std::function<void(StepCompute &)> compute;
 };
 

@@ -24,8 +24,12 @@
 // CHECK: m 64 k 64 n 192 {{{.*}}transpose_b
 // CHECK: m 64 k 64 n 256 {{{.*}}transpose_b
 // CHECK: spyre.hw.core 1 {
-// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU:5]] : i64}
-// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64}
+// The query panel is scaled once it has arrived (the first of the step's
+// three loads); the last set-up fill waits for the keys and values too, and
+// the first product for it.
+// CHECK: spyre.hw.binary "mul" {{.*}} imm 1.250000e-01 [128 x 64] {signal_sem = [[SFU:5]] : i64, wait_count = 1 : i64, wait_sem = 0 : i64}
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64, wait_count = 3 : i64, wait_sem = 0 : i64}
 // CHECK-NOT: [128 x 65]
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, f32, offset = [[AFTER:[0-9]+]], strides = [256, 4, 0]>, 1.000000e+00 [64 x 64] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, signal_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.binary "gt" #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 64]
