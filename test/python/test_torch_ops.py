@@ -131,9 +131,12 @@ def test_reductions_with_few_outputs(name, fn, shape, dtype):
         return
     compiled, expected = run(fn, x)
     assert compiled.dtype == expected.dtype and compiled.shape == expected.shape
-    # f32 sums of 2^18 terms in another order differ by a few 1e-5; a
-    # 16-bit result by its one rounding from the f32 total.
-    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else tolerance(dtype)
+    # f32 sums of 2^18 terms in another order differ by a few 1e-5. A 16-bit
+    # input reaches the card as DLFloat16 (tolerance()): a plain sum of n of
+    # them drifts from eager's like sqrt(n) roundings, which a total near
+    # zero (-24.5 from 2^18 terms of size 1) does not hide in its own.
+    depth = x.numel() if name == "sum" else 0
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else tolerance(dtype, depth)
     torch.testing.assert_close(compiled.float(), expected.float(), **tol)
 
 
