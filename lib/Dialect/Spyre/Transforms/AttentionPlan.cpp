@@ -394,7 +394,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       };
       if (first) {
         step.loads.push_back(rowsLoad(attn.getQuery(), qView, unit.head, unit.q0, rows, qAt));
-        step.firstLoads = 1;
+        step.operandLoads = 1;
       }
       step.loads.push_back(rowsLoad(attn.getKey(), kView, kv, k0, keys, kAt));
       // Values as rows of dv + 1 elements: the last is 1, so that the PT's
@@ -503,7 +503,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
             setup = fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
           // The query is scaled once it is loaded; the keys, values and
           // mask are waited for before the first product.
-          sc.waitsForStepLoads(setup);
+          sc.waitsForLateLoads(setup);
         }
         // Where key j of a causal block lies after query row i: 1 + j - i > 0,
         // computed once per core. A block whose keys start o - 1 columns

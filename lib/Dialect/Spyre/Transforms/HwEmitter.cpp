@@ -149,16 +149,6 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
         sync(ops.front(), kStore, storeBase + storesThrough[t - 2]);
       else
         sync(ops.front(), kLoad, loadBase + operandsThrough[t]);
-    } else if (Operation *waiter = compute.getStepLoadsWaiter();
-               waiter && step.firstLoads > 0 && step.firstLoads < step.loads.size() &&
-               loadsAhead[t] == 0) {
-      // The step's loads are consecutive on the counter, after the stores
-      // of step t - 2: its first instruction waits for the first ones.
-      assert(engineOf(waiter) == engineOf(ops.front()) && waiter != ops.front() &&
-             "the waiter follows the first instruction on its engine");
-      sync(ops.front(), kLoad,
-           loadBase + loadsThrough[t] - int64_t(step.loads.size() - step.firstLoads));
-      sync(waiter, kLoad, loadBase + loadsThrough[t]);
     } else if (step.loads.size() > loadsAhead[t] || (!step.loads.empty() && !storesBefore)) {
       sync(ops.front(), kLoad, loadBase + loadsThrough[t]);
     } else if (int64_t follows = t < 2                     ? 0
@@ -175,7 +165,8 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       releaser = nullptr;
     assert((!releaser || engineOf(releaser) == Engine::pt) &&
            "releases count in order only on one engine");
-    assert((!late || (releaser && late != ops.back() && engineOf(late) == Engine::sfu)) &&
+    assert((!late || !compute.dependencies().empty() ||
+            (releaser && late != ops.back() && engineOf(late) == Engine::sfu)) &&
            "the late loads' waiter follows the releaser on the SFU");
     if (compute.dependencies().empty()) {
       for (size_t i = 1; i < ops.size(); ++i) {
@@ -196,6 +187,15 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
     } else {
       assert(!releaser && "a step with explicit dependencies names no releaser");
       explicitDependencies(core, ops, compute.dependencies());
+      if (late) {
+        size_t at = llvm::find(ops, late) - ops.begin();
+        assert(at > 0 && at < ops.size() &&
+               (!compute.dependencies()[at] ||
+                engineOf(compute.dependencies()[at]) == engineOf(late)) &&
+               "the late loads' waiter, not the first, waits for nothing else");
+        (void)at;
+        sync(late, kLoad, loadBase + loadsThrough[t]);
+      }
       if (Operation *early = compute.getNextLoadsWaiter()) {
         assert(t + 1 < numSteps && "no next step to start");
         sync(early, kLoad, loadBase + loadsThrough[t + 1]);

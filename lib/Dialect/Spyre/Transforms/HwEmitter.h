@@ -27,7 +27,8 @@
 // also name a waiter for its loads after the operand loads
 // (StepCompute::waitsForLateLoads: a matmul epilogue's bias or residual):
 // its first instruction then waits for the operands (and step t - 2's
-// stores) only, the waiter, on the SFU after the releaser, for the rest.
+// stores) only, the waiter, on the SFU after the releaser, for the rest
+// (with explicit dependencies, below: any instruction but the first).
 // Inside a step, consecutive compute instructions on different engines are
 // chained through a semaphore; on one engine they are ordered already. A
 // step may instead name each instruction's dependency (StepCompute::add
@@ -84,14 +85,12 @@ public:
   /// last) waits for the step's loads after its operand loads (a matmul
   /// epilogue's bias or residual), which the instructions after it read:
   /// the step's first instruction then waits for its operand loads only,
-  /// and the instruction after `op` for the releaser.
+  /// and the instruction after `op` for the releaser. Explicit style: `op`
+  /// (not the first, with no dependency on another engine) waits for all of
+  /// the step's loads, which the instructions naming it need (attention
+  /// scales its query panel while the keys and values arrive).
   void waitsForLateLoads(Operation *op) { lateLoadsWaiter = op; }
   Operation *getLateLoadsWaiter() const { return lateLoadsWaiter; }
-  /// Explicit style: `op` (added, on the first instruction's engine) waits
-  /// for all of the step's loads, the first instruction for its first
-  /// TileStep::firstLoads only.
-  void waitsForStepLoads(Operation *op) { stepLoadsWaiter = op; }
-  Operation *getStepLoadsWaiter() const { return stepLoadsWaiter; }
   ArrayRef<Operation *> ops() const { return emitted; }
   /// The instruction each one waits for (explicit style), else empty.
   ArrayRef<Operation *> dependencies() const { return after; }
@@ -101,8 +100,7 @@ private:
   OpBuilder &builder;
   Location loc;
   SmallVector<Operation *> emitted, after;
-  Operation *nextLoadsWaiter = nullptr, *releaser = nullptr, *lateLoadsWaiter = nullptr,
-            *stepLoadsWaiter = nullptr;
+  Operation *nextLoadsWaiter = nullptr, *releaser = nullptr, *lateLoadsWaiter = nullptr;
 };
 
 /// The two LX copies of an input slot: the panel each holds and the step
@@ -132,18 +130,14 @@ struct SlotCopies {
 struct TileStep {
   SmallVector<Transfer> loads, stores;
   /// How many of `loads`, from the first, fill slots that only the
-  /// releasing instruction of a step reads (see the file comment).
+  /// releasing instruction of a step reads (see the file comment); with a
+  /// late-loads waiter, the ones the step's first instruction waits for.
   size_t operandLoads = 0;
   /// Whether the compute may write a slot that the stores of step t - 2
   /// read, so that it waits for them. A plan whose steps keep their results
   /// apart (a matmul's accumulator copies by tile) clears it where they do
   /// not meet, and the step waits for its loads only.
   bool mayOverwriteStored = true;
-  /// When not 0 and the compute names a `waitsForStepLoads` instruction:
-  /// the step's first instruction waits for its first `firstLoads` loads
-  /// only, and that instruction for all of them (attention scales the
-  /// query panel while the keys and values arrive).
-  size_t firstLoads = 0;
   std::function<void(StepCompute &)> compute;
 };
 
