@@ -352,8 +352,7 @@ class SpyreScheduling(BaseScheduling):
             compile_cached(kernel.mlir)
         except (Unsupported, CompileError) as e:
             log.debug("%s not run as the epilogue of %s: %s", node.get_name(),
-                      ", ".join(n.get_name() for n in nodes[:-1]),
-                      str(e).splitlines()[0] if str(e) else type(e).__name__)
+                      ", ".join(n.get_name() for n in nodes[:-1]), _reason(e))
             return None
         return kernel
 
@@ -378,8 +377,7 @@ class SpyreScheduling(BaseScheduling):
             compile_cached(kernel.mlir)
         except (Unsupported, CompileError) as e:
             log.debug("%s not run side by side: %s",
-                      ", ".join(node.get_name() for node, _, _ in products),
-                      str(e).splitlines()[0] if str(e) else type(e).__name__)
+                      ", ".join(node.get_name() for node, _, _ in products), _reason(e))
             return False
         self._emit([node for node, _, _ in products], kernel)
         return True
@@ -426,8 +424,7 @@ class SpyreScheduling(BaseScheduling):
             compile_cached(kernel.mlir)
         except (Unsupported, CompileError) as e:
             log.debug("%d elementwise/reduction nodes not fused into one kernel (%s): one "
-                      "kernel each", len(pending), str(e).splitlines()[0] if str(e) else
-                      type(e).__name__)
+                      "kernel each", len(pending), _reason(e))
             for node, _, single in pending:  # one kernel each, in order
                 self._compile_and_emit(node, single)
             return
@@ -507,6 +504,11 @@ def _resolve_storage(trace) -> None:
         if instr.op in ("load", "store", "store_reduction"):
             name, offset = _storage(instr.args[0])
             instr.args = (name, instr.args[1] + offset, *instr.args[2:])
+
+
+def _reason(e: Exception) -> str:
+    """The first line of why the compiler or the export refused a kernel."""
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 def _temporaries(nodes) -> set[str]:

@@ -23,10 +23,11 @@ int64_t deviceElementBytes(Type t) {
 double mlir::spyre::sfuPasses(Operation &op, const ::spyre::Arch &arch) {
   if (isa<arith::ConstantOp, arith::ExtFOp, arith::TruncFOp>(op))
     return 0;
-  bool transcendental = isa<math::ExpOp, math::LogOp, math::Log1pOp, math::ExpM1Op, math::TanhOp, math::ErfOp,
-             math::SqrtOp, math::RsqrtOp, math::SinOp, math::CosOp, math::TanOp, math::AtanOp,
-             math::Atan2Op, math::PowFOp, math::Log2Op, math::Log10Op, math::Exp2Op,
-             math::ErfcOp, arith::DivFOp>(op);
+  bool transcendental =
+      isa<math::ExpOp, math::LogOp, math::Log1pOp, math::ExpM1Op, math::TanhOp, math::ErfOp,
+          math::SqrtOp, math::RsqrtOp, math::SinOp, math::CosOp, math::TanOp, math::AtanOp,
+          math::Atan2Op, math::PowFOp, math::Log2Op, math::Log10Op, math::Exp2Op, math::ErfcOp,
+          arith::DivFOp>(op);
   return transcendental ? double(arch.sfuTranscendentalDivisor) : 1;
 }
 

@@ -860,6 +860,12 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       }
     }
     int64_t numSteps = int64_t(order.size());
+    // Whether step `o` stores its tile (its last K step, the part that
+    // ends its columns).
+    auto storesItsTile = [&, columnBlock](const Order &o) {
+      return o.s == kt - 1 &&
+             (o.colEnd < 0 || o.colEnd == split.columns(columnBlock, tileAt(o.local)[2]).second);
+    };
     auto stepAt = [&, mBegin, columnBlock, order = std::move(order)](int64_t i) {
       const Order &o = order[i];
       int64_t local = o.local, s = o.s;
@@ -869,7 +875,6 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       int64_t am = std::min(tm, m - m0), ak = std::min(tk, k - k0);
       int64_t r0 = o.rowBegin, r1 = o.rowEnd < 0 ? am : o.rowEnd;
       int64_t c0 = o.colBegin, c1 = o.colEnd < 0 ? an : o.colEnd;
-      bool lastPart = o.colEnd < 0 || o.colEnd == an;
       auto shift = [&](RefAttr r, int64_t bytes) {
         ArrayRef<int64_t> st = r.getStrides();
         return em.lx(r.getDtype(), r.getOffset() + bytes, {st[0], st[1], st[2]});
@@ -908,10 +913,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       // tiles they store has this tile's parity.
       if (i >= 2) {
         const Order &before = order[i - 2];
-        int64_t beforeCols = split.columns(columnBlock, tileAt(before.local)[2]).second;
-        bool storesTile =
-            before.s == kt - 1 && (before.colEnd < 0 || before.colEnd == beforeCols);
-        step.mayOverwriteStored = (storesTile && before.local % 2 == outCopy) ||
+        step.mayOverwriteStored = (storesItsTile(before) && before.local % 2 == outCopy) ||
                                   (before.deferred >= 0 && before.deferred % 2 == outCopy);
       }
       if (o.lhsNew)
@@ -971,7 +973,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         }
       };
       bool split = last && i + 1 < int64_t(order.size()) && order[i + 1].deferred == local;
-      if (last && lastPart) {
+      if (storesItsTile(o)) {
         if (split)
           storeRows(local, 0, am / 2);
         else
