@@ -6,7 +6,7 @@ extern call, `torch.ops.spyre.conv2d`, whose implementation runs the kernel
 on the card through a ProgramLauncher (each run counted with its simulated
 cycles, not as a CPU fallback). The convolution decomposition
 (decompositions.convolution) calls it through `fused` for the 2-D
-convolutions the card takes (grouped ones with few channels), outside
+convolutions the card takes (grouped and depthwise ones too), outside
 autograd; the others keep the im2col lowering (lowerings.convolution).
 After Inductor's own passes, `fuse_epilogues` folds a ReLU and a residual
 add that follow such a convolution into its kernel.
@@ -138,21 +138,10 @@ def per_dimension(values, spatial: int) -> list[int]:
     return values * spatial if len(values) == 1 else values
 
 
-#: Grouped convolutions with at most this many (output x input channel)
-#: pairs run on the card, as the dense convolution of a block-diagonal
-#: weight built in LX: with few channels the PT's time goes to streaming
-#: operands, not to the zeros' products (a depthwise 3x3 over 64 channels
-#: takes a third of its im2col time); with many, the zeros would cost more
-#: than im2col.
-MAX_BLOCK_DIAGONAL_PAIRS = 128 * 128
-
-
 def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     """aten.convolution as one spyre.conv2d kernel, or None when the card's
     implicit GEMM does not take it (the caller keeps the im2col lowering)."""
     if transposed or weight.dim() != 4 or x.dim() != 4:
-        return None
-    if groups != 1 and weight.shape[0] * x.shape[1] > MAX_BLOCK_DIAGONAL_PAIRS:
         return None
     if x.dtype not in ELEMENT or weight.dtype != x.dtype or \
             (bias is not None and bias.dtype != x.dtype):

@@ -41,7 +41,10 @@
 // are a first step of their own, which every core starts with the same
 // read and whose copies overlap the load of the first rows. A grouped
 // convolution is the dense one of a block-diagonal weight: the SFU zeroes
-// the taps and copies each group's block onto the diagonal.
+// the taps and copies each group's block onto the diagonal. Its chunks are
+// whole groups and read only their groups' input channels, so that a
+// depthwise convolution's products sum over a chunk's channels, not all of
+// them: the zeros cost the chunk's width, not the convolution's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,6 +97,22 @@ private:
   /// the first and last channel read (and whose positions they zero).
   int64_t margin(ArrayRef<int64_t> tile) const { return packs(tile) ? pw : 0; }
   int64_t chunks(int64_t cb) const { return llvm::divideCeil(co, cb); }
+  /// Input channels a chunk of `cb` output channels reads: all of them, or
+  /// a grouped convolution's chunk's groups' (see `validChunk`).
+  int64_t chunkInputs(int64_t cb) const {
+    return groups == 1 ? c : std::min(c, std::max<int64_t>(1, cb / cog) * cg);
+  }
+  /// Chunk widths a grouped convolution allows, so that every chunk reads
+  /// as many input channels: whole groups that divide the output channels,
+  /// or a part of one group that divides it (a dense product of that
+  /// group's channels).
+  bool validChunk(int64_t cb) const {
+    return cb >= 1 && cb <= co &&
+           (groups == 1 || (cb % cog == 0 && co % cb == 0) || cog % cb == 0);
+  }
+  /// Whether a chunk's weights are one dense block (no zeros between
+  /// groups): a dense convolution's, or a part of one group's.
+  bool denseChunk(int64_t cb) const { return groups == 1 || cb <= cog; }
   int64_t units(ArrayRef<int64_t> tile) const {
     return n * llvm::divideCeil(ho, tile[0]) * chunks(tile[1]);
   }
@@ -177,7 +196,8 @@ private:
   int64_t tapsPitch(ArrayRef<int64_t> tile) const {
     if (natural(tile))
       return weightPitch(tile);
-    return (gathers(tile) ? kh * kw * c : c) + int64_t(biasInProduct());
+    int64_t ci = chunkInputs(tile[1]);
+    return (gathers(tile) ? kh * kw * ci : ci) + int64_t(biasInProduct());
   }
   uint8_t dtype = 0;
   int64_t es = 0;
@@ -223,16 +243,23 @@ LogicalResult ConvPlan::analyze() {
   return success();
 }
 
-int64_t ConvPlan::parallelUnits() const { return n * ho; }
+// A grouped convolution's chunks read inputs of their own, so they are
+// units too (down to a PT's rows); a dense one's share a band's rows.
+int64_t ConvPlan::parallelUnits() const {
+  return n * ho * (groups > 1 ? llvm::divideCeil(co, arch.ptRows) : 1);
+}
 
 LogicalResult ConvPlan::verifyTile(ArrayRef<int64_t> tile) const {
   SmallVector<int64_t> allowed = gatherings();
-  if (tile.size() != 3 || tile[0] < 1 || tile[0] > ho || tile[1] < 1 || tile[1] > co ||
+  if (tile.size() != 3 || tile[0] < 1 || tile[0] > ho || !validChunk(tile[1]) ||
       !llvm::is_contained(allowed, tile[2])) {
     auto diag = conv.emitError() << "spyre.tile of this convolution is [output rows of a band "
                                     "in [1, "
-                                 << ho << "], output channels of a chunk in [1, " << co
-                                 << "], one of ";
+                                 << ho << "], output channels of a chunk in [1, " << co << "]";
+    if (groups > 1)
+      diag << " that is a multiple of " << cog << " (whole groups) and divides " << co
+           << " or divides " << cog;
+    diag << ", one of ";
     llvm::interleave(allowed, [&](int64_t g) { diag << g; }, [&] { diag << ", "; });
     return diag << " (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: "
                    "gathered in the weights' own order)]";
@@ -255,15 +282,15 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t rows = tile[0], cb = tile[1], p = pitch(tile), q = runPitch(tile);
   // One chunk of weights stays loaded; several alternate in two copies.
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
-  int64_t onesChannel = biasInProduct() && !gathers(tile) ? 1 : 0;
-  return {{"input", ((c + onesChannel) * inputRows(rows) * p + 2 * margin(tile)) * es, 2},
+  int64_t onesChannel = biasInProduct() && !gathers(tile) ? 1 : 0, ci = chunkInputs(cb);
+  return {{"input", ((ci + onesChannel) * inputRows(rows) * p + 2 * margin(tile)) * es, 2},
           {"weight", cb * weightPitch(tile) * es, weightCopies},
           {"taps", copiesTaps(tile) ? (gathers(tile) ? 1 : kh * kw) * cb * tapsPitch(tile) * es : 0,
            weightCopies},
           {"bias", (biasEs + scaleEs) * cb, weightCopies},
           {"accumulator", cb * run(rows, q) * 4, 2},
           {"residual", hasResidual ? cb * run(rows, q) * es : 0, 2},
-          {"columns", gathers(tile) ? (kh * kw * c + biasInProduct()) * run(rows, q) * es : 0,
+          {"columns", gathers(tile) ? (kh * kw * ci + biasInProduct()) * run(rows, q) * es : 0,
            1}};
 }
 
@@ -308,7 +335,7 @@ std::pair<int64_t, double> ConvPlan::tapGroups(ArrayRef<int64_t> tile, int64_t c
       auto [t0, t1] = natural(tile) ? std::pair<int64_t, int64_t>{0, kh * kw}
                                     : groupTaps(g, numGroups);
       auto [c0, c1] = natural(tile) ? groupChannels(g, numGroups)
-                                    : std::pair<int64_t, int64_t>{0, c};
+                                    : std::pair<int64_t, int64_t>{0, chunkInputs(cb)};
       double k = double((t1 - t0) * (c1 - c0));
       sfu += double(t1 - t0) * arch.sfuCycles(double((c1 - c0) * length), 2 * es, false, false);
       pt = std::max(pt, sfu) + arch.ptCycles(double(cb), k, double(length),
@@ -325,14 +352,15 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // Every active core moves its unit's transfers at about the same time,
   // sharing the bus (rows count whole sticks, as the card moves them); a
   // core's units overlap one's compute with the next one's transfers. Its
-  // units run chunk by chunk within a band, so a band's rows load once.
+  // units run chunk by chunk within a band, so a dense band's rows load
+  // once (a grouped chunk's are its own).
   int64_t rows = std::min(tile[0], ho), cb = tile[1], p = pitch(tile), q = runPitch(tile),
-          length = run(rows, q);
+          length = run(rows, q), ci = chunkInputs(cb);
   double active = double(std::min(cores, units(tile))),
          perCore = double(llvm::divideCeil(units(tile), cores));
   bool oneChunk = chunks(cb) == 1;
   double bw = arch.deviceBytesPerCycle();
-  double input = active * double(c) * deviceBytes(inputRows(rows), w, p) / bw;
+  double input = active * double(ci) * deviceBytes(inputRows(rows), w, p) / bw;
   double outBytes = double(cb) * deviceBytes(rows, wo, q);
   double store = active * outBytes * (1 / bw + arch.turnaroundCyclesPerByte());
   double residual = hasResidual ? active * outBytes / bw : 0;
@@ -342,11 +370,11 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // come with each unit.
   double weights = double(kh * kw * cb * cg * es) / bw, taps = 0;
   if (copiesTaps(tile))
-    taps = double(kh * kw) * arch.sfuCycles(double(cb * c), 2 * es, false, false);
+    taps = double(kh * kw) * arch.sfuCycles(double(cb * ci), 2 * es, false, false);
   // A core's DMA engine runs one transfer at a time, each first waiting
   // out the memory's latency.
   double latency = double(arch.dmaLatencyCycles);
-  double bandsPerCore = std::max(1.0, perCore / double(chunks(cb)));
+  double bandsPerCore = ci < c ? perCore : std::max(1.0, perCore / double(chunks(cb)));
   double load = (input + latency) * bandsPerCore / perCore +
                 (hasResidual ? residual + latency : 0) +
                 (oneChunk ? 0 : active * weights + latency * (1 + hasBias + hasScale));
@@ -360,8 +388,8 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   if (gathers(tile))
     compute += tapGroups(tile, cb, length).second;
   else
-    compute += double(kh * kw) * arch.ptCycles(double(cb), double(c), double(length),
-                                                double((cb + length) * c * es),
+    compute += double(kh * kw) * arch.ptCycles(double(cb), double(ci), double(length),
+                                                double((cb + length) * ci * es),
                                                 double(cb * length * 8));
   // The epilogue's SFU passes over the f32 sums (the scale's, the bias's
   // when not in the product, the residual's, then the ReLU's or a copy),
@@ -384,18 +412,29 @@ SmallVector<int64_t> ConvPlan::chooseTile(int64_t cores, int64_t lxBytes) const 
   // down to a PT's rows (several chunks per band give a core units to
   // overlap), and every band height that fits: the busiest core's estimate
   // decides. Taller bands feed the PT longer runs and read fewer rows
-  // twice; shorter ones spread over more cores.
+  // twice; shorter ones spread over more cores. A grouped convolution's
+  // chunks are whole groups dividing the channels: every such width that
+  // fits, down to a PT's rows (or the widest there is).
   SmallVector<int64_t> gatherings = this->gatherings();
-  int64_t largest = co, leanest = gatherings.front();
-  while (largest > 1 && !fits({1, largest, leanest}, lxBytes))
-    largest = llvm::divideCeil(largest, 2);
-  if (!fits({1, largest, leanest}, lxBytes))
+  int64_t leanest = gatherings.front();
+  SmallVector<int64_t> chunkSizes;
+  if (groups == 1) {
+    int64_t largest = co;
+    while (largest > 1 && !fits({1, largest, leanest}, lxBytes))
+      largest = llvm::divideCeil(largest, 2);
+    chunkSizes.push_back(largest);
+    while (chunkSizes.back() > arch.ptRows)
+      chunkSizes.push_back(std::max<int64_t>(arch.ptRows, llvm::divideCeil(chunkSizes.back(), 2)));
+  } else {
+    for (int64_t cb = co; cb >= 1; --cb)
+      if (validChunk(cb) && fits({1, cb, leanest}, lxBytes) &&
+          (cb >= arch.ptRows || chunkSizes.empty()))
+        chunkSizes.push_back(cb);
+  }
+  if (chunkSizes.empty() || !fits({1, chunkSizes.front(), leanest}, lxBytes))
     return {};
-  SmallVector<int64_t> best = {1, largest, leanest};
+  SmallVector<int64_t> best = {1, chunkSizes.front(), leanest};
   double bestCycles = estimate(best, cores);
-  SmallVector<int64_t> chunkSizes = {largest};
-  while (chunkSizes.back() > arch.ptRows)
-    chunkSizes.push_back(std::max<int64_t>(arch.ptRows, llvm::divideCeil(chunkSizes.back(), 2)));
   for (int64_t cb : chunkSizes)
     for (int64_t gather : gatherings) {
       for (int64_t rows = 1; rows <= ho && fits({rows, cb, gather}, lxBytes); ++rows) {
@@ -411,13 +450,13 @@ SmallVector<int64_t> ConvPlan::chooseTile(int64_t cores, int64_t lxBytes) const 
 
 LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
                               ArrayRef<int64_t> lx) const {
-  const int64_t band = tile[0], cb = tile[1];
+  const int64_t band = tile[0], cb = tile[1], ci = chunkInputs(cb);
   const bool gather = gathers(tile);
-  // Where tap t's Cb x C weights start in the taps slot (elements), and
+  // Where tap t's Cb x Ci weights start in the taps slot (elements), and
   // the column of the taps (or of natural weights) that holds the bias.
   const int64_t tapsPitch = this->tapsPitch(tile);
-  auto tapAt = [&](int64_t tap) { return gather ? tap * c : tap * cb * tapsPitch; };
-  const int64_t biasColumn = gather ? kh * kw * c : c;
+  auto tapAt = [&](int64_t tap) { return gather ? tap * ci : tap * cb * tapsPitch; };
+  const int64_t biasColumn = gather ? kh * kw * ci : ci;
   SmallVector<LxSlot> slotList = slots(tile);
   auto slotAt = [&](Slot s, int64_t copy) { return lx[s] + copy * slotList[s].bytes; };
   // The scale follows the bias in its slot.
@@ -482,12 +521,12 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
            channels, 1);
       return;
     }
-    if (groups == 1) {
+    if (denseChunk(cb)) {
       // Tap (i, j): every (kh * kw)-th element of the loaded weights, from
       // its own.
       for (int64_t tap = 0; tap < kh * kw; ++tap)
         copy(sc, tapsAt + tapAt(tap) * es, {tapsPitch * es, es, 0}, wAt + tap * es,
-             {c * kh * kw * es, kh * kw * es, 0}, channels, c);
+             {cg * kh * kw * es, kh * kw * es, 0}, channels, cg);
     } else {
       // Grouped: zeros, then for each tap and each row r of a group's
       // block, that row of every group of the chunk (output channel
@@ -500,7 +539,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           if (o0 + channels - 1 < r || g1 < g0)
             continue;
           int64_t row = g0 * cog + r - o0;
-          copy(sc, tapsAt + (tapAt(tap) + row * tapsPitch + g0 * cg) * es,
+          copy(sc, tapsAt + (tapAt(tap) + row * tapsPitch + (g0 - o0 / cog) * cg) * es,
                {(cog * tapsPitch + cg) * es, es, 0}, wAt + (row * cg * kh * kw + tap) * es,
                {cog * cg * kh * kw * es, kh * kw * es, 0}, g1 - g0 + 1, cg);
         }
@@ -516,7 +555,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   // copies).
   auto prepareSlots = [&](StepCompute &sc) {
     for (int64_t copy = 0; copy < 2 && p != w; ++copy) {
-      int64_t at = slotAt(kInput, copy), lines = c * inputRows(band);
+      int64_t at = slotAt(kInput, copy), lines = ci * inputRows(band);
       zero(sc, at, wp * es, lines, pw);
       zero(sc, at + (pw + w) * es, wp * es, lines, pw);
     }
@@ -526,9 +565,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
              nullptr);
     };
     if (biasInProduct() && gather)
-      ones(slotAt(kColumns, 0) + kh * kw * c * accPitch * es, accPitch);
+      ones(slotAt(kColumns, 0) + kh * kw * ci * accPitch * es, accPitch);
     for (int64_t copy = 0; copy < 2 && biasInProduct() && !gather; ++copy)
-      ones(slotAt(kInput, copy) + c * channelPitch * es, channelPitch);
+      ones(slotAt(kInput, copy) + ci * channelPitch * es, channelPitch);
   };
   const bool prepares = p != w || biasInProduct();
   const int64_t bias = biasInProduct() ? 1 : 0; // the bias's row of K
@@ -548,7 +587,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       int64_t y0 = b * band, rows = std::min(band, ho - y0);
       int64_t o0 = chunk * cb, channels = std::min(cb, co - o0);
       int64_t length = run(rows, q), tileRows = inputRows(rows);
-      auto [inCopy, inNew] = inputs.use({image, b, 0}, t);
+      // A grouped chunk's input channels are its groups'.
+      int64_t ci0 = o0 / cog * cg;
+      auto [inCopy, inNew] = inputs.use({image, b, ci < c ? chunk : 0}, t);
       auto [wCopy, wNew] = weightsFirst ? std::pair<int64_t, bool>{0, false}
                                         : weights.use({chunk, 0, 0}, t);
       // Without tap copies (natural weights, or one dense tap without the
@@ -566,8 +607,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         loadWeights(step, wCopy, o0, channels);
       if (inNew && to > from) {
         Rows in = rowsOf(em, inAt + ((from - top) * p + (p - w) / 2) * es, p, channelPitch,
-                         conv.getInput(), ((image * c) * h + from) * w * es, h * w, to - from, w,
-                         c);
+                         conv.getInput(), ((image * c + ci0) * h + from) * w * es, h * w,
+                         to - from, w, ci);
         step.loads.push_back({in.local, in.device, in.rowBytes, in.counts});
       }
       // Output row r of the band is the run's elements from r * pitch on.
@@ -597,9 +638,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         // Rows above and below the image read zeros; a previous band may
         // have left data there.
         if (zeroAbove > 0)
-          zero(sc, inAt, channelPitch * es, c, zeroAbove * p);
+          zero(sc, inAt, channelPitch * es, ci, zeroAbove * p);
         if (zeroBelow > 0)
-          zero(sc, inAt + (tileRows - zeroBelow) * p * es, channelPitch * es, c, zeroBelow * p);
+          zero(sc, inAt + (tileRows - zeroBelow) * p * es, channelPitch * es, ci, zeroBelow * p);
         // Tap (i, j)'s view of the input rows: its C rows of the run.
         auto shifted = [&](int64_t i, int64_t j) {
           return inAt + (i * dh * p + j * dw - edge) * es;
@@ -617,12 +658,12 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           // is a run of them: some channels' taps, or some taps' channels.
           int64_t columnsAt = slotAt(kColumns, 0);
           auto blockRow = [&](int64_t channel, int64_t tap) {
-            return nat ? channel * taps + tap : tap * c + channel;
+            return nat ? channel * taps + tap : tap * ci + channel;
           };
           const int64_t channelStride = (nat ? taps : 1) * accPitch; // block rows of a tap
           for (int64_t g = 0; g < numGroups; ++g) {
             auto [t0, t1] = nat ? std::pair<int64_t, int64_t>{0, taps} : groupTaps(g, numGroups);
-            auto [c0, c1] = nat ? groupChannels(g, numGroups) : std::pair<int64_t, int64_t>{0, c};
+            auto [c0, c1] = nat ? groupChannels(g, numGroups) : std::pair<int64_t, int64_t>{0, ci};
             for (int64_t tap = t0; tap < t1; ++tap) {
               int64_t at = columnsAt + blockRow(c0, tap) * accPitch * es;
               if (!strided()) {
@@ -671,7 +712,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                                    em.lx(dtype, tapsAt + tapAt(tap) * es, {tapsPitch * es, 0, 0}),
                                    em.lx(dtype, shifted(tap / kw, tap % kw),
                                          {channelPitch * es, 0, 0}),
-                                   channels, c + (tap == 0 ? bias : 0), length, false, false,
+                                   channels, ci + (tap == 0 ? bias : 0), length, false, false,
                                    tap > 0, nullptr, 0, nullptr, nullptr),
                 lastSfu());
         }

@@ -160,3 +160,33 @@ spyre.kernel @scale_bias_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<
       {spyre.cores = 2 : i64, spyre.tile = array<i64: 2, 3, 0>}
   spyre.return
 }
+
+// -----
+
+// Depthwise (4 groups of one channel) in chunks of 2 output channels: a
+// chunk's products sum over its own 2 input channels, not all 4. Each unit
+// loads its chunk's weights (2 x 9 elements, the second from byte 36) and
+// its 2 channels' rows (the second chunk's from channel 2, byte 64). The
+// SFU zeroes the 2 x 18 taps block and copies each tap's diagonal (one
+// element per channel, 38 bytes apart: the next row, one channel right);
+// the taps' views go into the column block in two groups, whose products
+// have K = 4 x 2 and 5 x 2.
+// CHECK-LABEL: spyre.hw.program @depthwise_chunks
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#WT:]]>, #spyre.ref<@arg1, dl16> row 36 x [1, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#IN:]], strides = [48, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [32, 0, 0]> row 32 x [2, 1, 1]
+// CHECK: spyre.hw.dma {{.*}}, #spyre.ref<@arg1, dl16, offset = 36> row 36 x [1, 1, 1]
+// CHECK: spyre.hw.dma {{.*}}, #spyre.ref<@arg0, dl16, offset = 64, strides = [32, 0, 0]> row 32 x [2, 1, 1]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [36, 2, 0]>, 0.000000e+00 [2 x 18]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [38, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#WT]], strides = [18, 18, 0]> [2 x 1]
+// CHECK-COUNT-8: spyre.hw.unary "copy" {{.*}} strides = [38, 2, 0]>, {{.*}} [2 x 1]
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [36, 0, 0]> x {{.*}} m 2 k 8 n 16 {
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#TAPS+16]], strides = [36, 0, 0]> x {{.*}} m 2 k 10 n 16 {accumulate
+// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, strides = [32, 0, 0]>, {{.*}} row 32 x [2, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, offset = 64, strides = [32, 0, 0]>, {{.*}} row 32 x [2, 1, 1]
+spyre.kernel @depthwise_chunks(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<4x1x3x3xf16>,
+                               %y: !spyre.buffer<1x4x4x4xf16>) {
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x1x3x3xf16>)
+      outs(%y : !spyre.buffer<1x4x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 4
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 2, 1>}
+  spyre.return
+}

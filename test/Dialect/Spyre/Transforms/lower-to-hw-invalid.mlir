@@ -82,8 +82,19 @@ spyre.kernel @conv_strided_per_tap(%x: !spyre.buffer<1x2x8x8xf16>, %w: !spyre.bu
 
 // Grouped weights are built in LX: no product reads them as loaded.
 spyre.kernel @conv_grouped_natural(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<4x2x3x3xf16>, %y: !spyre.buffer<1x4x4x4xf16>) {
-  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 4], one of 0, 1 (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: gathered in the weights' own order)]}}
+  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 4] that is a multiple of 2 (whole groups) and divides 4 or divides 2, one of 0, 1 (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: gathered in the weights' own order)]}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x2x3x3xf16>) outs(%y : !spyre.buffer<1x4x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 2
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 4, 2>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
+  spyre.return
+}
+
+// -----
+
+// A grouped convolution's chunk reads its groups' input channels: a chunk
+// of 3 output channels would split the second group of 2.
+spyre.kernel @conv_grouped_split_group(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<4x2x3x3xf16>, %y: !spyre.buffer<1x4x4x4xf16>) {
+  // expected-error @+1 {{output channels of a chunk in [1, 4] that is a multiple of 2 (whole groups) and divides 4 or divides 2}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x2x3x3xf16>) outs(%y : !spyre.buffer<1x4x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 2
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 3, 1>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
   spyre.return
 }
