@@ -171,25 +171,36 @@ private:
   /// of their own (not for natural ones, nor for one dense tap without the
   /// bias, whose loaded weights are its matrix).
   bool copiesTaps(ArrayRef<int64_t> tile) const {
-    return !natural(tile) && (kh * kw > 1 || groups > 1 || biasInProduct());
+    return !natural(tile) && (kh * kw > 1 || groups > 1 || biasInProduct(tile));
   }
   /// Whether a chunk's new weights need SFU work: tap copies, or the bias
   /// copied into its column.
   bool preparesWeights(ArrayRef<int64_t> tile) const {
-    return copiesTaps(tile) || biasInProduct();
+    return copiesTaps(tile) || biasInProduct(tile);
   }
   /// The loaded weights' row pitch in LX (elements).
   int64_t weightPitch(ArrayRef<int64_t> tile) const {
-    return cg * kh * kw + (natural(tile) && biasInProduct() ? 1 : 0);
+    return cg * kh * kw + (natural(tile) && biasInProduct(tile) ? 1 : 0);
   }
   /// Whether the bias enters the product: one more column of the taps'
   /// weights holds it, and one more row of ones under the product's right
   /// operand (a channel of ones after the input rows, or a row of ones
   /// under the gathered columns) multiplies it. That saves an SFU pass over
   /// the f32 sums when a residual or a ReLU follows; alone, the bias's add
-  /// is the pass that narrows the result anyway.
-  bool biasInProduct() const {
-    return hasBias && !hasScale && biasDtype == dtype && (hasResidual || relu);
+  /// is the pass that narrows the result anyway, unless the product writes
+  /// the result.
+  bool biasInProduct(ArrayRef<int64_t> tile) const {
+    return hasBias && !hasScale && biasDtype == dtype && (hasResidual || relu || writes(tile));
+  }
+  /// Whether gathered taps go into one product that writes the result in
+  /// the output's type (the tile's third size 3): no SFU pass follows it,
+  /// so the SFU gathers the next unit's taps (into the other copy of the
+  /// column block) while the PT multiplies. Only a bias may follow the
+  /// sums, and it joins the product.
+  static bool writes(ArrayRef<int64_t> tile) { return tile.size() > 2 && tile[2] == 3; }
+  /// Whether the sums need nothing but a bias: the product may write them.
+  bool plainResult() const {
+    return !hasScale && !hasResidual && !relu && (!hasBias || biasDtype == dtype);
   }
   /// The taps' row pitch (elements): side by side when the taps are
   /// gathered (K runs over taps, then channels), else each its own matrix.
@@ -197,7 +208,7 @@ private:
     if (natural(tile))
       return weightPitch(tile);
     int64_t ci = chunkInputs(tile[1]);
-    return (gathers(tile) ? kh * kw * ci : ci) + int64_t(biasInProduct());
+    return (gathers(tile) ? kh * kw * ci : ci) + int64_t(biasInProduct(tile));
   }
   uint8_t dtype = 0;
   int64_t es = 0;
@@ -262,7 +273,8 @@ LogicalResult ConvPlan::verifyTile(ArrayRef<int64_t> tile) const {
     diag << ", one of ";
     llvm::interleave(allowed, [&](int64_t g) { diag << g; }, [&] { diag << ", "; });
     return diag << " (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: "
-                   "gathered in the weights' own order)]";
+                   "gathered in the weights' own order; 3: as 1, in one product that writes "
+                   "the result)]";
   }
   return success();
 }
@@ -275,6 +287,8 @@ SmallVector<int64_t> ConvPlan::gatherings() const {
                                              : SmallVector<int64_t>{0, 1, 2};
   if (groups > 1)
     llvm::erase(ways, 2);
+  if (llvm::is_contained(ways, 1) && plainResult())
+    ways.push_back(3);
   return ways;
 }
 
@@ -282,7 +296,7 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
   int64_t rows = tile[0], cb = tile[1], p = pitch(tile), q = runPitch(tile);
   // One chunk of weights stays loaded; several alternate in two copies.
   int64_t weightCopies = chunks(cb) > 1 ? 2 : 1;
-  int64_t onesChannel = biasInProduct() && !gathers(tile) ? 1 : 0, ci = chunkInputs(cb);
+  int64_t onesChannel = biasInProduct(tile) && !gathers(tile) ? 1 : 0, ci = chunkInputs(cb);
   return {{"input", ((ci + onesChannel) * inputRows(rows) * p + 2 * margin(tile)) * es, 2},
           {"weight", cb * weightPitch(tile) * es, weightCopies},
           {"taps", copiesTaps(tile) ? (gathers(tile) ? 1 : kh * kw) * cb * tapsPitch(tile) * es : 0,
@@ -290,8 +304,8 @@ SmallVector<LxSlot> ConvPlan::slots(ArrayRef<int64_t> tile) const {
           {"bias", (biasEs + scaleEs) * cb, weightCopies},
           {"accumulator", cb * run(rows, q) * 4, 2},
           {"residual", hasResidual ? cb * run(rows, q) * es : 0, 2},
-          {"columns", gathers(tile) ? (kh * kw * ci + biasInProduct()) * run(rows, q) * es : 0,
-           1}};
+          {"columns", gathers(tile) ? (kh * kw * ci + biasInProduct(tile)) * run(rows, q) * es : 0,
+           writes(tile) ? 2 : 1}};
 }
 
 bool ConvPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
@@ -325,9 +339,10 @@ std::pair<int64_t, double> ConvPlan::tapGroups(ArrayRef<int64_t> tile, int64_t c
   // Each group re-reads and re-writes the f32 accumulator (the first only
   // writes it), so more groups overlap more of the copies but stream more.
   // A group is some taps' channels, or with natural weights some channels'
-  // taps (a copy per tap and group: more instructions).
+  // taps (a copy per tap and group: more instructions). A product that
+  // writes the result is one group, and writes the output's type.
   std::pair<int64_t, double> best = {1, 0.0};
-  int64_t most = std::min<int64_t>(natural(tile) ? c : kh * kw, 4);
+  int64_t most = writes(tile) ? 1 : std::min<int64_t>(natural(tile) ? c : kh * kw, 4);
   for (int64_t numGroups = 1; numGroups <= most; ++numGroups) {
     double sfu = 0, pt = 0;
     for (int64_t g = 0; g < numGroups; ++g) {
@@ -340,7 +355,9 @@ std::pair<int64_t, double> ConvPlan::tapGroups(ArrayRef<int64_t> tile, int64_t c
       sfu += double(t1 - t0) * arch.sfuCycles(double((c1 - c0) * length), 2 * es, false, false);
       pt = std::max(pt, sfu) + arch.ptCycles(double(cb), k, double(length),
                                              double(cb + length) * k * es,
-                                             double(cb * length * (g > 0 ? 8 : 4)));
+                                             double(cb * length * (g > 0 ? 8
+                                                                   : writes(tile) ? es
+                                                                                  : 4)));
     }
     if (numGroups == 1 || pt < best.second)
       best = {numGroups, pt};
@@ -360,10 +377,15 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
          perCore = double(llvm::divideCeil(units(tile), cores));
   bool oneChunk = chunks(cb) == 1;
   double bw = arch.deviceBytesPerCycle();
-  double input = active * double(ci) * deviceBytes(inputRows(rows), w, p) / bw;
+  double bandsPerCore = ci < c ? perCore : std::max(1.0, perCore / double(chunks(cb)));
+  double inBytes = active * double(ci) * deviceBytes(inputRows(rows), w, p);
   double outBytes = double(cb) * deviceBytes(rows, wo, q);
-  double store = active * outBytes * (1 / bw + arch.turnaroundCyclesPerByte());
-  double residual = hasResidual ? active * outBytes / bw : 0;
+  double input = inBytes / bw, residual = hasResidual ? active * outBytes / bw : 0;
+  // The card pays the read/write turnaround on the fewer of the bytes read
+  // and written (SPYRE_HW.md).
+  double readBytes = inBytes * bandsPerCore / perCore + (hasResidual ? active * outBytes : 0);
+  double store = active * outBytes / bw +
+                 arch.turnaroundCyclesPerByte() * std::min(active * outBytes, readBytes);
   // The weights, and their taps copied out on the SFU. One chunk's are
   // read by every core at once (the card reads them once) in a step of
   // their own, whose copies overlap the first rows' load; several chunks'
@@ -374,7 +396,6 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // A core's DMA engine runs one transfer at a time, each first waiting
   // out the memory's latency.
   double latency = double(arch.dmaLatencyCycles);
-  double bandsPerCore = ci < c ? perCore : std::max(1.0, perCore / double(chunks(cb)));
   double load = (input + latency) * bandsPerCore / perCore +
                 (hasResidual ? residual + latency : 0) +
                 (oneChunk ? 0 : active * weights + latency * (1 + hasBias + hasScale));
@@ -385,6 +406,20 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // A product per tap (each reads and writes the accumulator), or the
   // columns' copies and a product per group of taps.
   double compute = oneChunk ? 0 : taps;
+  if (writes(tile)) {
+    // The SFU's copies of a unit's taps (and its weights') run beside the
+    // previous unit's product: a unit costs the longer of the two, and the
+    // first unit's copies (or the last one's product) the shorter once.
+    // But unit t + 2's loads follow unit t's product and store, and its
+    // copies its loads: from the third unit on, two units take at least
+    // that chain.
+    double gatherCycles = double(kh * kw) * arch.sfuCycles(double(ci * length), 2 * es,
+                                                            false, false);
+    double sfu = compute + gatherCycles, pt = tapGroups(tile, cb, length).second - gatherCycles;
+    double unit = std::max(sfu, pt), chain = (sfu + pt + load + store) / 2;
+    return start + std::min(sfu, pt) + perCore * unit +
+           std::max(0.0, perCore - 2) * std::max(0.0, chain - unit) + store;
+  }
   if (gathers(tile))
     compute += tapGroups(tile, cb, length).second;
   else
@@ -395,7 +430,7 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // when not in the product, the residual's, then the ReLU's or a copy),
   // the last writing the 16-bit result (a broadcast scale or bias streams
   // nothing per element).
-  int64_t vectorPasses = int64_t(hasScale) + int64_t(hasBias && !biasInProduct());
+  int64_t vectorPasses = int64_t(hasScale) + int64_t(hasBias && !biasInProduct(tile));
   int64_t passes = vectorPasses + int64_t(hasResidual) +
                    (relu || !(vectorPasses || hasResidual));
   for (int64_t pass = 0; pass < passes; ++pass) {
@@ -544,7 +579,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                {cog * cg * kh * kw * es, kh * kw * es, 0}, g1 - g0 + 1, cg);
         }
     }
-    if (biasInProduct())
+    if (biasInProduct(tile))
       copy(sc, tapsAt + biasColumn * es, {tapsPitch * es, es, 0}, slotAt(kBias, wCopy),
            {es, es, 0}, channels, 1);
   };
@@ -564,13 +599,13 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                               APFloat(0.0), APFloat(0.0), 1, count, nullptr, 0, nullptr, nullptr),
              nullptr);
     };
-    if (biasInProduct() && gather)
-      ones(slotAt(kColumns, 0) + kh * kw * ci * accPitch * es, accPitch);
-    for (int64_t copy = 0; copy < 2 && biasInProduct() && !gather; ++copy)
+    for (int64_t copy = 0; copy < (writes(tile) ? 2 : 1) && biasInProduct(tile) && gather; ++copy)
+      ones(slotAt(kColumns, copy) + kh * kw * ci * accPitch * es, accPitch);
+    for (int64_t copy = 0; copy < 2 && biasInProduct(tile) && !gather; ++copy)
       ones(slotAt(kInput, copy) + ci * channelPitch * es, channelPitch);
   };
-  const bool prepares = p != w || biasInProduct();
-  const int64_t bias = biasInProduct() ? 1 : 0; // the bias's row of K
+  const bool prepares = p != w || biasInProduct(tile);
+  const int64_t bias = biasInProduct(tile) ? 1 : 0; // the bias's row of K
 
   for (int64_t core = 0; core < cores; ++core) {
     int64_t first = llvm::divideCeil(total * core, cores),
@@ -645,7 +680,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
         auto shifted = [&](int64_t i, int64_t j) {
           return inAt + (i * dh * p + j * dw - edge) * es;
         };
-        RefAttr accView = em.lx(f32, accAt, {accPitch * 4, 0, 0});
+        // The f32 sums, or the result when the product writes it.
+        RefAttr accView = writes(tile) ? em.lx(dtype, accAt, {accPitch * es, 0, 0})
+                                       : em.lx(f32, accAt, {accPitch * 4, 0, 0});
         // The SFU instruction emitted last, which a product then waits for.
         auto lastSfu = [&]() -> Operation * {
           return sc.ops().empty() || isa<HwMatmulOp>(sc.ops().back()) ? nullptr
@@ -656,7 +693,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           // Rows of the column block (and columns of the left operand):
           // (channel, tap) for natural weights, else (tap, channel). A group
           // is a run of them: some channels' taps, or some taps' channels.
-          int64_t columnsAt = slotAt(kColumns, 0);
+          int64_t columnsAt = slotAt(kColumns, writes(tile) ? t % 2 : 0);
           auto blockRow = [&](int64_t channel, int64_t tap) {
             return nat ? channel * taps + tap : tap * ci + channel;
           };
@@ -716,6 +753,8 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                                    tap > 0, nullptr, 0, nullptr, nullptr),
                 lastSfu());
         }
+        if (writes(tile))
+          return;
         // The epilogue in f32 on the accumulator; its last instruction
         // writes the 16-bit result in place: element e goes to byte 2e,
         // after f32 element e / 2 <= e has been read.

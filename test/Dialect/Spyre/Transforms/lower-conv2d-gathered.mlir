@@ -1,7 +1,9 @@
 // RUN: spyre-opt %s -split-input-file --spyre-compile=cores=2 | FileCheck %s
 
-// The tile's choice for a 3x3 convolution of 2 channels: the taps gathered
-// into one product. Each tap's 3x2 weights go side by side into rows of all
+// A 3x3 convolution of 2 channels with the taps gathered into products of
+// groups of taps (the tile's third size 1; the tile search takes 3 here, one
+// product that writes the result, as in lower-conv2d.mlir's
+// @depthwise_writes). Each tap's 3x2 weights go side by side into rows of all
 // 18 (tap, channel) pairs (36 bytes a row). The output is as wide as the
 // input, so the input rows stay unpadded (a pitch of 4 elements; channels
 // 32 bytes apart): each channel's 3 rows inside the image arrive as one
@@ -46,6 +48,7 @@ spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16
                    %b: !spyre.buffer<3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
   spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf16>)
       outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1]
+      {spyre.cores = 2 : i64, spyre.tile = array<i64: 2, 3, 1>}
   spyre.return
 }
 

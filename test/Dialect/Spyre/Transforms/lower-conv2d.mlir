@@ -190,3 +190,29 @@ spyre.kernel @depthwise_chunks(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 2, 1>}
   spyre.return
 }
+
+// -----
+
+// The taps gathered into one product that writes the result (the tile's
+// third size 3): the bias is a column of the taps times a row of ones under
+// each copy of the column block (row 18 of 16 elements: byte 576 of each),
+// K = 9 x 2 + 1, the PT writes the 16-bit result and no SFU pass follows, so
+// the second unit's taps go into the other copy of the column block (from
+// byte 608) while the first unit's product runs.
+// CHECK-LABEL: spyre.hw.program @depthwise_writes
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#TAPS:]], strides = [38, 2, 0]>, 0.000000e+00 [2 x 19]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = 576, strides = [32, 2, 0]>, 1.000000e+00 [1 x 16]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 1184, strides = [32, 2, 0]>, 1.000000e+00 [1 x 16]
+// CHECK: spyre.hw.matmul #spyre.ref<lx, dl16, offset = [[#OUT:]], strides = [32, 0, 0]> = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [38, 0, 0]> x #spyre.ref<lx, dl16, strides = [32, 0, 0]> m 2 k 19 n 16 {
+// CHECK-NOT: spyre.hw.binary
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [32, 0, 0]>, #spyre.ref<lx, dl16, offset = [[#OUT]], strides = [32, 0, 0]> row 32 x [2, 1, 1]
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 608, strides = [32, 2, 0]>
+// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = 608, strides = [32, 0, 0]> m 2 k 19 n 16 {
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 64, strides = [32, 0, 0]>
+spyre.kernel @depthwise_writes(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<4x1x3x3xf16>,
+                               %b: !spyre.buffer<4xf16>, %y: !spyre.buffer<1x4x4x4xf16>) {
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x1x3x3xf16>, !spyre.buffer<4xf16>)
+      outs(%y : !spyre.buffer<1x4x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 4
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 2, 3>}
+  spyre.return
+}

@@ -61,7 +61,7 @@ spyre.kernel @too_many_cores(%x: !spyre.buffer<512xf32>, %y: !spyre.buffer<512xf
 
 // One tap of stride 1 has nothing to gather.
 spyre.kernel @conv_gather_one_tap(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x1x1xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
-  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 3], one of 0 (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: gathered in the weights' own order)]}}
+  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 3], one of 0 (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: gathered in the weights' own order; 3: as 1, in one product that writes the result)]}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x1x1xf16>) outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [0, 0] dilation = [1, 1]
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 3, 1>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
   spyre.return
@@ -72,7 +72,7 @@ spyre.kernel @conv_gather_one_tap(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buf
 // A strided convolution's taps are no shifted views of the rows: they are
 // always gathered.
 spyre.kernel @conv_strided_per_tap(%x: !spyre.buffer<1x2x8x8xf16>, %w: !spyre.buffer<3x2x3x3xf16>, %y: !spyre.buffer<1x3x4x4xf16>) {
-  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 3], one of 1, 2 (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: gathered in the weights' own order)]}}
+  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 3], one of 1, 2, 3 (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: gathered in the weights' own order; 3: as 1, in one product that writes the result)]}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x8x8xf16>, !spyre.buffer<3x2x3x3xf16>) outs(%y : !spyre.buffer<1x3x4x4xf16>) stride = [2, 2] padding = [1, 1] dilation = [1, 1]
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 3, 0>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
   spyre.return
@@ -82,7 +82,7 @@ spyre.kernel @conv_strided_per_tap(%x: !spyre.buffer<1x2x8x8xf16>, %w: !spyre.bu
 
 // Grouped weights are built in LX: no product reads them as loaded.
 spyre.kernel @conv_grouped_natural(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<4x2x3x3xf16>, %y: !spyre.buffer<1x4x4x4xf16>) {
-  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 4] that is a multiple of 2 (whole groups) and divides 4 or divides 2, one of 0, 1 (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: gathered in the weights' own order)]}}
+  // expected-error @+1 {{spyre.tile of this convolution is [output rows of a band in [1, 4], output channels of a chunk in [1, 4] that is a multiple of 2 (whole groups) and divides 4 or divides 2, one of 0, 1, 3 (0: a product per tap; 1: the taps gathered, copied out of the weights; 2: gathered in the weights' own order; 3: as 1, in one product that writes the result)]}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x2x3x3xf16>) outs(%y : !spyre.buffer<1x4x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 2
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 4, 2>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
   spyre.return
@@ -96,5 +96,15 @@ spyre.kernel @conv_grouped_split_group(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyr
   // expected-error @+1 {{output channels of a chunk in [1, 4] that is a multiple of 2 (whole groups) and divides 4 or divides 2}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x2x3x3xf16>) outs(%y : !spyre.buffer<1x4x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 2
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 3, 1>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
+  spyre.return
+}
+
+// -----
+
+// A product that writes the result leaves no room for a ReLU after it.
+spyre.kernel @conv_writes_before_relu(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<4x1x3x3xf16>, %y: !spyre.buffer<1x4x4x4xf16>) {
+  // expected-error @+1 {{one of 0, 1 (0: a product per tap}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x1x3x3xf16>) outs(%y : !spyre.buffer<1x4x4x4xf16>) padding = [1, 1] dilation = [1, 1] groups = 4 relu
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 2, 3>, spyre.lx = array<i64: 0, 128, 256, 384, 512, 640, 768>}
   spyre.return
 }
