@@ -140,6 +140,27 @@ def test_reductions_with_few_outputs(name, fn, shape, dtype):
     torch.testing.assert_close(compiled.float(), expected.float(), **tol)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name,fn", [
+    ("weighted_sum", lambda x, w: (x * w[:, None, None]).sum((1, 2, 3))),
+    ("amax", lambda x, w: (x * w[:, None, None]).amax((1, 2, 3))),
+    ("centred_squares", lambda x, w: ((x * w[:, None, None]) - 0.5).square().sum((1, 2, 3))),
+])
+def test_reductions_over_channels_of_few_positions(name, fn, dtype):
+    """A reduction over channels and a few positions each, which a
+    per-channel operand keeps from being one loop (a GroupNorm's statistics
+    after PoolFormer's layer scale at 2 x 2 positions): reduced along the
+    positions into partials per channel, then along the channels
+    (spyre-split-reductions). Stepping the channels one at a time, these
+    took 128.9 us each; now 2.7-3.8 us."""
+    torch.manual_seed(0)
+    x, w = rand(2, 128, 2, 2, dtype=dtype), rand(128, dtype=dtype)
+    compiled, expected = run(fn, x, w)
+    assert counters.simulated_cycles < 40_000
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else tolerance(dtype, 512)
+    torch.testing.assert_close(compiled.float(), expected.float(), **tol)
+
+
 def test_cut_reductions_into_a_concatenation():
     # Each sum writes its slice of the result; the one cut in parts rounds
     # its f32 total into its own slice only.

@@ -56,9 +56,12 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     if (failed(available))
       return signalPassFailure();
     module.walk([&](KernelOp kernel) {
-      for (auto generic : llvm::to_vector(kernel.getBody().front().getOps<GenericOp>()))
-        if (int64_t parts = partsFor(generic, *arch, *available); parts > 1)
+      for (auto generic : llvm::to_vector(kernel.getBody().front().getOps<GenericOp>())) {
+        if (int col = collapsibleColumn(generic); col >= 0)
+          collapse(generic, unsigned(col));
+        else if (int64_t parts = partsFor(generic, *arch, *available); parts > 1)
           split(generic, parts);
+      }
     });
   }
 
@@ -111,19 +114,137 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
   }
 
   static void split(GenericOp generic, int64_t parts) {
-    MLIRContext *ctx = generic.getContext();
     OpBuilder b(generic);
-    Location loc = generic.getLoc();
     ArrayRef<int64_t> domain = generic.getStaticDomain();
     unsigned n = domain.size(), red = generic.getReductionLoops()[0];
     int64_t part = domain[red] / parts;
     SmallVector<unsigned> kept; // the parallel loops, in order
-    SmallVector<int64_t> keptSizes;
     for (unsigned i = 0; i < n; ++i)
-      if (i != red) {
+      if (i != red)
         kept.push_back(i);
-        keptSizes.push_back(domain[i]);
+    // Part s of the reduced loop: loop 0 is s, loop i + 1 the old loop i,
+    // the reduced one now `part` long and offset by s * part. Partials:
+    // [parts, the parallel loops' sizes...].
+    SmallVector<int64_t> firstDomain{parts};
+    SmallVector<AffineExpr> oldLoops;
+    SmallVector<bool> reduced{false};
+    for (unsigned i = 0; i < n; ++i) {
+      firstDomain.push_back(i == red ? part : domain[i]);
+      oldLoops.push_back(i == red ? b.getAffineDimExpr(0) * part + b.getAffineDimExpr(i + 1)
+                                  : b.getAffineDimExpr(i + 1));
+      reduced.push_back(i == red);
+    }
+    SmallVector<AffineExpr> partialIndex{b.getAffineDimExpr(0)};
+    for (unsigned i : kept)
+      partialIndex.push_back(b.getAffineDimExpr(i + 1));
+    reduceInTwo(generic, kept, firstDomain, reduced, oldLoops, partialIndex, parts,
+                /*countFirst=*/true);
+  }
+
+  /// A reduction over several loops whose innermost (the one its first
+  /// input is densest along, as GenericPlan's `col`) is short: GenericPlan
+  /// steps the other reduced loops one point at a time, so a GroupNorm's
+  /// statistics over 128 channels of 2 x 2 positions (a per-channel operand
+  /// keeps Inductor from flattening them) ran 128 steps of 4 elements per
+  /// image, each paying every input's DMA latency: 321 us for 1024
+  /// elements. Returns the reduced loop to keep, or -1 to leave the op.
+  static int collapsibleColumn(GenericOp generic) {
+    if (generic->hasAttr(kCoresAttr) || generic->hasAttr(kTileAttr) ||
+        !generic.getSymbols().empty() || !generic.getDomainSizes().empty())
+      return -1;
+    SmallVector<CombinerKind> kinds = generic.getCombinerKinds();
+    if (kinds.size() != 1 || generic.getOutputs().size() != 1 ||
+        !llvm::is_contained({CombinerKind::sum, CombinerKind::prod, CombinerKind::max,
+                             CombinerKind::min},
+                            kinds[0]))
+      return -1;
+    auto yield = cast<YieldOp>(generic.getBody().front().getTerminator());
+    if (!isa<FloatType>(yield.getValues()[0].getType()))
+      return -1;
+    ArrayRef<int64_t> domain = generic.getStaticDomain();
+    SmallVector<unsigned> reduced;
+    for (unsigned i : generic.getReductionLoops())
+      if (domain[i] > 1)
+        reduced.push_back(i);
+    if (reduced.size() < 2 || int64_t(domain.size()) > ISA::kMaxRank)
+      return -1;
+    // The densest reduced loop of the first input (by its map's coefficient),
+    // else the last.
+    int col = int(reduced.back());
+    if (!generic.getInputs().empty()) {
+      std::optional<int64_t> best;
+      AffineMap map = generic.getInputMap(0);
+      auto shape = cast<BufferType>(generic.getInputs()[0].getType()).getShape();
+      for (unsigned i : reduced) {
+        int64_t stride = 0, scale = 1;
+        for (int64_t r = map.getNumResults() - 1; r >= 0; --r) {
+          auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+          if (dim && dim.getPosition() == i)
+            stride = scale;
+          scale *= shape[r];
+        }
+        if (stride && (!best || stride < *best)) {
+          best = stride;
+          col = int(i);
+        }
       }
+    }
+    return domain[col] < kMinPart ? col : -1;
+  }
+
+  /// The reduced loops but `col` become parallel loops of a first generic
+  /// that reduces along `col` only, into partials [the parallel loops...,
+  /// the other reduced loops flattened]; a second combines those, a
+  /// contiguous row per output.
+  static void collapse(GenericOp generic, unsigned col) {
+    OpBuilder b(generic);
+    ArrayRef<int64_t> domain = generic.getStaticDomain();
+    unsigned n = domain.size();
+    SmallVector<unsigned> reductionLoops = generic.getReductionLoops();
+    // Reduced loops of size 1 stay reduced: they fold nothing.
+    SmallVector<unsigned> kept, folded;
+    SmallVector<bool> reduced;
+    SmallVector<AffineExpr> oldLoops;
+    for (unsigned i = 0; i < n; ++i) {
+      bool reducedLoop = llvm::is_contained(reductionLoops, i);
+      reduced.push_back(i == col || (reducedLoop && domain[i] == 1));
+      if (!reduced.back())
+        (reducedLoop ? folded : kept).push_back(i);
+      oldLoops.push_back(b.getAffineDimExpr(i));
+    }
+    SmallVector<AffineExpr> partialIndex;
+    for (unsigned i : kept)
+      partialIndex.push_back(b.getAffineDimExpr(i));
+    AffineExpr flat = b.getAffineConstantExpr(0);
+    int64_t count = 1;
+    for (unsigned i : folded) {
+      flat = flat * domain[i] + b.getAffineDimExpr(i);
+      count *= domain[i];
+    }
+    partialIndex.push_back(flat);
+    reduceInTwo(generic, kept, domain, reduced, oldLoops, partialIndex, count,
+                /*countFirst=*/false);
+  }
+
+  /// Replaces `generic` by a first generic over `firstDomain` (loops
+  /// `reduced` reduced, `oldLoops` the old loops in its terms) that writes
+  /// partials at `partialIndex`, a second that combines the `count`
+  /// partials of each output (kept loops `kept` of the old ones; partials
+  /// laid out [count, kept...] or [kept..., count]), and for a 16-bit float
+  /// sum or product a third that rounds the f32 total once, as the uncut
+  /// reduction did on its store.
+  static void reduceInTwo(GenericOp generic, ArrayRef<unsigned> kept,
+                          ArrayRef<int64_t> firstDomain, ArrayRef<bool> reduced,
+                          ArrayRef<AffineExpr> oldLoops, ArrayRef<AffineExpr> partialIndex,
+                          int64_t count, bool countFirst) {
+    MLIRContext *ctx = generic.getContext();
+    OpBuilder b(generic);
+    Location loc = generic.getLoc();
+    ArrayRef<int64_t> domain = generic.getStaticDomain();
+    unsigned n = domain.size(), f = firstDomain.size();
+    SmallVector<int64_t> keptSizes;
+    for (unsigned i : kept)
+      keptSizes.push_back(domain[i]);
     CombinerKind kind = generic.getCombinerKinds()[0];
     Value out = generic.getOutputs()[0];
     auto yield = cast<YieldOp>(generic.getBody().front().getTerminator());
@@ -136,31 +257,17 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     auto reduction = IteratorTypeAttr::get(ctx, utils::IteratorType::reduction);
     ArrayAttr combiners = b.getArrayAttr({CombinerKindAttr::get(ctx, kind)});
 
-    // Partials: [parts, the parallel loops' sizes...].
-    SmallVector<int64_t> partialShape{parts};
-    llvm::append_range(partialShape, keptSizes);
+    SmallVector<int64_t> partialShape(keptSizes);
+    partialShape.insert(countFirst ? partialShape.begin() : partialShape.end(), count);
     Value partials = AllocOp::create(b, loc, BufferType::get(partialShape, partialType),
                                      ValueRange{});
-
-    // Part s of the reduced loop: loop 0 is s, loop i + 1 the old loop i,
-    // the reduced one now `part` long and offset by s * part.
-    SmallVector<int64_t> firstDomain{parts};
-    for (unsigned i = 0; i < n; ++i)
-      firstDomain.push_back(i == red ? part : domain[i]);
-    SmallVector<AffineExpr> oldLoops;
-    for (unsigned i = 0; i < n; ++i)
-      oldLoops.push_back(i == red ? b.getAffineDimExpr(0) * part + b.getAffineDimExpr(i + 1)
-                                  : b.getAffineDimExpr(i + 1));
     SmallVector<AffineMap> firstMaps;
     for (unsigned i = 0, e = generic.getInputs().size(); i < e; ++i)
-      firstMaps.push_back(generic.getInputMap(i).replaceDimsAndSymbols(oldLoops, {}, n + 1, 0));
-    SmallVector<AffineExpr> partialIndex{b.getAffineDimExpr(0)};
-    for (unsigned i : kept)
-      partialIndex.push_back(b.getAffineDimExpr(i + 1));
-    firstMaps.push_back(AffineMap::get(n + 1, 0, partialIndex, ctx));
-    SmallVector<Attribute> firstIterators{parallel};
-    for (unsigned i = 0; i < n; ++i)
-      firstIterators.push_back(i == red ? reduction : parallel);
+      firstMaps.push_back(generic.getInputMap(i).replaceDimsAndSymbols(oldLoops, {}, f, 0));
+    firstMaps.push_back(AffineMap::get(f, 0, partialIndex, ctx));
+    SmallVector<Attribute> firstIterators;
+    for (bool r : reduced)
+      firstIterators.push_back(r ? reduction : parallel);
     auto first = GenericOp::create(b, loc, ValueRange{}, b.getDenseI64ArrayAttr(firstDomain),
                                    ValueRange{}, generic.getInputs(), ValueRange{partials},
                                    b.getAffineMapArrayAttr(firstMaps),
@@ -170,7 +277,7 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     // The body's loop positions (iotas, masks) are of the old loops too.
     first.getBody().walk([&](IndexExprOp index) {
       index.setMapAttr(
-          AffineMapAttr::get(index.getMap().replaceDimsAndSymbols(oldLoops, {}, n + 1, 0)));
+          AffineMapAttr::get(index.getMap().replaceDimsAndSymbols(oldLoops, {}, f, 0)));
     });
     if (widen) {
       auto cloned = cast<YieldOp>(first.getBody().front().getTerminator());
@@ -179,15 +286,17 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
       cloned->setOperands(ValueRange{wide});
     }
 
-    // The combine: the parallel loops, then the parts (reduced).
+    // The combine: the parallel loops, then the partials (reduced).
     unsigned m = kept.size();
     SmallVector<int64_t> secondDomain(keptSizes);
-    secondDomain.push_back(parts);
-    SmallVector<AffineExpr> readPartial{b.getAffineDimExpr(m)};
+    secondDomain.push_back(count);
+    SmallVector<AffineExpr> readPartial;
     for (unsigned j = 0; j < m; ++j)
       readPartial.push_back(b.getAffineDimExpr(j));
+    readPartial.insert(countFirst ? readPartial.begin() : readPartial.end(),
+                       b.getAffineDimExpr(m));
     // The old loops in terms of the combine's (and the rounding's): parallel
-    // loop j of either is old loop kept[j]; the reduced one is gone.
+    // loop j of either is old loop kept[j]; the reduced ones are gone.
     SmallVector<AffineExpr> outLoops(n, b.getAffineConstantExpr(0));
     for (auto [j, i] : llvm::enumerate(kept))
       outLoops[i] = b.getAffineDimExpr(unsigned(j));

@@ -142,3 +142,45 @@ spyre.kernel @into_a_slice(%x: !spyre.buffer<65536xf16>, %y: !spyre.buffer<4xf16
   }
   spyre.return
 }
+
+// A sum over two loops (a GroupNorm's statistics over 128 channels of 2 x 2
+// positions, a per-channel weight keeping Inductor from flattening them)
+// whose inner loop is short: the plan would step the channels one at a
+// time. The channels become a parallel loop of a first generic reducing the
+// 4 positions into f32 partials [2, 128], a second sums each image's 128
+// partials (a contiguous row), a third rounds the total once. A maximum
+// over three loops folds the outer two (2 x 3) into one row of partials.
+// CHECK-LABEL: spyre.kernel @short_inner_loop
+// CHECK: %[[P:.*]] = spyre.alloc() : !spyre.buffer<2x128xf32>
+// CHECK: spyre.generic domain [2, 128, 4] {combiners = [#spyre.combiner<sum>], indexing_maps = [#{{.*}}, #{{.*}}, #[[PIDX:.*]]], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<reduction>]} {{.*}} outs(%[[P]] : !spyre.buffer<2x128xf32>)
+// CHECK: %[[T:.*]] = spyre.alloc() : !spyre.buffer<2xf32>
+// CHECK: spyre.generic domain [2, 128] {combiners = [#spyre.combiner<sum>], {{.*}} iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]} ins(%[[P]] : {{.*}}) outs(%[[T]] : !spyre.buffer<2xf32>)
+// CHECK: spyre.generic domain [2] {{.*}} ins(%[[T]] : {{.*}}) outs(%arg2 : !spyre.buffer<2xf16>)
+// CHECK: %[[M:.*]] = spyre.alloc() : !spyre.buffer<6xf16>
+// CHECK: spyre.generic domain [2, 3, 16] {combiners = [#spyre.combiner<max>], {{.*}} iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<reduction>]} {{.*}} outs(%[[M]] : !spyre.buffer<6xf16>)
+// CHECK: spyre.generic domain [6] {combiners = [#spyre.combiner<max>], {{.*}} outs(%arg3 : !spyre.buffer<1xf16>)
+// CHECK-NOT: spyre.generic
+spyre.kernel @short_inner_loop(%x: !spyre.buffer<1024xf16>, %w: !spyre.buffer<128xf16>,
+                               %y: !spyre.buffer<2xf16>, %z: !spyre.buffer<1xf16>) {
+  spyre.generic domain [2, 128, 4] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0, d1, d2) -> (d0 * 512 + d1 * 4 + d2)>,
+                       affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>,
+                        #spyre.iterator<reduction>]}
+      ins(%x, %w : !spyre.buffer<1024xf16>, !spyre.buffer<128xf16>)
+      outs(%y : !spyre.buffer<2xf16>) {
+  ^bb0(%v: f16, %s: f16):
+    %p = arith.mulf %v, %s : f16
+    spyre.yield %p : f16
+  }
+  spyre.generic domain [2, 3, 16] {combiners = [#spyre.combiner<max>],
+      indexing_maps = [affine_map<(d0, d1, d2) -> (d0 * 48 + d1 * 16 + d2)>,
+                       affine_map<(d0, d1, d2) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>, #spyre.iterator<reduction>,
+                        #spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<1024xf16>) outs(%z : !spyre.buffer<1xf16>) {
+  ^bb0(%v: f16):
+    spyre.yield %v : f16
+  }
+  spyre.return
+}
