@@ -153,13 +153,19 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
         !generic.getSymbols().empty() || !generic.getDomainSizes().empty())
       return -1;
     SmallVector<CombinerKind> kinds = generic.getCombinerKinds();
-    if (kinds.size() != 1 || generic.getOutputs().size() != 1 ||
+    if (kinds.size() != 1 ||
         !llvm::is_contained({CombinerKind::sum, CombinerKind::prod, CombinerKind::max,
-                             CombinerKind::min},
+                             CombinerKind::min, CombinerKind::welford},
                             kinds[0]))
       return -1;
     auto yield = cast<YieldOp>(generic.getBody().front().getTerminator());
     if (!isa<FloatType>(yield.getValues()[0].getType()))
+      return -1;
+    // Welford's partial states merge in f32 (welfordInTwo).
+    if (kinds[0] == CombinerKind::welford &&
+        !llvm::all_of(generic.getOutputs(), [](Value out) {
+          return cast<BufferType>(out.getType()).getElementType().isF32();
+        }))
       return -1;
     ArrayRef<int64_t> domain = generic.getStaticDomain();
     SmallVector<unsigned> reduced;
@@ -222,8 +228,133 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
       count *= domain[i];
     }
     partialIndex.push_back(flat);
-    reduceInTwo(generic, kept, domain, reduced, oldLoops, partialIndex, count,
-                /*countFirst=*/false);
+    if (generic.getCombinerKinds()[0] == CombinerKind::welford)
+      welfordInTwo(generic, kept, reduced, partialIndex, count, domain[col]);
+    else
+      reduceInTwo(generic, kept, domain, reduced, oldLoops, partialIndex, count,
+                  /*countFirst=*/false);
+  }
+
+  /// `collapse` for a Welford reduction: the first generic's partial
+  /// states (mean, M2, count of each of `count` rows of `points` points,
+  /// laid out [kept..., count]) merge as Chan et al. do for equal counts:
+  /// the mean is the mean of the means, M2 the sum of the M2s plus `points`
+  /// times the M2 of the means, the count `count` x `points`.
+  static void welfordInTwo(GenericOp generic, ArrayRef<unsigned> kept, ArrayRef<bool> reduced,
+                           ArrayRef<AffineExpr> partialIndex, int64_t count, int64_t points) {
+    MLIRContext *ctx = generic.getContext();
+    OpBuilder b(generic);
+    Location loc = generic.getLoc();
+    ArrayRef<int64_t> domain = generic.getStaticDomain();
+    unsigned n = domain.size(), m = kept.size();
+    Type f32 = Float32Type::get(ctx);
+    auto parallel = IteratorTypeAttr::get(ctx, utils::IteratorType::parallel);
+    auto reduction = IteratorTypeAttr::get(ctx, utils::IteratorType::reduction);
+    auto combiner = [&](CombinerKind kind) {
+      return b.getArrayAttr({CombinerKindAttr::get(ctx, kind)});
+    };
+    SmallVector<int64_t> keptSizes;
+    for (unsigned i : kept)
+      keptSizes.push_back(domain[i]);
+    SmallVector<int64_t> rowShape(keptSizes), partialShape(keptSizes);
+    partialShape.push_back(count);
+    if (rowShape.empty())
+      rowShape.push_back(1);
+    auto alloc = [&](ArrayRef<int64_t> shape) {
+      return AllocOp::create(b, loc, BufferType::get(shape, f32), ValueRange{}).getResult();
+    };
+    auto block = [&](GenericOp op, unsigned arguments) {
+      OpBuilder::InsertionGuard stay(b);
+      Block *body = b.createBlock(&op.getBody(), {}, SmallVector<Type>(arguments, f32),
+                                  SmallVector<Location>(arguments, loc));
+      return OpBuilder::atBlockEnd(body);
+    };
+
+    // Partial states, one per point of the folded loops.
+    SmallVector<Value> partials = {alloc(partialShape), alloc(partialShape),
+                                   alloc(partialShape)};
+    // The loops are the old ones: the inputs' maps and the body stay.
+    SmallVector<AffineMap> firstMaps;
+    for (unsigned i = 0, e = generic.getInputs().size(); i < e; ++i)
+      firstMaps.push_back(generic.getInputMap(i));
+    firstMaps.append(3, AffineMap::get(n, 0, partialIndex, ctx));
+    SmallVector<Attribute> firstIterators;
+    for (bool r : reduced)
+      firstIterators.push_back(r ? reduction : parallel);
+    auto first = GenericOp::create(b, loc, ValueRange{}, b.getDenseI64ArrayAttr(domain),
+                                   ValueRange{}, generic.getInputs(), partials,
+                                   b.getAffineMapArrayAttr(firstMaps),
+                                   b.getArrayAttr(firstIterators),
+                                   combiner(CombinerKind::welford));
+    IRMapping mapping;
+    generic.getBody().cloneInto(&first.getBody(), mapping);
+
+    // Over [kept..., count]: the partials' row of each output; the old
+    // outputs' maps in terms of the kept loops (a [1] domain without any).
+    SmallVector<int64_t> rowsDomain(keptSizes);
+    rowsDomain.push_back(count);
+    SmallVector<AffineExpr> keptDims;
+    for (unsigned j = 0; j < m; ++j)
+      keptDims.push_back(b.getAffineDimExpr(j));
+    AffineMap readRow = AffineMap::get(m + 1, 0, [&] {
+      SmallVector<AffineExpr> e(keptDims);
+      e.push_back(b.getAffineDimExpr(m));
+      return e;
+    }(), ctx);
+    unsigned rank = rowShape.size();
+    SmallVector<AffineExpr> outLoops(n, b.getAffineConstantExpr(0));
+    for (auto [j, i] : llvm::enumerate(kept))
+      outLoops[i] = b.getAffineDimExpr(unsigned(j));
+    auto outputMap = [&](unsigned k, unsigned dims) {
+      return generic.getOutputMap(k).replaceDimsAndSymbols(outLoops, {}, dims, 0);
+    };
+    AffineMap ownRow = m ? AffineMap::get(m + 1, 0, keptDims, ctx)
+                         : AffineMap::get(1, 0, {b.getAffineConstantExpr(0)}, ctx);
+    SmallVector<Attribute> rowIterators(m, parallel);
+    rowIterators.push_back(reduction);
+    Value out = generic.getOutputs()[0], outM2 = generic.getOutputs()[1],
+          outCount = generic.getOutputs()[2];
+
+    // The means' Welford: the mean itself, the means' M2, their count.
+    Value meansM2 = alloc(rowShape), meansCount = alloc(rowShape);
+    auto means = GenericOp::create(
+        b, loc, ValueRange{}, b.getDenseI64ArrayAttr(rowsDomain), ValueRange{},
+        ValueRange{partials[0]}, ValueRange{out, meansM2, meansCount},
+        b.getAffineMapArrayAttr({readRow, outputMap(0, m + 1), ownRow, ownRow}),
+        b.getArrayAttr(rowIterators), combiner(CombinerKind::welford));
+    {
+      OpBuilder in = block(means, 1);
+      YieldOp::create(in, loc, means.getBody().front().getArgument(0));
+    }
+    // The M2s' sum.
+    Value sumM2 = alloc(rowShape);
+    auto sum = GenericOp::create(b, loc, ValueRange{}, b.getDenseI64ArrayAttr(rowsDomain),
+                                 ValueRange{}, ValueRange{partials[1]}, ValueRange{sumM2},
+                                 b.getAffineMapArrayAttr({readRow, ownRow}),
+                                 b.getArrayAttr(rowIterators), combiner(CombinerKind::sum));
+    {
+      OpBuilder in = block(sum, 1);
+      YieldOp::create(in, loc, sum.getBody().front().getArgument(0));
+    }
+    // M2 = sum of M2s + points x M2 of the means; count = count x points.
+    AffineMap identity = b.getMultiDimIdentityMap(rank);
+    SmallVector<Attribute> elementwise(rank, parallel);
+    auto merged = GenericOp::create(
+        b, loc, ValueRange{}, b.getDenseI64ArrayAttr(rowShape), ValueRange{},
+        ValueRange{sumM2, meansM2, meansCount}, ValueRange{outM2, outCount},
+        b.getAffineMapArrayAttr({identity, identity, identity, outputMap(1, rank),
+                                 outputMap(2, rank)}),
+        b.getArrayAttr(elementwise), ArrayAttr());
+    {
+      OpBuilder in = block(merged, 3);
+      Block &body = merged.getBody().front();
+      Value scale = arith::ConstantOp::create(in, loc, b.getF32FloatAttr(float(points)));
+      Value spread = arith::MulFOp::create(in, loc, body.getArgument(1), scale);
+      Value m2 = arith::AddFOp::create(in, loc, body.getArgument(0), spread);
+      Value total = arith::MulFOp::create(in, loc, body.getArgument(2), scale);
+      YieldOp::create(in, loc, ValueRange{m2, total});
+    }
+    generic.erase();
   }
 
   /// Replaces `generic` by a first generic over `firstDomain` (loops

@@ -49,7 +49,7 @@ spyre.kernel @few_rows_max(%x: !spyre.buffer<4x1048576xf16>, %y: !spyre.buffer<4
 }
 
 // Left as they are: 64 rows give every core a tile; a Welford reduction
-// (its partials would need a merge of means); a reduction too small to pay
+// over one loop (the cut does not merge its partials); a reduction too small to pay
 // for a second op; an f32 sum whose loop no part count up to 32 divides
 // into parts of at least 1024 points (2053 x 97 is 199141).
 // CHECK-LABEL: spyre.kernel @kept
@@ -181,6 +181,42 @@ spyre.kernel @short_inner_loop(%x: !spyre.buffer<1024xf16>, %w: !spyre.buffer<12
       ins(%x : !spyre.buffer<1024xf16>) outs(%z : !spyre.buffer<1xf16>) {
   ^bb0(%v: f16):
     spyre.yield %v : f16
+  }
+  spyre.return
+}
+
+// A Welford reduction (a variance's statistics) over 8 channels of 4
+// positions: partial states per channel, then the means' Welford writes
+// the mean (and their M2 and count), the M2s are summed, and the total M2
+// is their sum plus 4 (the points per partial) times the means' M2, the
+// count 4 times theirs (Chan et al. for equal counts).
+// CHECK-LABEL: spyre.kernel @short_inner_welford
+// CHECK-COUNT-3: spyre.alloc() : !spyre.buffer<2x8xf32>
+// CHECK: spyre.generic domain [2, 8, 4] {combiners = [#spyre.combiner<welford>], {{.*}} iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<reduction>]} ins(%arg0, %arg1 : {{.*}}) outs(%[[MEAN:.*]], %[[M2:.*]], %[[COUNT:.*]] : !spyre.buffer<2x8xf32>
+// CHECK: spyre.generic domain [2, 8] {combiners = [#spyre.combiner<welford>], {{.*}} ins(%[[MEAN]] : {{.*}}) outs(%arg2, %[[MM2:.*]], %[[MCOUNT:.*]] :
+// CHECK: spyre.generic domain [2, 8] {combiners = [#spyre.combiner<sum>], {{.*}} ins(%[[M2]] : {{.*}}) outs(%[[SUM:.*]] :
+// CHECK: spyre.generic domain [2] {{.*}} ins(%[[SUM]], %[[MM2]], %[[MCOUNT]] : {{.*}}) outs(%arg3, %arg4 :
+// CHECK: ^bb0(%[[S:.*]]: f32, %[[Q:.*]]: f32, %[[N:.*]]: f32):
+// CHECK: %[[P:.*]] = arith.constant 4.000000e+00 : f32
+// CHECK: %[[SPREAD:.*]] = arith.mulf %[[Q]], %[[P]] : f32
+// CHECK: %[[TOTAL:.*]] = arith.addf %[[S]], %[[SPREAD]] : f32
+// CHECK: %[[C:.*]] = arith.mulf %[[N]], %[[P]] : f32
+// CHECK: spyre.yield %[[TOTAL]], %[[C]] : f32, f32
+spyre.kernel @short_inner_welford(%x: !spyre.buffer<64xf16>, %w: !spyre.buffer<8xf16>,
+                                  %mean: !spyre.buffer<2xf32>, %m2: !spyre.buffer<2xf32>,
+                                  %count: !spyre.buffer<2xf32>) {
+  spyre.generic domain [2, 8, 4] {combiners = [#spyre.combiner<welford>],
+      indexing_maps = [affine_map<(d0, d1, d2) -> (d0 * 32 + d1 * 4 + d2)>,
+                       affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>,
+                       affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>,
+                        #spyre.iterator<reduction>]}
+      ins(%x, %w : !spyre.buffer<64xf16>, !spyre.buffer<8xf16>)
+      outs(%mean, %m2, %count : !spyre.buffer<2xf32>, !spyre.buffer<2xf32>, !spyre.buffer<2xf32>) {
+  ^bb0(%v: f16, %s: f16):
+    %p = arith.mulf %v, %s : f16
+    %e = arith.extf %p : f16 to f32
+    spyre.yield %e : f32
   }
   spyre.return
 }
