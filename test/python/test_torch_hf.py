@@ -203,6 +203,57 @@ def test_resnet_image_classification(dtype):
     torch.testing.assert_close(actual, expected, **tolerance(dtype, 64 * 9))
 
 
+def _mobilenet_v1():
+    return transformers.MobileNetV1Model(
+        transformers.MobileNetV1Config(image_size=64, depth_multiplier=0.25))
+
+
+def _mobilenet_v2():
+    return transformers.MobileNetV2Model(
+        transformers.MobileNetV2Config(image_size=64, depth_multiplier=0.35))
+
+
+def _convnext_v2():
+    return transformers.ConvNextV2Model(transformers.ConvNextV2Config(
+        hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1], image_size=64))
+
+
+def _poolformer():
+    return transformers.PoolFormerModel(transformers.PoolFormerConfig(
+        hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("make", [_mobilenet_v1, _mobilenet_v2, _convnext_v2, _poolformer],
+                         ids=["mobilenet_v1", "mobilenet_v2", "convnext_v2", "poolformer"])
+def test_mobile_convnets(make, dtype):
+    """Depthwise convolutions (spyre.conv2d in chunks of channels), the
+    explicit TF-style zero padding before them folded into the kernel's
+    own, 7x7 depthwise ones, GroupNorm statistics after a per-channel
+    scale: every hidden state as eager's, nothing on the CPU. Batch
+    statistics are drawn so that ReLU6 does not clip everything."""
+    torch.manual_seed(0)
+    model = make().to(dtype).eval()
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.running_mean.uniform_(-0.2, 0.2)
+            module.running_var.uniform_(0.5, 2.0)
+            module.weight.data.uniform_(0.5, 1.5)
+            module.bias.data.uniform_(-0.2, 0.2)
+    x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(2)).to(dtype)
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.no_grad():
+        expected = model(x, output_hidden_states=True)
+        actual = torch.compile(model, backend="spyre")(x, output_hidden_states=True)
+    assert dict(counters.fallbacks) == {}
+    assert "conv2d" in counters.cycles_per_kernel
+    for got, want in zip((*actual.hidden_states, actual.last_hidden_state),
+                         (*expected.hidden_states, expected.last_hidden_state)):
+        scale = want.abs().max().clamp(min=1e-3)
+        torch.testing.assert_close(got / scale, want / scale, **tolerance(dtype, 64 * 9))
+
+
 # Other families, as a user would bring them (2026-12-04 sweep): an
 # encoder-decoder, vision transformers with patch and window attention, a
 # state-space model and a speech encoder with a convolutional front end.

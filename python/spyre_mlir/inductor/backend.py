@@ -16,9 +16,9 @@ from .manual_attention import AttentionGraphPasses
 
 
 class _PostGradPasses(CustomGraphPass):
-    """Our passes over the post-grad graph (a per-channel affine map after a
-    convolution, as an eval BatchNorm, and its ReLU and residual add folded
-    into its kernel; updated graph inputs written in place; products of one
+    """Our passes over the post-grad graph (a convolution's explicit zero
+    padding, a per-channel affine map after it, as an eval BatchNorm, and
+    its ReLU and residual add folded into its kernel; updated graph inputs written in place; products of one
     input placed together); the uuid keys
     Inductor's FX graph cache on our compiler version, so a cached graph is
     never one compiled by an older compiler (or by the CPU backend)."""
@@ -27,10 +27,11 @@ class _PostGradPasses(CustomGraphPass):
         from .adjacent_products import place_products_together
         from .complex_values import real_pairs
         from .conv_affine import fold_channel_affine
-        from .convolution import fuse_epilogues
+        from .convolution import fold_zero_padding, fuse_epilogues
         from .inplace_updates import write_updates_in_place
         from .rotate_half import swap_halves
         real_pairs(graph)
+        fold_zero_padding(graph)
         fold_channel_affine(graph)
         fuse_epilogues(graph)
         swap_halves(graph)

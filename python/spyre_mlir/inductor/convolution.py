@@ -96,7 +96,10 @@ def _launcher(signature: _Signature):
     return ProgramLauncher("conv2d", mlir, names, graph="extern", ops=ops)
 
 
-@torch.library.custom_op("spyre::conv2d", mutates_args=())
+# The kernel reads its operands dense and row-major: Inductor lays them out
+# so (a card kernel copies them where a producer's layout differs).
+@torch.library.custom_op("spyre::conv2d", mutates_args=(),
+                         tags=(torch.Tag.needs_contiguous_strides,))
 def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
            stride: list[int], padding: list[int], dilation: list[int], groups: int = 1,
            residual: torch.Tensor | None = None, relu: bool = False,
@@ -160,6 +163,40 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
                  None if bias is None else bias.contiguous(), stride, padding, dilation,
                  int(groups))
     return out.contiguous(memory_format=layout)
+
+
+def fold_zero_padding(graph: torch.fx.Graph) -> None:
+    """A spyre.conv2d of an explicitly zero-padded input (HF MobileNet's and
+    EfficientNet's TF-style `F.pad` before a convolution) pads in LX instead:
+    it reads the unpadded tensor with the padding added to its own, so the
+    padded copy never reaches device memory (it is dead if nothing else
+    reads it). Only padding the same on both sides of each of H and W folds,
+    and only where the card compiles the kernel so padded."""
+    pad = torch.ops.aten.constant_pad_nd.default
+    for node in list(graph.nodes):
+        unfused = _unfused(node)
+        if unfused is None or not isinstance(node.args[0], torch.fx.Node) or \
+                node.args[0].target is not pad:
+            continue
+        x, weight, bias, stride, padding, dilation, groups, scale = unfused
+        source, widths = x.args[0], list(x.args[1])
+        value = x.args[2] if len(x.args) > 2 else x.kwargs.get("value", 0)
+        inner = getattr(source, "meta", {}).get("val")
+        if value != 0 or len(widths) != 4 or widths[0] != widths[1] or \
+                widths[2] != widths[3] or min(widths) < 0 or \
+                not isinstance(inner, torch.Tensor) or not inner.is_contiguous():
+            continue
+        padded = [int(padding[0]) + widths[2], int(padding[1]) + widths[0]]
+        meta = [getattr(a, "meta", {}).get("val") for a in (weight, bias, scale)]
+        if any(m is None for m, a in zip(meta, (weight, bias, scale)) if a is not None):
+            continue
+        signature = _signature(inner, meta[0], meta[1], stride, padded, dilation, groups,
+                               None, False, meta[2])
+        if why_not(_launcher(signature).mlir) is not None:
+            continue
+        node.args = (source, weight, bias, stride, padded, *node.args[5:])
+        if not x.users:
+            graph.erase_node(x)
 
 
 def fuse_epilogues(graph: torch.fx.Graph) -> None:
