@@ -544,7 +544,9 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
     in[n, g * C / G + c, y * sh + i * dh - ph, x * sw + j * dw - pw]`, reading
     zeros outside the input (`stride = [sh, sw]`, 1 when absent, `padding =
     [ph, pw]`, `dilation = [dh, dw]`), with `g = o / (Co / G)` for `groups =
-    G`, as PyTorch's `conv2d`.
+    G`, as PyTorch's `conv2d`. `padding = [ph, pw, ph', pw']` pads ph' rows
+    below and pw' columns right of the input instead of ph and pw (TF's
+    "same" padding of an even input with stride 2: `[0, 0, 1, 1]`).
     A grouped convolution runs as the dense one of a block-diagonal weight,
     built in LX. An optional `scale` (one value per output channel)
     multiplies each channel's sums before the bias is added, as an inference
@@ -557,8 +559,8 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
 
     Shapes: `in` N x C x H x W, `w` Co x C / G x KH x KW, `bias` and `scale`
     Co (of the input's element type, or f32), `out` N
-    x Co x Ho x Wo with Ho = (H + 2 ph - dh (KH - 1) - 1) / sh + 1 (rounded
-    down), Wo likewise.
+    x Co x Ho x Wo with Ho = (H + ph + ph' - dh (KH - 1) - 1) / sh + 1
+    (rounded down), Wo likewise.
 
     Example:
     ```mlir

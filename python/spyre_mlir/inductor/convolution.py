@@ -24,10 +24,13 @@ from .extern_kernels import ELEMENT, as_read, buffer_type, kernel, static_sizes,
 
 
 def output_shape(x_shape, w_shape, stride, padding, dilation) -> tuple:
-    """(N, Co, Ho, Wo) of a convolution."""
+    """(N, Co, Ho, Wo) of a convolution; `padding` (rows, columns) on both
+    sides, or (before rows, before columns, after rows, after columns)."""
     (n, _, *sizes), (co, _, *taps) = x_shape, w_shape
-    return (n, co, *((size + 2 * p - d * (k - 1) - 1) // s + 1
-                     for size, k, s, p, d in zip(sizes, taps, stride, padding, dilation)))
+    after = padding[2:] if len(padding) == 4 else padding
+    return (n, co, *((size + p + q - d * (k - 1) - 1) // s + 1
+                     for size, k, s, p, q, d in zip(sizes, taps, stride, padding, after,
+                                                    dilation)))
 
 
 def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, stride, padding,
@@ -52,7 +55,7 @@ def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, stride, pa
         clauses += f" scale(%a{len(types) + len(extra) - 1} : {extra[-1]})"
     strides = f" stride = [{stride[0]}, {stride[1]}]" if tuple(stride) != (1, 1) else ""
     return kernel("conv2d", types, out_type,
-                  f"{strides} padding = [{padding[0]}, {padding[1]}]"
+                  f"{strides} padding = [{', '.join(str(int(p)) for p in padding)}]"
                   f" dilation = [{dilation[0]}, {dilation[1]}]"
                   f"{f' groups = {groups}' if groups != 1 else ''}{' relu' if relu else ''}",
                   extra_inputs=extra, clauses=clauses)
@@ -167,11 +170,11 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
 
 def fold_zero_padding(graph: torch.fx.Graph) -> None:
     """A spyre.conv2d of an explicitly zero-padded input (HF MobileNet's and
-    EfficientNet's TF-style `F.pad` before a convolution) pads in LX instead:
-    it reads the unpadded tensor with the padding added to its own, so the
-    padded copy never reaches device memory (it is dead if nothing else
-    reads it). Only padding the same on both sides of each of H and W folds,
-    and only where the card compiles the kernel so padded."""
+    EfficientNet's TF-style `F.pad` before a convolution, one more row and
+    column after than before for a stride of 2) pads in LX instead: it reads
+    the unpadded tensor with the padding added to its own, so the padded
+    copy never reaches device memory (it is dead if nothing else reads it),
+    where the card compiles the kernel so padded."""
     pad = torch.ops.aten.constant_pad_nd.default
     for node in list(graph.nodes):
         unfused = _unfused(node)
@@ -179,14 +182,20 @@ def fold_zero_padding(graph: torch.fx.Graph) -> None:
                 node.args[0].target is not pad:
             continue
         x, weight, bias, stride, padding, dilation, groups, scale = unfused
-        source, widths = x.args[0], list(x.args[1])
+        source, widths = x.args[0], [int(w) for w in x.args[1]]
         value = x.args[2] if len(x.args) > 2 else x.kwargs.get("value", 0)
         inner = getattr(source, "meta", {}).get("val")
-        if value != 0 or len(widths) != 4 or widths[0] != widths[1] or \
-                widths[2] != widths[3] or min(widths) < 0 or \
+        if value != 0 or len(widths) != 4 or min(widths) < 0 or \
                 not isinstance(inner, torch.Tensor) or not inner.is_contiguous():
             continue
-        padded = [int(padding[0]) + widths[2], int(padding[1]) + widths[0]]
+        # F.pad's widths run (left, right, top, bottom); the kernel's padding
+        # (rows, columns), or (before rows, before columns, after both).
+        left, right, top, bottom = widths
+        after = padding[2:] if len(padding) == 4 else padding
+        padded = [int(padding[0]) + top, int(padding[1]) + left,
+                  int(after[0]) + bottom, int(after[1]) + right]
+        if padded[:2] == padded[2:]:
+            padded = padded[:2]
         meta = [getattr(a, "meta", {}).get("val") for a in (weight, bias, scale)]
         if any(m is None for m, a in zip(meta, (weight, bias, scale)) if a is not None):
             continue

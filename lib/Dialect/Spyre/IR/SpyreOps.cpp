@@ -435,14 +435,17 @@ LogicalResult Conv2dOp::verify() {
     if (failed(verifySameElementType(*this, getInput(), other, "input and operand")))
       return failure();
   ArrayRef<int64_t> padding = getPadding(), dilation = getDilation();
-  if (padding.size() != 2 || dilation.size() != 2 || (getStride() && getStride()->size() != 2))
-    return emitOpError() << "stride, padding and dilation must have two values (rows, columns)";
+  if ((padding.size() != 2 && padding.size() != 4) || dilation.size() != 2 ||
+      (getStride() && getStride()->size() != 2))
+    return emitOpError() << "stride and dilation must have two values (rows, columns), "
+                            "padding two (rows, columns) or four (before them, then after)";
   std::array<int64_t, 2> stride = getStrides();
   for (int64_t d : {0, 1}) {
     if (stride[d] < 1)
       return emitOpError() << "stride must be at least 1, not " << stride[d];
-    if (padding[d] < 0)
-      return emitOpError() << "padding must not be negative, not " << padding[d];
+    for (int64_t p : padding)
+      if (p < 0)
+        return emitOpError() << "padding must not be negative, not " << p;
     if (dilation[d] < 1)
       return emitOpError() << "dilation must be at least 1, not " << dilation[d];
   }
@@ -468,12 +471,12 @@ LogicalResult Conv2dOp::verify() {
     int64_t size = in.getDimSize(2 + d), taps = w.getDimSize(2 + d);
     if (ShapedType::isDynamic(size) || ShapedType::isDynamic(taps))
       continue;
-    int64_t reach = size + 2 * padding[d] - dilation[d] * (taps - 1);
+    int64_t padded = size + padding[d] + padding[padding.size() == 4 ? 2 + d : d];
+    int64_t reach = padded - dilation[d] * (taps - 1);
     int64_t expected = reach < 1 ? reach : (reach - 1) / stride[d] + 1;
     if (expected < 1)
       return emitOpError() << "the kernel (" << taps << " taps, dilation " << dilation[d]
-                           << ") is larger than the padded input (" << size + 2 * padding[d]
-                           << ")";
+                           << ") is larger than the padded input (" << padded << ")";
     if (!compatible(out.getDimSize(2 + d), expected))
       return emitOpError() << "target " << (d == 0 ? "height" : "width") << " must be "
                            << expected << ", not " << dimString(out.getDimSize(2 + d));

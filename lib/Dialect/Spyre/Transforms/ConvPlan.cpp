@@ -3,7 +3,7 @@
 // Implicit GEMM. A unit of work is one image's band of R output rows for a
 // chunk of Cb output channels; cores take runs of consecutive units. A core
 // holds the band's input rows (all channels, the rows the kernel's taps
-// reach) in LX at a row pitch of the padded width Wp = W + 2 pw, with zero
+// reach) in LX at a row pitch of the padded width Wp = W + pw + pw', with zero
 // columns left and right and zero rows above and below the image. Output
 // position (y, x) of the band is then element y * Wp + x of a run of
 // (R - 1) * Wp + Wo elements, and tap (i, j) reads the same run shifted by
@@ -82,7 +82,7 @@ private:
   /// columns would be read, and the copy's last instruction zeroes them.
   /// Rows then move as one run per channel each way, not row by row.
   bool packs(ArrayRef<int64_t> tile) const {
-    return gathers(tile) && pw > 0 && wo == w && !strided();
+    return gathers(tile) && pw > 0 && pwAfter == pw && wo == w && !strided();
   }
   /// The row pitch of the input rows in LX.
   int64_t pitch(ArrayRef<int64_t> tile) const { return packs(tile) ? w : wp; }
@@ -160,7 +160,9 @@ private:
 
   mutable Conv2dOp conv;
   int64_t n = 0, c = 0, h = 0, w = 0, co = 0, kh = 0, kw = 0, ho = 0, wo = 0;
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, wp = 0;
+  // Padding before the rows and columns; after the columns (rows after the
+  // image read zeros as far as the output reaches).
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, pwAfter = 0, dh = 1, dw = 1, wp = 0;
   int64_t groups = 1, cg = 0, cog = 0; // groups, input and output channels of each
   /// Whether dense gathered taps read the weights as PyTorch lays them out:
   /// K then runs over (channel, tap), so the product's left operand is the
@@ -230,8 +232,9 @@ LogicalResult ConvPlan::analyze() {
   ho = out.getDimSize(2), wo = out.getDimSize(3);
   sh = conv.getStrides()[0], sw = conv.getStrides()[1];
   ph = conv.getPadding()[0], pw = conv.getPadding()[1];
+  pwAfter = conv.getPadding().size() == 4 ? conv.getPadding()[3] : pw;
   dh = conv.getDilation()[0], dw = conv.getDilation()[1];
-  wp = w + 2 * pw;
+  wp = w + pw + pwAfter;
   groups = conv.getGroups();
   cg = c / groups, cog = co / groups;
   if (n == 0 || co == 0 || ho == 0 || wo == 0)
@@ -591,8 +594,10 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   auto prepareSlots = [&](StepCompute &sc) {
     for (int64_t copy = 0; copy < 2 && p != w; ++copy) {
       int64_t at = slotAt(kInput, copy), lines = ci * inputRows(band);
-      zero(sc, at, wp * es, lines, pw);
-      zero(sc, at + (pw + w) * es, wp * es, lines, pw);
+      if (pw > 0)
+        zero(sc, at, wp * es, lines, pw);
+      if (pwAfter > 0)
+        zero(sc, at + (pw + w) * es, wp * es, lines, pwAfter);
     }
     auto ones = [&](int64_t at, int64_t count) {
       sc.add(HwFillOp::create(sc.b(), loc, em.lx(dtype, at, {count * es, es, 0}), APFloat(1.0),
@@ -641,7 +646,7 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
       if (wNew)
         loadWeights(step, wCopy, o0, channels);
       if (inNew && to > from) {
-        Rows in = rowsOf(em, inAt + ((from - top) * p + (p - w) / 2) * es, p, channelPitch,
+        Rows in = rowsOf(em, inAt + ((from - top) * p + (p == w ? 0 : pw)) * es, p, channelPitch,
                          conv.getInput(), ((image * c + ci0) * h + from) * w * es, h * w,
                          to - from, w, ci);
         step.loads.push_back({in.local, in.device, in.rowBytes, in.counts});

@@ -755,7 +755,7 @@ spyre.kernel @conv_stride(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x
 // -----
 
 spyre.kernel @conv_stride_rank(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
-  // expected-error @+1 {{stride, padding and dilation must have two values (rows, columns)}}
+  // expected-error @+1 {{stride and dilation must have two values (rows, columns), padding two (rows, columns) or four (before them, then after)}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) stride = [2] padding = [0, 0] dilation = [1, 1]
   spyre.return
 }
@@ -779,8 +779,33 @@ spyre.kernel @conv_dilation(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<
 // -----
 
 spyre.kernel @conv_pairs(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
-  // expected-error @+1 {{stride, padding and dilation must have two values (rows, columns)}}
+  // expected-error @+1 {{stride and dilation must have two values (rows, columns), padding two (rows, columns) or four (before them, then after)}}
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0] dilation = [1, 1]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @conv_padding_three(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{padding two (rows, columns) or four (before them, then after)}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0, 1] dilation = [1, 1]
+  spyre.return
+}
+
+// -----
+
+// One more column after than before: 10 + 0 + 1 - 2 = 9 columns.
+spyre.kernel @conv_padding_after(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{target width must be 9, not 8}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0, 0, 1] dilation = [1, 1]
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @conv_padding_negative(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{padding must not be negative, not -1}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0, 0, -1] dilation = [1, 1]
   spyre.return
 }
 

@@ -216,3 +216,23 @@ spyre.kernel @depthwise_writes(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 4, 2, 3>}
   spyre.return
 }
+
+// -----
+
+// TF's "same" padding of an even input with stride 2: no zeros before the
+// rows and columns, one after (padding = [0, 0, 1, 1]). The input rows sit
+// at a pitch of 4 + 1 elements from the slot's start (no column before
+// them); the column after each of them (2 channels x 5 rows, in both
+// copies of the slot) and the row below the image are zeroed.
+// CHECK-LABEL: spyre.hw.program @padded_after
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, strides = [10, 50, 0]>, #spyre.ref<@arg0, dl16, strides = [8, 32, 0]> row 8 x [4, 2, 1]
+// CHECK: spyre.hw.fill #spyre.ref<lx, dl16, offset = 8, strides = [10, 2, 0]>, 0.000000e+00 [10 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 108, strides = [10, 2, 0]>, 0.000000e+00 [10 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 40, strides = [50, 2, 0]>, 0.000000e+00 [2 x 5]
+spyre.kernel @padded_after(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<2x1x3x3xf16>,
+                           %y: !spyre.buffer<1x2x2x2xf16>) {
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<2x1x3x3xf16>)
+      outs(%y : !spyre.buffer<1x2x2x2xf16>) stride = [2, 2] padding = [0, 0, 1, 1] dilation = [1, 1] groups = 2
+      {spyre.cores = 1 : i64, spyre.tile = array<i64: 2, 2, 1>}
+  spyre.return
+}
