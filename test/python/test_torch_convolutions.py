@@ -312,7 +312,9 @@ def test_explicit_zero_padding_folds_into_the_convolution(monkeypatch, dtype, pa
     torch.manual_seed(0)
     x = torch.randn(1, 32, 16, 16).to(dtype)
     w, b = torch.randn(32, 1, 3, 3).to(dtype), torch.randn(32).to(dtype)
-    fn = lambda x, w, b: F.conv2d(F.pad(torch.relu(x), pad), w, b, stride=stride, groups=32)  # noqa: E731
+    def fn(x, w, b):
+        return F.conv2d(F.pad(torch.relu(x), pad), w, b, stride=stride, groups=32)
+
     check(fn, x, w, b, depth=9)
     folded = counters.simulated_cycles
     monkeypatch.setattr(convolution, "fold_zero_padding", lambda graph: None)

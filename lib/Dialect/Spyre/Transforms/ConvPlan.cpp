@@ -42,9 +42,10 @@
 // read and whose copies overlap the load of the first rows. A grouped
 // convolution is the dense one of a block-diagonal weight: the SFU zeroes
 // the taps and copies each group's block onto the diagonal. Its chunks are
-// whole groups and read only their groups' input channels, so that a
-// depthwise convolution's products sum over a chunk's channels, not all of
-// them: the zeros cost the chunk's width, not the convolution's.
+// whole groups (or parts of one) and read only their groups' input
+// channels, so that a depthwise convolution's products sum over a chunk's
+// channels, not all of them: the zeros cost the chunk's width, not the
+// convolution's.
 //
 //===----------------------------------------------------------------------===//
 

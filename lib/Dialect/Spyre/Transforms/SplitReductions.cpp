@@ -14,9 +14,16 @@
 // product, whose accumulator is f32): a third generic rounds the combined
 // f32 value to the output once, as the uncut reduction did on its store.
 //
+// A reduction over several loops whose `col` loop (GenericPlan's) is short
+// is collapsed first the same way: the other reduced loops become parallel
+// loops of the partials' generic, which reduces along `col` only, and the
+// combine reduces each output's row of partials (Welford states merged as
+// Chan et al. do). GenericPlan would step those loops one point at a time.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GenericPlan.h"
+#include "Linearize.h"
 #include "PlanKinds.h"
 #include "spyre-mlir/Arch/Arch.h"
 #include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
@@ -174,21 +181,18 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
         reduced.push_back(i);
     if (reduced.size() < 2 || int64_t(domain.size()) > ISA::kMaxRank)
       return -1;
-    // The densest reduced loop of the first input (by its map's coefficient),
-    // else the last.
+    // The reduced loop the first input is densest along, else the last.
     int col = int(reduced.back());
-    if (!generic.getInputs().empty()) {
+    std::string why;
+    std::optional<LinearAccess> first =
+        generic.getInputs().empty()
+            ? std::nullopt
+            : linearize(generic.getInputMap(0),
+                        cast<BufferType>(generic.getInputs()[0].getType()), why);
+    if (first) {
       std::optional<int64_t> best;
-      AffineMap map = generic.getInputMap(0);
-      auto shape = cast<BufferType>(generic.getInputs()[0].getType()).getShape();
       for (unsigned i : reduced) {
-        int64_t stride = 0, scale = 1;
-        for (int64_t r = map.getNumResults() - 1; r >= 0; --r) {
-          auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
-          if (dim && dim.getPosition() == i)
-            stride = scale;
-          scale *= shape[r];
-        }
+        int64_t stride = std::abs(first->strides[i]);
         if (stride && (!best || stride < *best)) {
           best = stride;
           col = int(i);
