@@ -14,11 +14,12 @@
 // product, whose accumulator is f32): a third generic rounds the combined
 // f32 value to the output once, as the uncut reduction did on its store.
 //
-// A reduction over several loops whose `col` loop (GenericPlan's) is short
-// is collapsed first the same way: the other reduced loops become parallel
-// loops of the partials' generic, which reduces along `col` only, and the
-// combine reduces each output's row of partials (Welford states merged as
-// Chan et al. do). GenericPlan would step those loops one point at a time.
+// A reduction over several loops is collapsed first the same way: the
+// reduced loops but GenericPlan's `col` become parallel loops of the
+// partials' generic, which reduces along `col` only, and the combine
+// reduces each output's row of partials (Welford states merged as Chan et
+// al. do). GenericPlan would step those loops one point at a time, on as
+// many cores as there are outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,9 +65,11 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
       return signalPassFailure();
     module.walk([&](KernelOp kernel) {
       for (auto generic : llvm::to_vector(kernel.getBody().front().getOps<GenericOp>())) {
+        // A collapsed reduction's partials may still be too few rows for
+        // the cores: the generic reducing along `col` is cut in turn.
         if (int col = collapsibleColumn(generic); col >= 0)
-          collapse(generic, unsigned(col));
-        else if (int64_t parts = partsFor(generic, *arch, *available); parts > 1)
+          generic = collapse(generic, unsigned(col));
+        if (int64_t parts = partsFor(generic, *arch, *available); parts > 1)
           split(generic, parts);
       }
     });
@@ -148,13 +151,14 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
                 /*countFirst=*/true);
   }
 
-  /// A reduction over several loops whose innermost (the one its first
-  /// input is densest along, as GenericPlan's `col`) is short: GenericPlan
-  /// steps the other reduced loops one point at a time, so a GroupNorm's
+  /// A reduction over several loops: GenericPlan keeps the one its first
+  /// input is densest along (`col`) and steps the others one point at a
+  /// time, on as many cores as there are outputs, so a GroupNorm's
   /// statistics over 128 channels of 2 x 2 positions (a per-channel operand
   /// keeps Inductor from flattening them) ran 128 steps of 4 elements per
   /// image, each paying every input's DMA latency: 321 us for 1024
-  /// elements. Returns the reduced loop to keep, or -1 to leave the op.
+  /// elements; over 64 channels of 56 x 56 positions, 151 us on one core.
+  /// Returns the reduced loop to keep, or -1 to leave the op.
   static int collapsibleColumn(GenericOp generic) {
     if (generic->hasAttr(kCoresAttr) || generic->hasAttr(kTileAttr) ||
         !generic.getSymbols().empty() || !generic.getDomainSizes().empty())
@@ -199,14 +203,14 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
         }
       }
     }
-    return domain[col] < kMinPart ? col : -1;
+    return col;
   }
 
   /// The reduced loops but `col` become parallel loops of a first generic
   /// that reduces along `col` only, into partials [the parallel loops...,
   /// the other reduced loops flattened]; a second combines those, a
   /// contiguous row per output.
-  static void collapse(GenericOp generic, unsigned col) {
+  static GenericOp collapse(GenericOp generic, unsigned col) {
     OpBuilder b(generic);
     ArrayRef<int64_t> domain = generic.getStaticDomain();
     unsigned n = domain.size();
@@ -233,18 +237,17 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     }
     partialIndex.push_back(flat);
     if (generic.getCombinerKinds()[0] == CombinerKind::welford)
-      welfordInTwo(generic, kept, reduced, partialIndex, count, domain[col]);
-    else
-      reduceInTwo(generic, kept, domain, reduced, oldLoops, partialIndex, count,
-                  /*countFirst=*/false);
+      return welfordInTwo(generic, kept, reduced, partialIndex, count, domain[col]);
+    return reduceInTwo(generic, kept, domain, reduced, oldLoops, partialIndex, count,
+                       /*countFirst=*/false);
   }
 
-  /// `collapse` for a Welford reduction: the first generic's partial
+  /// `collapse` for a Welford reduction (returns the partials' generic): the first generic's partial
   /// states (mean, M2, count of each of `count` rows of `points` points,
   /// laid out [kept..., count]) merge as Chan et al. do for equal counts:
   /// the mean is the mean of the means, M2 the sum of the M2s plus `points`
   /// times the M2 of the means, the count `count` x `points`.
-  static void welfordInTwo(GenericOp generic, ArrayRef<unsigned> kept, ArrayRef<bool> reduced,
+  static GenericOp welfordInTwo(GenericOp generic, ArrayRef<unsigned> kept, ArrayRef<bool> reduced,
                            ArrayRef<AffineExpr> partialIndex, int64_t count, int64_t points) {
     MLIRContext *ctx = generic.getContext();
     OpBuilder b(generic);
@@ -359,6 +362,7 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
       YieldOp::create(in, loc, ValueRange{m2, total});
     }
     generic.erase();
+    return first;
   }
 
   /// Replaces `generic` by a first generic over `firstDomain` (loops
@@ -367,8 +371,8 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
   /// partials of each output (kept loops `kept` of the old ones; partials
   /// laid out [count, kept...] or [kept..., count]), and for a 16-bit float
   /// sum or product a third that rounds the f32 total once, as the uncut
-  /// reduction did on its store.
-  static void reduceInTwo(GenericOp generic, ArrayRef<unsigned> kept,
+  /// reduction did on its store. Returns the first.
+  static GenericOp reduceInTwo(GenericOp generic, ArrayRef<unsigned> kept,
                           ArrayRef<int64_t> firstDomain, ArrayRef<bool> reduced,
                           ArrayRef<AffineExpr> oldLoops, ArrayRef<AffineExpr> partialIndex,
                           int64_t count, bool countFirst) {
@@ -482,6 +486,7 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
       YieldOp::create(inBody, loc, narrow);
     }
     generic.erase();
+    return first;
   }
 };
 

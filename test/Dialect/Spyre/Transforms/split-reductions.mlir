@@ -144,9 +144,8 @@ spyre.kernel @into_a_slice(%x: !spyre.buffer<65536xf16>, %y: !spyre.buffer<4xf16
 }
 
 // A sum over two loops (a GroupNorm's statistics over 128 channels of 2 x 2
-// positions, a per-channel weight keeping Inductor from flattening them)
-// whose inner loop is short: the plan would step the channels one at a
-// time. The channels become a parallel loop of a first generic reducing the
+// positions, a per-channel weight keeping Inductor from flattening them):
+// the plan would step the channels one at a time. The channels become a parallel loop of a first generic reducing the
 // 4 positions into f32 partials [2, 128], a second sums each image's 128
 // partials (a contiguous row), a third rounds the total once. A maximum
 // over three loops folds the outer two (2 x 3) into one row of partials.
@@ -217,6 +216,27 @@ spyre.kernel @short_inner_welford(%x: !spyre.buffer<64xf16>, %w: !spyre.buffer<8
     %p = arith.mulf %v, %s : f16
     %e = arith.extf %p : f16 to f32
     spyre.yield %e : f32
+  }
+  spyre.return
+}
+
+// A long inner loop (64 channels of 56 x 56 positions, one image): the
+// uncut plan would run the one output's 64 steps on one core. The
+// partials' 64 rows give the cores work; the combine sums one row of 64.
+// CHECK-LABEL: spyre.kernel @long_inner_loop
+// CHECK: spyre.generic domain [64, 3136] {combiners = [#spyre.combiner<sum>], {{.*}} iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]} {{.*}} outs(%{{.*}} : !spyre.buffer<64xf32>)
+// CHECK: spyre.generic domain [64] {combiners = [#spyre.combiner<sum>], {{.*}} iterator_types = [#spyre.iterator<reduction>]}
+spyre.kernel @long_inner_loop(%x: !spyre.buffer<200704xf16>, %w: !spyre.buffer<64xf16>,
+                              %y: !spyre.buffer<1xf16>) {
+  spyre.generic domain [64, 3136] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0, d1) -> (d0 * 3136 + d1)>, affine_map<(d0, d1) -> (d0)>,
+                       affine_map<(d0, d1) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>, #spyre.iterator<reduction>]}
+      ins(%x, %w : !spyre.buffer<200704xf16>, !spyre.buffer<64xf16>)
+      outs(%y : !spyre.buffer<1xf16>) {
+  ^bb0(%v: f16, %s: f16):
+    %p = arith.mulf %v, %s : f16
+    spyre.yield %p : f16
   }
   spyre.return
 }
