@@ -196,12 +196,7 @@ def fold_zero_padding(graph: torch.fx.Graph) -> None:
                   int(after[0]) + bottom, int(after[1]) + right]
         if padded[:2] == padded[2:]:
             padded = padded[:2]
-        meta = [getattr(a, "meta", {}).get("val") for a in (weight, bias, scale)]
-        if any(m is None for m, a in zip(meta, (weight, bias, scale)) if a is not None):
-            continue
-        signature = _signature(inner, meta[0], meta[1], stride, padded, dilation, groups,
-                               None, False, meta[2])
-        if why_not(_launcher(signature).mlir) is not None:
+        if not _compiles(source, weight, bias, stride, padded, dilation, groups, scale=scale):
             continue
         node.args = (source, weight, bias, stride, padded, *node.args[5:])
         if not x.users:
@@ -236,13 +231,8 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
             last, relu = users[0], True
         if last is node:
             continue
-        operands = (x, weight, bias, residual, scale)
-        meta = [getattr(a, "meta", {}).get("val") for a in operands]
-        if any(m is None for m, a in zip(meta, operands) if a is not None):
-            continue
-        signature = _signature(meta[0], meta[1], meta[2], stride, padding, dilation, groups,
-                               meta[3], relu, meta[4])
-        if why_not(_launcher(signature).mlir) is not None:
+        if not _compiles(x, weight, bias, stride, padding, dilation, groups, residual, relu,
+                         scale):
             continue
         with graph.inserting_before(last):
             fused = graph.call_function(op, (x, weight, bias, stride, padding, dilation, groups,
@@ -256,6 +246,19 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
         chain.append(node)
         for dead in chain:
             graph.erase_node(dead)
+
+
+def _compiles(x, weight, bias, stride, padding, dilation, groups, residual=None, relu=False,
+              scale=None) -> bool:
+    """Whether the card compiles spyre.conv2d of these graph nodes (their
+    traced values known)."""
+    operands = (x, weight, bias, residual, scale)
+    meta = [getattr(a, "meta", {}).get("val") for a in operands]
+    if any(m is None for m, a in zip(meta, operands) if a is not None):
+        return False
+    signature = _signature(meta[0], meta[1], meta[2], stride, padding, dilation, groups,
+                           meta[3], relu, meta[4])
+    return why_not(_launcher(signature).mlir) is None
 
 
 def _unfused(node):

@@ -237,18 +237,53 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     }
     partialIndex.push_back(flat);
     if (generic.getCombinerKinds()[0] == CombinerKind::welford)
-      return welfordInTwo(generic, kept, reduced, partialIndex, count, domain[col]);
+      return welfordInTwo(generic, kept, reduced, oldLoops, partialIndex, count, domain[col]);
     return reduceInTwo(generic, kept, domain, reduced, oldLoops, partialIndex, count,
                        /*countFirst=*/false);
   }
 
-  /// `collapse` for a Welford reduction (returns the partials' generic): the first generic's partial
-  /// states (mean, M2, count of each of `count` rows of `points` points,
-  /// laid out [kept..., count]) merge as Chan et al. do for equal counts:
-  /// the mean is the mean of the means, M2 the sum of the M2s plus `points`
-  /// times the M2 of the means, the count `count` x `points`.
-  static GenericOp welfordInTwo(GenericOp generic, ArrayRef<unsigned> kept, ArrayRef<bool> reduced,
-                           ArrayRef<AffineExpr> partialIndex, int64_t count, int64_t points) {
+  /// The generic that reduces `generic`'s body over `firstDomain` (loops
+  /// `reduced` reduced, `oldLoops` the old loops in its terms) into
+  /// `partials`, each at `partialIndex`.
+  static GenericOp partialsGeneric(GenericOp generic, ArrayRef<int64_t> firstDomain,
+                                   ArrayRef<bool> reduced, ArrayRef<AffineExpr> oldLoops,
+                                   ArrayRef<AffineExpr> partialIndex, ValueRange partials) {
+    MLIRContext *ctx = generic.getContext();
+    OpBuilder b(generic);
+    unsigned f = firstDomain.size();
+    SmallVector<AffineMap> maps;
+    for (unsigned i = 0, e = generic.getInputs().size(); i < e; ++i)
+      maps.push_back(generic.getInputMap(i).replaceDimsAndSymbols(oldLoops, {}, f, 0));
+    maps.append(partials.size(), AffineMap::get(f, 0, partialIndex, ctx));
+    SmallVector<Attribute> iterators;
+    for (bool r : reduced)
+      iterators.push_back(IteratorTypeAttr::get(
+          ctx, r ? utils::IteratorType::reduction : utils::IteratorType::parallel));
+    auto first = GenericOp::create(
+        b, generic.getLoc(), ValueRange{}, b.getDenseI64ArrayAttr(firstDomain), ValueRange{},
+        generic.getInputs(), partials, b.getAffineMapArrayAttr(maps),
+        b.getArrayAttr(iterators),
+        b.getArrayAttr({CombinerKindAttr::get(ctx, generic.getCombinerKinds()[0])}));
+    IRMapping mapping;
+    generic.getBody().cloneInto(&first.getBody(), mapping);
+    // The body's loop positions (iotas, masks) are of the old loops too.
+    first.getBody().walk([&](IndexExprOp index) {
+      index.setMapAttr(
+          AffineMapAttr::get(index.getMap().replaceDimsAndSymbols(oldLoops, {}, f, 0)));
+    });
+    return first;
+  }
+
+  /// `collapse` for a Welford reduction (returns the partials' generic):
+  /// the first generic's partial states (mean, M2, count of each of `count`
+  /// rows of `points` points, laid out [kept..., count]) merge as Chan et
+  /// al. do for equal counts: the mean is the mean of the means, M2 the sum
+  /// of the M2s plus `points` times the M2 of the means, the count `count`
+  /// x `points`.
+  static GenericOp welfordInTwo(GenericOp generic, ArrayRef<unsigned> kept,
+                                ArrayRef<bool> reduced, ArrayRef<AffineExpr> oldLoops,
+                                ArrayRef<AffineExpr> partialIndex, int64_t count,
+                                int64_t points) {
     MLIRContext *ctx = generic.getContext();
     OpBuilder b(generic);
     Location loc = generic.getLoc();
@@ -280,21 +315,7 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     // Partial states, one per point of the folded loops.
     SmallVector<Value> partials = {alloc(partialShape), alloc(partialShape),
                                    alloc(partialShape)};
-    // The loops are the old ones: the inputs' maps and the body stay.
-    SmallVector<AffineMap> firstMaps;
-    for (unsigned i = 0, e = generic.getInputs().size(); i < e; ++i)
-      firstMaps.push_back(generic.getInputMap(i));
-    firstMaps.append(3, AffineMap::get(n, 0, partialIndex, ctx));
-    SmallVector<Attribute> firstIterators;
-    for (bool r : reduced)
-      firstIterators.push_back(r ? reduction : parallel);
-    auto first = GenericOp::create(b, loc, ValueRange{}, b.getDenseI64ArrayAttr(domain),
-                                   ValueRange{}, generic.getInputs(), partials,
-                                   b.getAffineMapArrayAttr(firstMaps),
-                                   b.getArrayAttr(firstIterators),
-                                   combiner(CombinerKind::welford));
-    IRMapping mapping;
-    generic.getBody().cloneInto(&first.getBody(), mapping);
+    GenericOp first = partialsGeneric(generic, domain, reduced, oldLoops, partialIndex, partials);
 
     // Over [kept..., count]: the partials' row of each output; the old
     // outputs' maps in terms of the kept loops (a [1] domain without any).
@@ -373,14 +394,14 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
   /// sum or product a third that rounds the f32 total once, as the uncut
   /// reduction did on its store. Returns the first.
   static GenericOp reduceInTwo(GenericOp generic, ArrayRef<unsigned> kept,
-                          ArrayRef<int64_t> firstDomain, ArrayRef<bool> reduced,
-                          ArrayRef<AffineExpr> oldLoops, ArrayRef<AffineExpr> partialIndex,
-                          int64_t count, bool countFirst) {
+                               ArrayRef<int64_t> firstDomain, ArrayRef<bool> reduced,
+                               ArrayRef<AffineExpr> oldLoops, ArrayRef<AffineExpr> partialIndex,
+                               int64_t count, bool countFirst) {
     MLIRContext *ctx = generic.getContext();
     OpBuilder b(generic);
     Location loc = generic.getLoc();
     ArrayRef<int64_t> domain = generic.getStaticDomain();
-    unsigned n = domain.size(), f = firstDomain.size();
+    unsigned n = domain.size();
     SmallVector<int64_t> keptSizes;
     for (unsigned i : kept)
       keptSizes.push_back(domain[i]);
@@ -400,24 +421,8 @@ struct SplitReductions : mlir::spyre::impl::SpyreSplitReductionsBase<SplitReduct
     partialShape.insert(countFirst ? partialShape.begin() : partialShape.end(), count);
     Value partials = AllocOp::create(b, loc, BufferType::get(partialShape, partialType),
                                      ValueRange{});
-    SmallVector<AffineMap> firstMaps;
-    for (unsigned i = 0, e = generic.getInputs().size(); i < e; ++i)
-      firstMaps.push_back(generic.getInputMap(i).replaceDimsAndSymbols(oldLoops, {}, f, 0));
-    firstMaps.push_back(AffineMap::get(f, 0, partialIndex, ctx));
-    SmallVector<Attribute> firstIterators;
-    for (bool r : reduced)
-      firstIterators.push_back(r ? reduction : parallel);
-    auto first = GenericOp::create(b, loc, ValueRange{}, b.getDenseI64ArrayAttr(firstDomain),
-                                   ValueRange{}, generic.getInputs(), ValueRange{partials},
-                                   b.getAffineMapArrayAttr(firstMaps),
-                                   b.getArrayAttr(firstIterators), combiners);
-    IRMapping mapping;
-    generic.getBody().cloneInto(&first.getBody(), mapping);
-    // The body's loop positions (iotas, masks) are of the old loops too.
-    first.getBody().walk([&](IndexExprOp index) {
-      index.setMapAttr(
-          AffineMapAttr::get(index.getMap().replaceDimsAndSymbols(oldLoops, {}, f, 0)));
-    });
+    GenericOp first = partialsGeneric(generic, firstDomain, reduced, oldLoops, partialIndex,
+                                      ValueRange{partials});
     if (widen) {
       auto cloned = cast<YieldOp>(first.getBody().front().getTerminator());
       OpBuilder inBody(cloned);
