@@ -89,9 +89,27 @@ struct EngineState {
   const EngineState *leader = nullptr;   // DMA: an identical read in flight it shares
 };
 
+/// One kernel's traffic on the device-memory bus: bytes moved so far each
+/// way, and the transfers flowing now each way.
+struct KernelBus {
+  double read = 0, written = 0;
+  int reads = 0, writes = 0;
+  /// Which direction pays the read/write turnaround now: the one that has
+  /// moved fewer bytes, or, level, the one fewer transfers move (half each
+  /// when as many move both ways). Over the kernel this charges
+  /// min(read, write) bytes, as IBM's fit does.
+  std::pair<double, double> turnaroundShares() const {
+    double lead = written - read;
+    if (std::abs(lead) <= 1e-6)
+      lead = reads == writes ? 0 : double(writes - reads);
+    return lead > 0 ? std::pair{1.0, 0.0} : lead < 0 ? std::pair{0.0, 1.0} : std::pair{0.5, 0.5};
+  }
+};
+
 struct Sharing {
-  int reads = 0, writes = 0;       // transfers flowing now, by direction
-  double readAhead = 0, writeAhead = 0; // bytes still to move by the transfers issued
+  double cyclesPerShare = 0; // bus cycles of one byte moved by every transfer flowing now
+  /// The kernels with transfers flowing now (rarely more than one).
+  std::vector<std::pair<int64_t, KernelBus>> kernels;
 };
 
 struct LoopFrame {
@@ -138,6 +156,10 @@ struct Simulator::Impl {
   Memory mem;
   double now = 0;
   double deviceRead = 0, deviceWritten = 0; // bytes over the device-memory bus so far
+  /// Bytes each kernel (by its `kernel` marker, -1 before any) has read and
+  /// written over the device-memory bus so far: which direction pays the
+  /// read/write turnaround.
+  std::map<int64_t, KernelBus> kernelBus;
   RunStats stats;
   std::ostringstream trace;
   bool tracing = false;
@@ -186,6 +208,7 @@ struct Simulator::Impl {
       if (!c.stream) { c.streamDone = c.finished = true; }
     now = 0;
     deviceRead = deviceWritten = 0;
+    kernelBus.clear();
     stats = RunStats{};
     stats.cores.assign(program.numCores, Counters{});
     stats.coreCycles.assign(program.numCores, 0);
@@ -396,53 +419,69 @@ struct Simulator::Impl {
   }
 
   /// Rate of a DMA transfer in flight, in bytes per cycle. The card's
-  /// device-memory bus serves the transfers in flight fairly: `reads` and
-  /// `writes` of them moving x bytes each take (reads + writes) * x bytes of
-  /// one-directional bandwidth plus the read/write turnaround on
-  /// min(reads, writes) * x bytes. Each transfer is also capped by its
-  /// core's DMA port.
+  /// device-memory bus serves the transfers in flight fairly (each moves
+  /// as many bytes per cycle as the others), each capped by its core's DMA
+  /// port.
   double rateOf(const EngineState &e, const Sharing &sharing) const {
     if (e.fixedRate > 0)
       return e.fixedRate;
     if (e.leader) // rides along with an identical read: moves as its leader does
       return rateOf(*e.leader, sharing);
-    // The turnaround is paid by the direction with fewer bytes in this run,
-    // counting those moved and those the issued transfers still have to
-    // move (IBM's fit charges min(read, write) bytes of a kernel); with
-    // equal totals each direction pays half.
-    double t = arch.turnaroundCyclesPerByte();
-    double readCost = 1 / arch.deviceBytesPerCycle(), writeCost = readCost;
-    double read = deviceRead + sharing.readAhead, written = deviceWritten + sharing.writeAhead;
-    if (read > written) writeCost += t;
-    else if (written > read) readCost += t;
-    else { readCost += t / 2; writeCost += t / 2; }
-    double cyclesPerShare = sharing.reads * readCost + sharing.writes * writeCost;
-    if (cyclesPerShare <= 0)
-      cyclesPerShare = readCost;
-    return std::min<double>(arch.dmaPortBytesPerCycle, 1 / cyclesPerShare);
+    double cycles = sharing.cyclesPerShare;
+    if (cycles <= 0) // not flowing yet
+      cycles = 1 / arch.deviceBytesPerCycle();
+    return std::min<double>(arch.dmaPortBytesPerCycle, 1 / cycles);
   }
 
-  /// Device-memory transfers flowing now: a copy from device memory to
-  /// device memory counts as a read and a write.
+  /// Device-memory transfers flowing now. A byte costs the bus
+  /// 1 / bandwidth cycles, plus the read/write turnaround in the direction
+  /// that pays it in the transfer's kernel (KernelBus); a copy from device
+  /// memory to device memory moves both ways.
   Sharing deviceTransfers() const {
     Sharing n;
+    auto flowing = [&](const EngineState &e) {
+      return e.busy && e.fixedRate == 0 && !e.leader && now >= e.latencyEnd;
+    };
     for (const CoreState &c : cores) {
       const EngineState &e = c.engines[static_cast<int>(Engine::dma)];
-      if (e.busy && e.fixedRate == 0 && !e.leader) {
-        n.readAhead += e.remaining * e.readsDevice;
-        n.writeAhead += e.remaining * e.writesDevice;
-        if (now >= e.latencyEnd) {
-          n.reads += e.readsDevice;
-          n.writes += e.writesDevice;
-        }
+      if (!flowing(e))
+        continue;
+      auto it = std::find_if(n.kernels.begin(), n.kernels.end(),
+                             [&](const auto &k) { return k.first == e.cur.kernel; });
+      if (it == n.kernels.end()) {
+        auto moved = kernelBus.find(e.cur.kernel);
+        n.kernels.push_back({e.cur.kernel, moved != kernelBus.end() ? moved->second : KernelBus{}});
+        it = std::prev(n.kernels.end());
       }
+      it->second.reads += e.readsDevice;
+      it->second.writes += e.writesDevice;
+    }
+    double t = arch.turnaroundCyclesPerByte(), base = 1 / arch.deviceBytesPerCycle();
+    for (const auto &[kernel, bus] : n.kernels) {
+      auto [readShare, writeShare] = bus.turnaroundShares();
+      n.cyclesPerShare += bus.reads * (base + readShare * t) + bus.writes * (base + writeShare * t);
     }
     return n;
   }
 
-  double nextEvent() const {
+  /// When, at the rates of now, a kernel's lesser direction on the bus
+  /// catches up with the other, so that the turnaround changes sides.
+  double nextTurnaround(const Sharing &sharing) const {
     double next = kNever;
+    if (sharing.cyclesPerShare <= 0)
+      return next;
+    for (const auto &[kernel, bus] : sharing.kernels) {
+      double rate = std::min<double>(arch.dmaPortBytesPerCycle, 1 / sharing.cyclesPerShare);
+      double gap = bus.written - bus.read, closing = (bus.reads - bus.writes) * rate;
+      if (std::abs(gap) > 1e-6 && gap * closing > 0)
+        next = std::min(next, now + gap / closing);
+    }
+    return next;
+  }
+
+  double nextEvent() const {
     Sharing sharing = deviceTransfers();
+    double next = nextTurnaround(sharing);
     for (const CoreState &c : cores) {
       if (!c.streamDone && !c.atBarrier && c.blockedUntil > now)
         next = std::min(next, c.blockedUntil);
@@ -476,6 +515,9 @@ struct Simulator::Impl {
             if (e.fixedRate == 0 && !e.leader) {
               deviceRead += moved * e.readsDevice;
               deviceWritten += moved * e.writesDevice;
+              KernelBus &bus = kernelBus[e.cur.kernel];
+              bus.read += moved * e.readsDevice;
+              bus.written += moved * e.writesDevice;
             }
           }
         } else if (!e.queue.empty()) {

@@ -185,6 +185,23 @@ def test_turnaround_is_charged_on_the_smaller_direction():
     assert cycles == pytest.approx(ARCH.device_cycles(16 * TILE, 8 * TILE), rel=1e-6)
 
 
+def test_turnaround_does_not_depend_on_the_order_of_reads_and_writes():
+    """A kernel that reads everything, then writes twice as much, pays the
+    turnaround on min(read, write) bytes like one that interleaves them
+    (it paid none when the direction was decided by the bytes in flight)."""
+    cores = 16
+    b = sim.ProgramBuilder(ARCH, cores)
+    x = b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [cores * TILE])
+    y = b.add_buffer("y", sim.BufferKind.output, DType.u8, sim.HostDType.bool, [cores * 2 * TILE])
+    for core in range(cores):
+        c = b.core(core)
+        c.dma(Operand(dtype=DType.u8), Operand(buffer=x, dtype=DType.u8, offset=core * TILE), TILE)
+        c.dma(Operand(buffer=y, dtype=DType.u8, offset=core * 2 * TILE), Operand(dtype=DType.u8), 2 * TILE)
+    cycles = sim.run(b.finish(), {"x": np.zeros(cores * TILE, bool)}).cycles
+    expected = 2 * ARCH.dma_latency_cycles + ARCH.device_cycles(cores * TILE, cores * 2 * TILE)
+    assert cycles == pytest.approx(expected, rel=1e-6)
+
+
 def lx_op_program(op, elements, dtype=DType.dl16, out_dtype=None):
     """One vector instruction on `elements` LX values of one core (an add's
     result in `out_dtype`, default `dtype`)."""
