@@ -1,6 +1,6 @@
 """Convolutions with torch.compile(backend="spyre") against eager, zero CPU
 fallbacks: 2-D ones (strided, dilated, padded, grouped, depthwise) as one
-implicit-GEMM kernel (spyre.conv2d); 1-D and 3-D, transposed (stride,
+implicit-GEMM kernel (spyre.conv2d), one image's 1x1 ones as a product; 1-D and 3-D, transposed (stride,
 padding, output padding, dilation, groups) and those needing gradients as
 im2col and a product."""
 
@@ -132,6 +132,61 @@ def test_strided_conv2d_is_one_implicit_gemm_kernel(dtype, x_shape, w_shape, kwa
           depth=w_shape[1] * w_shape[2] * w_shape[3])
     assert counters.kernels_run == 1
     assert set(counters.cycles_per_kernel) == {"conv2d"}
+
+
+class _Pointwise(torch.nn.Module):
+    """A 1x1 convolution, its BatchNorm, a residual and a ReLU (ResNet's
+    projections, MobileNet's pointwise layers)."""
+
+    def __init__(self, channels, out_channels, residual):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(channels, out_channels, 1)
+        self.norm = torch.nn.BatchNorm2d(out_channels)
+        self.norm.running_mean.uniform_(-1, 1)
+        self.norm.running_var.uniform_(0.5, 2)
+        self.residual = residual
+
+    def forward(self, x, r):
+        y = self.norm(self.conv(x))
+        return torch.relu(y + r if self.residual else y)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+@pytest.mark.parametrize("residual", [False, True])
+def test_pointwise_conv2d_of_one_image_is_a_product(dtype, layout, residual):
+    """One image's 1x1 convolution of stride 1 without padding is the
+    product (Co x C) @ (C x H*W): the matmul kernel, with the bias, the
+    BatchNorm, the residual and the ReLU in its epilogue, the result in
+    eager's layout."""
+    torch.manual_seed(0)
+    module = _Pointwise(12, 20, residual).to(dtype).eval()
+    x, r = torch.randn(1, 12, 9, 11).to(dtype), torch.randn(1, 20, 9, 11).to(dtype)
+    if layout == "channels_last":
+        x = x.to(memory_format=torch.channels_last)
+    check(module, x, r, depth=12)
+    assert "conv2d" not in counters.cycles_per_kernel
+    if layout == "contiguous":
+        assert counters.kernels_run == 1
+    with torch.no_grad():
+        assert torch.compile(module, backend="spyre")(x, r).stride() == module(x, r).stride()
+
+
+def test_pointwise_product_is_faster_than_the_implicit_gemm(monkeypatch):
+    """Measured in one run: the product against spyre.conv2d's implicit GEMM
+    of the same 1x1 convolution (its bands and halo set-up buy nothing)."""
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(64, 64, 1).half().eval()
+    x = torch.randn(1, 64, 56, 56).half()
+    cycles = {}
+    for route in ("product", "conv2d"):
+        if route == "conv2d":
+            monkeypatch.setattr(convolution, "_pointwise", lambda *args: False)
+        with torch.compiler.config.patch(force_disable_caches=True):
+            check(conv, x, depth=64)
+        assert ("conv2d" in counters.cycles_per_kernel) == (route == "conv2d")
+        cycles[route] = counters.simulated_cycles
+    assert cycles["product"] < 0.9 * cycles["conv2d"]
 
 
 class _Downsample(torch.nn.Module):

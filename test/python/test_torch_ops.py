@@ -137,6 +137,13 @@ def test_reductions_with_few_outputs(name, fn, shape, dtype):
     # zero (-24.5 from 2^18 terms of size 1) does not hide in its own.
     depth = x.numel() if name == "sum" else 0
     tol = dict(rtol=1e-4, atol=1e-4) if dtype == torch.float32 else tolerance(dtype, depth)
+    if name == "by_position" and dtype != torch.float32:
+        # Each weighted term's rounding is relative to the term: their sum
+        # drifts like the terms' root sum of squares, however near zero the
+        # total (random signs) falls; a tolerance relative to the total
+        # failed a few runs in a hundred.
+        terms = x.float() * torch.arange(x.numel(), dtype=torch.float32)
+        tol = dict(rtol=0, atol=4 * 2.0 ** -9 * float(terms.norm()))
     torch.testing.assert_close(compiled.float(), expected.float(), **tol)
 
 

@@ -7,7 +7,9 @@ on the card through a ProgramLauncher (each run counted with its simulated
 cycles, not as a CPU fallback). The convolution decomposition
 (decompositions.convolution) calls it through `fused` for the 2-D
 convolutions the card takes (grouped and depthwise ones too), outside
-autograd; the others keep the im2col lowering (lowerings.convolution).
+autograd, except one image's 1x1 convolutions of stride 1, which are plain
+products (`_product`); the others keep the im2col lowering
+(lowerings.convolution).
 After Inductor's own passes, `fuse_epilogues` folds a ReLU and a residual
 add that follow such a convolution into its kernel.
 """
@@ -155,6 +157,8 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     if not static_sizes(x, weight, bias):
         return None
     stride, padding, dilation = (per_dimension(v, 2) for v in (stride, padding, dilation))
+    if x.shape[0] == 1 and _pointwise(weight, stride, padding, groups):
+        return _product(x, weight, bias)
     signature = _signature(x, weight, bias, stride, padding, dilation, groups)
     if why_not(_launcher(signature).mlir) is not None:
         return None
@@ -166,6 +170,28 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
                  None if bias is None else bias.contiguous(), stride, padding, dilation,
                  int(groups))
     return out.contiguous(memory_format=layout)
+
+
+def _pointwise(weight, stride, padding, groups) -> bool:
+    """A 1x1 convolution of stride 1 without padding: each output pixel is
+    the weight (Co x C) times that pixel's channels."""
+    return (tuple(weight.shape[2:]) == (1, 1) and set(stride) == {1} and set(padding) == {0}
+            and groups == 1)
+
+
+def _product(x, weight, bias):
+    """A pointwise convolution of one image as the product (Co x C) @ (C x H*W)
+    of NCHW's own rows: the matmul planner tiles it, and what follows it (a
+    bias, a folded BatchNorm, a residual, an activation) joins the product's
+    epilogue. The implicit GEMM paid a convolution's bands and halo set-up
+    for a product: ResNet's 1x1 projections on 56 x 56 took 27-49 us as
+    spyre.conv2d against 20-43 us as products (bench_blocks.py)."""
+    _, c, h, w = x.shape
+    co = weight.shape[0]
+    out = torch.mm(weight.reshape(co, c), x.reshape(c, h * w))
+    if bias is not None:
+        out = out + bias.reshape(co, 1)
+    return out.reshape(1, co, h, w).contiguous(memory_format=_memory_format(x, weight))
 
 
 def fold_zero_padding(graph: torch.fx.Graph) -> None:
