@@ -154,20 +154,28 @@ class _Pointwise(torch.nn.Module):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
 @pytest.mark.parametrize("residual", [False, True])
-def test_pointwise_conv2d_of_one_image_is_a_product(dtype, layout, residual):
+@pytest.mark.parametrize("channels, out_channels, side, kernels", [
+    (12, 20, 9, 1),   # the BatchNorm in the epilogue
+    # fp16: folded (conv_affine decides by cost), its scale multiplying the
+    # weight (a kernel), its bias the product's
+    (16, 96, 56, {torch.float16: 2, torch.float32: 1}),
+], ids=["small", "folded"])
+def test_pointwise_conv2d_of_one_image_is_a_product(dtype, layout, residual, channels,
+                                                    out_channels, side, kernels):
     """One image's 1x1 convolution of stride 1 without padding is the
     product (Co x C) @ (C x H*W): the matmul kernel, with the bias, the
     BatchNorm, the residual and the ReLU in its epilogue, the result in
     eager's layout."""
     torch.manual_seed(0)
-    module = _Pointwise(12, 20, residual).to(dtype).eval()
-    x, r = torch.randn(1, 12, 9, 11).to(dtype), torch.randn(1, 20, 9, 11).to(dtype)
+    module = _Pointwise(channels, out_channels, residual).to(dtype).eval()
+    x = torch.randn(1, channels, side, side).to(dtype)
+    r = torch.randn(1, out_channels, side, side).to(dtype)
     if layout == "channels_last":
         x = x.to(memory_format=torch.channels_last)
-    check(module, x, r, depth=12)
+    check(module, x, r, depth=channels)
     assert "conv2d" not in counters.cycles_per_kernel
     if layout == "contiguous":
-        assert counters.kernels_run == 1
+        assert counters.kernels_run == (kernels[dtype] if isinstance(kernels, dict) else kernels)
     with torch.no_grad():
         assert torch.compile(module, backend="spyre")(x, r).stride() == module(x, r).stride()
 
@@ -181,7 +189,7 @@ def test_pointwise_product_is_faster_than_the_implicit_gemm(monkeypatch):
     cycles = {}
     for route in ("product", "conv2d"):
         if route == "conv2d":
-            monkeypatch.setattr(convolution, "_pointwise", lambda *args: False)
+            monkeypatch.setattr(convolution, "pointwise_products", lambda graph: None)
         with torch.compiler.config.patch(force_disable_caches=True):
             check(conv, x, depth=64)
         assert ("conv2d" in counters.cycles_per_kernel) == (route == "conv2d")

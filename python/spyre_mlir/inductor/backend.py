@@ -18,7 +18,8 @@ from .manual_attention import AttentionGraphPasses
 class _PostGradPasses(CustomGraphPass):
     """Our passes over the post-grad graph (a convolution's explicit zero
     padding, a per-channel affine map after it, as an eval BatchNorm, and
-    its ReLU and residual add folded into its kernel; updated graph inputs
+    its ReLU and residual add folded into its kernel, one image's 1x1 ones
+    made products; updated graph inputs
     written in place; products of one input placed together); the uuid keys
     Inductor's FX graph cache on our compiler version, so a cached graph is
     never one compiled by an older compiler (or by the CPU backend)."""
@@ -27,13 +28,14 @@ class _PostGradPasses(CustomGraphPass):
         from .adjacent_products import place_products_together
         from .complex_values import real_pairs
         from .conv_affine import fold_channel_affine
-        from .convolution import fold_zero_padding, fuse_epilogues
+        from .convolution import fold_zero_padding, fuse_epilogues, pointwise_products
         from .inplace_updates import write_updates_in_place
         from .rotate_half import swap_halves
         real_pairs(graph)
         fold_zero_padding(graph)
         fold_channel_affine(graph)
         fuse_epilogues(graph)
+        pointwise_products(graph)
         swap_halves(graph)
         write_updates_in_place(graph)
         place_products_together(graph)

@@ -7,11 +7,10 @@ on the card through a ProgramLauncher (each run counted with its simulated
 cycles, not as a CPU fallback). The convolution decomposition
 (decompositions.convolution) calls it through `fused` for the 2-D
 convolutions the card takes (grouped and depthwise ones too), outside
-autograd, except one image's 1x1 convolutions of stride 1, which are plain
-products (`_product`); the others keep the im2col lowering
-(lowerings.convolution).
+autograd; the others keep the im2col lowering (lowerings.convolution).
 After Inductor's own passes, `fuse_epilogues` folds a ReLU and a residual
-add that follow such a convolution into its kernel.
+add that follow such a convolution into its kernel, and `pointwise_products`
+makes one image's 1x1 convolutions products.
 """
 
 from __future__ import annotations
@@ -157,8 +156,6 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     if not static_sizes(x, weight, bias):
         return None
     stride, padding, dilation = (per_dimension(v, 2) for v in (stride, padding, dilation))
-    if x.shape[0] == 1 and _pointwise(weight, stride, padding, groups):
-        return _product(x, weight, bias)
     signature = _signature(x, weight, bias, stride, padding, dilation, groups)
     if why_not(_launcher(signature).mlir) is not None:
         return None
@@ -170,28 +167,6 @@ def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
                  None if bias is None else bias.contiguous(), stride, padding, dilation,
                  int(groups))
     return out.contiguous(memory_format=layout)
-
-
-def _pointwise(weight, stride, padding, groups) -> bool:
-    """A 1x1 convolution of stride 1 without padding: each output pixel is
-    the weight (Co x C) times that pixel's channels."""
-    return (tuple(weight.shape[2:]) == (1, 1) and set(stride) == {1} and set(padding) == {0}
-            and groups == 1)
-
-
-def _product(x, weight, bias):
-    """A pointwise convolution of one image as the product (Co x C) @ (C x H*W)
-    of NCHW's own rows: the matmul planner tiles it, and what follows it (a
-    bias, a folded BatchNorm, a residual, an activation) joins the product's
-    epilogue. The implicit GEMM paid a convolution's bands and halo set-up
-    for a product: ResNet's 1x1 projections on 56 x 56 took 27-49 us as
-    spyre.conv2d against 20-43 us as products (bench_blocks.py)."""
-    _, c, h, w = x.shape
-    co = weight.shape[0]
-    out = torch.mm(weight.reshape(co, c), x.reshape(c, h * w))
-    if bias is not None:
-        out = out + bias.reshape(co, 1)
-    return out.reshape(1, co, h, w).contiguous(memory_format=_memory_format(x, weight))
 
 
 def fold_zero_padding(graph: torch.fx.Graph) -> None:
@@ -299,3 +274,60 @@ def _unfused(node):
     if len(args) == 10 and args[7] is None and args[8] is False:
         return (*args[:7], args[9])
     return None
+
+
+def pointwise_products(graph: torch.fx.Graph) -> None:
+    """One image's 1x1 convolution of stride 1 without padding, as
+    spyre.conv2d after the folds above (a per-channel scale, bias, residual
+    and ReLU), becomes the product (Co x C) @ (C x H*W) of the image's rows:
+    the scale multiplies the weight's rows (a Co x C op), and the matmul
+    planner tiles the product with the bias, the residual and the ReLU in
+    its epilogue. The implicit GEMM paid a convolution's bands and halo
+    set-up for a product: docs/lowering.md has the measurements."""
+    aten, prims = torch.ops.aten, torch.ops.prims
+    for node in list(graph.nodes):
+        if node.target is not op or node.kwargs:
+            continue
+        args = list(node.args) + [1, None, False, None][len(node.args) - 6:]
+        x, weight, bias, stride, padding, dilation, groups, residual, relu, scale = args
+        x_val, w_val = (getattr(a, "meta", {}).get("val") for a in (x, weight))
+        if not isinstance(x_val, torch.Tensor) or not isinstance(w_val, torch.Tensor) or \
+                x_val.shape[0] != 1 or tuple(w_val.shape[2:]) != (1, 1) or groups != 1 or \
+                set(stride) != {1} or set(padding) != {0}:
+            continue
+        (_, c, h, w), co, dtype = x_val.shape, w_val.shape[0], x_val.dtype
+        with graph.inserting_before(node):
+            emit = functools.partial(_emit, graph)
+            rows = emit(aten.reshape.default, weight, [co, c])
+            if scale is not None:
+                rows = emit(aten.mul.Tensor, rows, emit(aten.reshape.default, scale, [co, 1]))
+                rows = emit(prims.convert_element_type.default, rows, dtype)
+            columns = emit(aten.reshape.default, x, [c, h * w])
+            if bias is None:
+                out = emit(aten.mm.default, rows, columns)
+            else:
+                # In the product (addmm), not an add after it: a folded
+                # BatchNorm's bias is computed by a small kernel of its own,
+                # which would otherwise join the epilogue's.
+                bias = emit(aten.reshape.default, bias, [co, 1])
+                if bias.meta["val"].dtype != dtype:
+                    bias = emit(prims.convert_element_type.default, bias, dtype)
+                out = emit(aten.addmm.default, bias, rows, columns)
+            if residual is not None:
+                out = emit(aten.add.Tensor, out, emit(aten.reshape.default, residual, [co, h * w]))
+            if relu:
+                out = emit(aten.relu.default, out)
+            if out.meta["val"].dtype != dtype:
+                out = emit(prims.convert_element_type.default, out, dtype)
+            out = emit(aten.reshape.default, out, [1, co, h, w])
+        node.replace_all_uses_with(out)
+        graph.erase_node(node)
+
+
+def _emit(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
+    """A call of `target` in `graph`, its traced value computed from its
+    operands' (Inductor lowers nodes by the values they trace)."""
+    node = graph.call_function(target, args)
+    node.meta["val"] = target(*(a.meta["val"] if isinstance(a, torch.fx.Node) else a
+                                for a in args))
+    return node
