@@ -1,9 +1,8 @@
 """Convolutions with torch.compile(backend="spyre") against eager, zero CPU
 fallbacks: 2-D ones (strided, dilated, padded, grouped, depthwise) as one
 implicit-GEMM kernel (spyre.conv2d), one image's 1x1 ones as a product;
-1-D and 3-D, transposed (stride,
-padding, output padding, dilation, groups) and those needing gradients as
-im2col and a product."""
+1-D and 3-D, transposed (stride, padding, output padding, dilation, groups)
+and those needing gradients as im2col and a product."""
 
 import pytest
 import torch
