@@ -223,15 +223,11 @@ def _poolformer():
         hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1]))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
-@pytest.mark.parametrize("make", [_mobilenet_v1, _mobilenet_v2, _convnext_v2, _poolformer],
-                         ids=["mobilenet_v1", "mobilenet_v2", "convnext_v2", "poolformer"])
-def test_mobile_convnets(make, dtype):
-    """Depthwise convolutions (spyre.conv2d in chunks of channels), the
-    explicit TF-style zero padding before them folded into the kernel's
-    own, 7x7 depthwise ones, GroupNorm statistics after a per-channel
-    scale: every hidden state as eager's, nothing on the CPU. Batch
-    statistics are drawn so that ReLU6 does not clip everything."""
+def _hidden_states_as_eager(make, dtype, images):
+    """Runs the vision model `make` builds on `images` random images, eager
+    and compiled: nothing on the CPU, every hidden state as eager's. Batch
+    statistics are drawn so that ReLU6 does not clip everything. Returns the
+    model."""
     torch.manual_seed(0)
     model = make().to(dtype).eval()
     for module in model.modules():
@@ -240,18 +236,30 @@ def test_mobile_convnets(make, dtype):
             module.running_var.uniform_(0.5, 2.0)
             module.weight.data.uniform_(0.5, 1.5)
             module.bias.data.uniform_(-0.2, 0.2)
-    x = torch.randn(2, 3, 64, 64, generator=torch.Generator().manual_seed(2)).to(dtype)
+    x = torch.randn(images, 3, 64, 64, generator=torch.Generator().manual_seed(2)).to(dtype)
     torch._dynamo.reset()
     counters.reset()
     with torch.no_grad():
         expected = model(x, output_hidden_states=True)
         actual = torch.compile(model, backend="spyre")(x, output_hidden_states=True)
     assert dict(counters.fallbacks) == {}
-    assert "conv2d" in counters.cycles_per_kernel
     for got, want in zip((*actual.hidden_states, actual.last_hidden_state),
                          (*expected.hidden_states, expected.last_hidden_state)):
         scale = want.abs().max().clamp(min=1e-3)
         torch.testing.assert_close(got / scale, want / scale, **tolerance(dtype, 64 * 9))
+    return model
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("make", [_mobilenet_v1, _mobilenet_v2, _convnext_v2, _poolformer],
+                         ids=["mobilenet_v1", "mobilenet_v2", "convnext_v2", "poolformer"])
+def test_mobile_convnets(make, dtype):
+    """Depthwise convolutions (spyre.conv2d in chunks of channels), the
+    explicit TF-style zero padding before them folded into the kernel's
+    own, 7x7 depthwise ones, GroupNorm statistics after a per-channel
+    scale: every hidden state as eager's, nothing on the CPU."""
+    _hidden_states_as_eager(make, dtype, images=2)
+    assert "conv2d" in counters.cycles_per_kernel
 
 
 def _resnet():
@@ -266,29 +274,13 @@ def test_one_image_pointwise_convolutions_are_products(make):
     """With one image, the pointwise (1x1, stride 1) convolutions run as
     products, each with its BatchNorm, ReLU6 or residual in the product's
     epilogue: every hidden state as eager's, nothing on the CPU."""
-    torch.manual_seed(0)
-    model = make().half().eval()
-    for module in model.modules():
-        if isinstance(module, torch.nn.BatchNorm2d):
-            module.running_mean.uniform_(-0.2, 0.2)
-            module.running_var.uniform_(0.5, 2.0)
-    x = torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(2)).half()
-    torch._dynamo.reset()
-    counters.reset()
-    with torch.no_grad():
-        expected = model(x, output_hidden_states=True)
-        actual = torch.compile(model, backend="spyre")(x, output_hidden_states=True)
-    assert dict(counters.fallbacks) == {}
+    model = _hidden_states_as_eager(make, torch.float16, images=1)
     pointwise = sum(isinstance(m, torch.nn.Conv2d) and m.kernel_size == (1, 1) and
                     m.stride == (1, 1) for m in model.modules())
     convolutions = sum(isinstance(m, torch.nn.Conv2d) for m in model.modules())
     conv2d_runs = sum(runs for launcher, (runs, _) in counters.per_kernel.items()
                       if launcher.name == "conv2d")
     assert pointwise > 0 and conv2d_runs == convolutions - pointwise
-    for got, want in zip((*actual.hidden_states, actual.last_hidden_state),
-                         (*expected.hidden_states, expected.last_hidden_state)):
-        scale = want.abs().max().clamp(min=1e-3)
-        torch.testing.assert_close(got / scale, want / scale, **tolerance(torch.float16, 64 * 9))
 
 
 # Other families, as a user would bring them (2026-12-04 sweep): an
