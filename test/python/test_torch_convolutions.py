@@ -251,6 +251,26 @@ def test_relu_and_residual_fold_into_the_convolution(relu, add, r_shape, kernels
     assert "conv2d" in counters.cycles_per_kernel
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("norm", [False, True])
+def test_relu6_folds_into_the_convolution(dtype, norm):
+    """ReLU6 (a MobileNet's depthwise layers, with their BatchNorm folded
+    into the kernel's scale and bias) is the kernel's `relu relu_max = 6.0`:
+    no kernel of its own."""
+    torch.manual_seed(0)
+    layers = [torch.nn.Conv2d(96, 96, 3, padding=1, groups=96)]
+    if norm:
+        layers.append(torch.nn.BatchNorm2d(96))
+        layers[1].running_mean.uniform_(-1, 1)
+        layers[1].running_var.uniform_(0.5, 2)
+    module = torch.nn.Sequential(*layers, torch.nn.ReLU6()).to(dtype).eval()
+    x = (torch.randn(2, 96, 28, 28) * 4).to(dtype)  # many values above 6 and below 0
+    check(module, x, depth=9)
+    # The folded BatchNorm's scale and bias: a small kernel of their own.
+    assert counters.kernels_run == 1 + norm
+    assert "conv2d" in counters.cycles_per_kernel
+
+
 def test_a_convolution_read_twice_keeps_its_relu_apart():
     """The ReLU folds in only when nothing else reads the convolution."""
     torch.manual_seed(0)

@@ -553,7 +553,8 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
     BatchNorm folded into the convolution does; an optional `residual`
     (shaped as the output) is added to the result, and with `relu` negative
     results become zero: `relu(scale * conv + bias + residual)` leaves the
-    cores once. No
+    cores once. With `relu_max` (and `relu`) results above it become it as
+    well: ReLU6, as MobileNets apply it, is `relu relu_max = 6.0`. No
     patch matrix (im2col) reaches device memory: the card multiplies each
     tap's weights with a shifted view of the input rows held in LX.
 
@@ -575,7 +576,8 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
                        Spyre_Out:$target, OptionalAttr<DenseI64ArrayAttr>:$stride,
                        DenseI64ArrayAttr:$padding,
                        DenseI64ArrayAttr:$dilation,
-                       DefaultValuedAttr<I64Attr, "1">:$groups, UnitAttr:$relu);
+                       DefaultValuedAttr<I64Attr, "1">:$groups, UnitAttr:$relu,
+                       OptionalAttr<F64Attr>:$relu_max);
   let assemblyFormat = [{
     `ins` `(` $input `,` $weight (`,` $bias^)? `:` type($input) `,` type($weight)
     (`,` type($bias)^)? `)`
@@ -583,7 +585,7 @@ def Spyre_Conv2dOp : Spyre_Op<"conv2d", [AttrSizedOperandSegments]> {
     (`scale` `(` $scale^ `:` type($scale) `)`)?
     `outs` `(` $target `:` type($target) `)` (`stride` `=` $stride^)? `padding` `=` $padding
     `dilation` `=` $dilation
-    (`groups` `=` $groups^)? (`relu` $relu^)? attr-dict
+    (`groups` `=` $groups^)? (`relu` $relu^)? (`relu_max` `=` $relu_max^)? attr-dict
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -37,11 +37,12 @@ def output_shape(x_shape, w_shape, stride, padding, dilation) -> tuple:
 def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, stride, padding,
                 dilation, groups: int = 1, has_residual: bool = False,
                 relu: bool = False, has_scale: bool = False,
-                vector_dtype: torch.dtype | None = None) -> str:
+                vector_dtype: torch.dtype | None = None, relu_max: float | None = None) -> str:
     """The kernel-level IR of one convolution: x (N, C, H, W), the weight
     (Co, C / groups, KH, KW), an optional bias (Co), an optional residual,
     an optional scale (Co) and out (N, Co, Ho, Wo); the bias and the scale
-    hold `vector_dtype` (default: x's)."""
+    hold `vector_dtype` (default: x's); with `relu`, results above
+    `relu_max` (if given) become it."""
     element = ELEMENT[dtype]
     vector = ELEMENT[vector_dtype or dtype]
     co = w_shape[0]
@@ -58,7 +59,8 @@ def kernel_mlir(x_shape, w_shape, has_bias: bool, dtype: torch.dtype, stride, pa
     return kernel("conv2d", types, out_type,
                   f"{strides} padding = [{', '.join(str(int(p)) for p in padding)}]"
                   f" dilation = [{dilation[0]}, {dilation[1]}]"
-                  f"{f' groups = {groups}' if groups != 1 else ''}{' relu' if relu else ''}",
+                  f"{f' groups = {groups}' if groups != 1 else ''}{' relu' if relu else ''}"
+                  f"{f' relu_max = {float(relu_max)!r}' if relu_max is not None else ''}",
                   extra_inputs=extra, clauses=clauses)
 
 
@@ -76,15 +78,17 @@ class _Signature(NamedTuple):
     relu: bool
     has_scale: bool
     vector_dtype: torch.dtype
+    relu_max: float | None
 
 
 def _signature(x, weight, bias, stride, padding, dilation, groups=1, residual=None,
-               relu=False, scale=None):
+               relu=False, scale=None, relu_max=None):
     return _Signature(tuple(x.shape), tuple(weight.shape), bias is not None, x.dtype,
                       tuple(int(s) for s in stride), tuple(int(p) for p in padding),
                       tuple(int(d) for d in dilation), int(groups), residual is not None,
                       bool(relu), scale is not None,
-                      (bias if bias is not None else scale if scale is not None else x).dtype)
+                      (bias if bias is not None else scale if scale is not None else x).dtype,
+                      None if relu_max is None else float(relu_max))
 
 
 @functools.lru_cache(maxsize=256)
@@ -96,7 +100,8 @@ def _launcher(signature: _Signature):
     # A scale is the multiplication of a folded BatchNorm or per-channel map.
     ops = (["aten.convolution"] + ["aten.mul.Tensor"] * signature.has_scale +
            ["aten.add.Tensor"] * signature.has_residual +
-           ["aten.relu"] * signature.relu)
+           ["aten.relu"] * signature.relu +
+           ["aten.clamp_max"] * (signature.relu_max is not None))
     return ProgramLauncher("conv2d", mlir, names, graph="extern", ops=ops)
 
 
@@ -107,12 +112,13 @@ def _launcher(signature: _Signature):
 def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
            stride: list[int], padding: list[int], dilation: list[int], groups: int = 1,
            residual: torch.Tensor | None = None, relu: bool = False,
-           scale: torch.Tensor | None = None) -> torch.Tensor:
+           scale: torch.Tensor | None = None, relu_max: float | None = None) -> torch.Tensor:
     """F.conv2d(x, weight, None, stride, padding, dilation, groups) on the
     card, times `scale` per output channel if given, plus `bias` and
-    `residual` if given, then ReLU'd if `relu`; the result is NCHW."""
+    `residual` if given, then ReLU'd if `relu` (and clamped to `relu_max`
+    if given: ReLU6); the result is NCHW."""
     launcher = _launcher(_signature(x, weight, bias, stride, padding, dilation, groups, residual,
-                                    relu, scale))
+                                    relu, scale, relu_max))
     # The card reads and writes NCHW (`fused` gives the result eager's layout).
     out = x.new_empty(output_shape(x.shape, weight.shape, stride, padding, dilation))
     inputs = [as_read("spyre.conv2d", t) for t in (x, weight, bias, residual, scale)
@@ -130,7 +136,7 @@ def _memory_format(x, weight):
 
 @conv2d.register_fake
 def _(x, weight, bias, stride, padding, dilation, groups=1, residual=None, relu=False,
-      scale=None):
+      scale=None, relu_max=None):
     return x.new_empty(output_shape(x.shape, weight.shape, stride, padding, dilation))
 
 
@@ -206,9 +212,9 @@ def fold_zero_padding(graph: torch.fx.Graph) -> None:
 
 def fuse_epilogues(graph: torch.fx.Graph) -> None:
     """Folds into each spyre.conv2d a residual add that alone uses its result
-    (an operand of the output's shape and type) and a ReLU that alone uses
-    that, where the card compiles the kernel so extended: the result then
-    leaves the cores once, not once per op."""
+    (an operand of the output's shape and type) and a ReLU or ReLU6 that
+    alone uses that, where the card compiles the kernel so extended: the
+    result then leaves the cores once, not once per op."""
     aten = torch.ops.aten
     for node in list(graph.nodes):
         unfused = _unfused(node)
@@ -216,7 +222,7 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
             continue
         x, weight, bias, stride, padding, dilation, groups, scale = unfused
         value = node.meta.get("val")
-        residual, last, relu = None, node, False
+        residual, chain = None, [node]
         users = list(node.users)
         if len(users) == 1 and users[0].target is aten.add.Tensor and \
                 users[0].kwargs.get("alpha", 1) == 1 and len(users[0].args) == 2:
@@ -226,31 +232,66 @@ def fuse_epilogues(graph: torch.fx.Graph) -> None:
             if other is not node and isinstance(other_value, torch.Tensor) and \
                     value is not None and other_value.shape == value.shape and \
                     other_value.dtype == value.dtype and other_value.is_contiguous():
-                residual, last = other, add
-        users = list(last.users)
-        if len(users) == 1 and users[0].target is aten.relu.default:
-            last, relu = users[0], True
-        if last is node:
+                residual = other
+                chain.append(add)
+        activation = _activation(chain[-1], value)
+        relu, relu_max = activation[0] if activation else (False, None)
+        if activation:
+            chain += activation[1]
+        if len(chain) == 1:
             continue
         if not _compiles(x, weight, bias, stride, padding, dilation, groups, residual, relu,
-                         scale):
+                         scale, relu_max):
             continue
+        last = chain[-1]
         with graph.inserting_before(last):
             fused = graph.call_function(op, (x, weight, bias, stride, padding, dilation, groups,
-                                             residual, relu,
-                                             *([] if scale is None else [scale])))
+                                             residual, relu, scale,
+                                             *([] if relu_max is None else [relu_max])))
         fused.meta = dict(last.meta)
         last.replace_all_uses_with(fused)
-        chain = [last]
-        if relu and residual is not None:
-            chain.append(last.args[0])
-        chain.append(node)
-        for dead in chain:
+        for dead in reversed(chain):
             graph.erase_node(dead)
 
 
+def _activation(node: torch.fx.Node, value):
+    """((True, relu_max), the nodes) of a ReLU (relu_max None) or a ReLU6
+    (clamp_min 0 then clamp_max, within a widening to f32 and the narrowing
+    back, as Inductor decomposes a 16-bit ReLU6) that alone reads `node`,
+    whose traced value is `value`; else None."""
+    aten, convert = torch.ops.aten, torch.ops.prims.convert_element_type.default
+
+    def only_user(n, target):
+        users = list(n.users)
+        return users[0] if len(users) == 1 and users[0].target is target else None
+
+    relu = only_user(node, aten.relu.default)
+    if relu is not None:
+        return (True, None), [relu]
+    nodes = []
+    widened = only_user(node, convert)
+    if widened is not None:
+        nodes.append(widened)
+    low = only_user(nodes[-1] if nodes else node, aten.clamp_min.default)
+    if low is None or len(low.args) != 2 or low.args[1] != 0:
+        return None
+    nodes.append(low)
+    high = only_user(low, aten.clamp_max.default)
+    bound = high.args[1] if high is not None and len(high.args) == 2 else None
+    if isinstance(bound, (int, float)) and 0 < bound < float("inf"):
+        nodes.append(high)
+    else:
+        bound = None
+    if widened is not None:
+        narrowed = only_user(nodes[-1], convert)
+        if narrowed is None or value is None or narrowed.args[1] != value.dtype:
+            return None
+        nodes.append(narrowed)
+    return (True, None if bound is None else float(bound)), nodes
+
+
 def _compiles(x, weight, bias, stride, padding, dilation, groups, residual=None, relu=False,
-              scale=None) -> bool:
+              scale=None, relu_max=None) -> bool:
     """Whether the card compiles spyre.conv2d of these graph nodes (their
     traced values known)."""
     operands = (x, weight, bias, residual, scale)
@@ -258,7 +299,7 @@ def _compiles(x, weight, bias, stride, padding, dilation, groups, residual=None,
     if any(m is None for m, a in zip(meta, operands) if a is not None):
         return False
     signature = _signature(meta[0], meta[1], meta[2], stride, padding, dilation, groups,
-                           meta[3], relu, meta[4])
+                           meta[3], relu, meta[4], relu_max)
     return why_not(_launcher(signature).mlir) is None
 
 
@@ -279,7 +320,7 @@ def _unfused(node):
 def pointwise_products(graph: torch.fx.Graph) -> None:
     """One image's 1x1 convolution of stride 1 without padding, as
     spyre.conv2d after the folds above (a per-channel scale, bias, residual
-    and ReLU), becomes the product (Co x C) @ (C x H*W) of the image's rows:
+    and ReLU or ReLU6), becomes the product (Co x C) @ (C x H*W) of the image's rows:
     the scale multiplies the weight's rows (a Co x C op), and the matmul
     planner tiles the product with the bias, the residual and the ReLU in
     its epilogue. The implicit GEMM paid a convolution's bands and halo
@@ -288,8 +329,8 @@ def pointwise_products(graph: torch.fx.Graph) -> None:
     for node in list(graph.nodes):
         if node.target is not op or node.kwargs:
             continue
-        args = list(node.args) + [1, None, False, None][len(node.args) - 6:]
-        x, weight, bias, stride, padding, dilation, groups, residual, relu, scale = args
+        args = list(node.args) + [1, None, False, None, None][len(node.args) - 6:]
+        x, weight, bias, stride, padding, dilation, groups, residual, relu, scale, relu_max = args
         x_val, w_val = (getattr(a, "meta", {}).get("val") for a in (x, weight))
         if not isinstance(x_val, torch.Tensor) or not isinstance(w_val, torch.Tensor) or \
                 x_val.shape[0] != 1 or tuple(w_val.shape[2:]) != (1, 1) or groups != 1 or \
@@ -317,6 +358,8 @@ def pointwise_products(graph: torch.fx.Graph) -> None:
                 out = emit(aten.add.Tensor, out, emit(aten.reshape.default, residual, [co, h * w]))
             if relu:
                 out = emit(aten.relu.default, out)
+            if relu_max is not None:
+                out = emit(aten.clamp_max.default, out, relu_max)
             if out.meta["val"].dtype != dtype:
                 out = emit(prims.convert_element_type.default, out, dtype)
             out = emit(aten.reshape.default, out, [1, co, h, w])

@@ -502,6 +502,12 @@ LogicalResult Conv2dOp::verify() {
     if (failed(verifySameElementType(*this, getInput(), residualValue, "input and residual")))
       return failure();
   }
+  if (std::optional<APFloat> reluMax = getReluMax()) {
+    if (!getRelu())
+      return emitOpError() << "relu_max needs relu";
+    if (!reluMax->isFiniteNonZero() || reluMax->isNegative())
+      return emitOpError() << "relu_max must be positive and finite";
+  }
   return success();
 }
 

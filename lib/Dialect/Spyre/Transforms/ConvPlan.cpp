@@ -216,6 +216,7 @@ private:
   uint8_t dtype = 0;
   int64_t es = 0;
   bool hasBias = false, hasScale = false, hasResidual = false, relu = false;
+  std::optional<double> reluMax; ///< with relu: results above it become it (ReLU6)
   /// The bias's and the scale's element types and bytes (the input's, or
   /// f32, as a folded BatchNorm keeps them).
   uint8_t biasDtype = 0, scaleDtype = 0;
@@ -255,6 +256,8 @@ LogicalResult ConvPlan::analyze() {
     }
   hasResidual = bool(conv.getResidual());
   relu = conv.getRelu();
+  if (std::optional<APFloat> bound = conv.getReluMax())
+    reluMax = bound->convertToDouble();
   return success();
 }
 
@@ -436,7 +439,7 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // nothing per element).
   int64_t vectorPasses = int64_t(hasScale) + int64_t(hasBias && !biasInProduct(tile));
   int64_t passes = vectorPasses + int64_t(hasResidual) +
-                   (relu || !(vectorPasses || hasResidual));
+                   (relu || !(vectorPasses || hasResidual)) + int64_t(reluMax.has_value());
   for (int64_t pass = 0; pass < passes; ++pass) {
     bool residualPass = hasResidual && pass == vectorPasses;
     double bytes = 4 + (residualPass ? es : 0) + (pass + 1 == passes ? es : 4);
@@ -782,10 +785,17 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
                                     nullptr, nullptr),
                  std::exchange(product, nullptr));
         }
+        Operation *last = nullptr;
         if (relu || passes.empty())
-          sc.add(HwUnaryOp::create(builder, loc, relu ? "relu" : "copy", result, acc, channels,
-                                   length, nullptr, 0, nullptr, nullptr),
-                 product);
+          last = sc.add(HwUnaryOp::create(builder, loc, relu ? "relu" : "copy",
+                                          reluMax ? acc : result, acc, channels, length, nullptr,
+                                          0, nullptr, nullptr),
+                        product);
+        if (reluMax)
+          sc.add(HwBinaryOp::create(builder, loc, "min", result, acc, Attribute(),
+                                    builder.getF64FloatAttr(*reluMax), channels, length, nullptr,
+                                    0, nullptr, nullptr),
+                 last);
       };
       return step;
     };

@@ -872,3 +872,19 @@ spyre.kernel @conv_groups_zero(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buff
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1] groups = 0
   spyre.return
 }
+
+// -----
+
+spyre.kernel @conv2d_relu_max_without_relu(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{relu_max needs relu}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1] relu_max = 6.0
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @conv2d_relu_max_not_positive(%x: !spyre.buffer<1x8x10x10xf16>, %w: !spyre.buffer<4x8x3x3xf16>, %y: !spyre.buffer<1x4x8x8xf16>) {
+  // expected-error @+1 {{relu_max must be positive and finite}}
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x8x10x10xf16>, !spyre.buffer<4x8x3x3xf16>) outs(%y : !spyre.buffer<1x4x8x8xf16>) padding = [0, 0] dilation = [1, 1] relu relu_max = -1.0
+  spyre.return
+}

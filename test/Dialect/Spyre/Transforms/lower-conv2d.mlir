@@ -163,6 +163,26 @@ spyre.kernel @scale_bias_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<
 
 // -----
 
+// ReLU6 (relu relu_max = 6.0, as a MobileNet's depthwise layers end): the
+// ReLU keeps the f32 sums and the minimum with 6 writes the 16-bit result.
+// CHECK-LABEL: spyre.hw.program @scale_bias_relu6
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.binary "add" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, offset = {{[0-9]+}}, strides = [4, 0, 0]> [3 x 10]
+// CHECK-NEXT: spyre.hw.unary "relu" #spyre.ref<lx, f32, strides = [40, 4, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]> [3 x 10]
+// CHECK-NEXT: spyre.hw.binary "min" #spyre.ref<lx, dl16, strides = [20, 2, 0]>, #spyre.ref<lx, f32, strides = [40, 4, 0]> imm 6.000000e+00 [3 x 10]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg4, dl16, strides = [8, 32, 0]>
+spyre.kernel @scale_bias_relu6(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
+                               %b: !spyre.buffer<3xf32>, %s: !spyre.buffer<3xf32>,
+                               %y: !spyre.buffer<1x3x4x4xf16>) {
+  spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x2x4x4xf16>, !spyre.buffer<3x2x3x3xf16>, !spyre.buffer<3xf32>)
+      scale(%s : !spyre.buffer<3xf32>)
+      outs(%y : !spyre.buffer<1x3x4x4xf16>) padding = [1, 1] dilation = [1, 1] relu relu_max = 6.0
+      {spyre.cores = 2 : i64, spyre.tile = array<i64: 2, 3, 0>}
+  spyre.return
+}
+
+// -----
+
 // Depthwise (4 groups of one channel) in chunks of 2 output channels: a
 // chunk's products sum over its own 2 input channels, not all 4. Each unit
 // loads its chunk's weights (2 x 9 elements, the second from byte 36) and
