@@ -99,11 +99,12 @@ struct KernelBus {
   /// when as many move both ways). Over the kernel this charges
   /// min(read, write) bytes, as IBM's fit does.
   std::pair<double, double> turnaroundShares() const {
-    double lead = written - read;
-    if (std::abs(lead) <= 1e-6)
-      lead = reads == writes ? 0 : double(writes - reads);
+    double lead = level() ? double(writes - reads) : written - read;
     return lead > 0 ? std::pair{1.0, 0.0} : lead < 0 ? std::pair{0.0, 1.0} : std::pair{0.5, 0.5};
   }
+  /// Level within the rounding of the simulated time at which the lesser
+  /// direction caught up (so that catching up ends, never repeats).
+  bool level() const { return std::abs(written - read) <= 1e-9 * (read + written) + 1e-6; }
 };
 
 struct Sharing {
@@ -439,12 +440,9 @@ struct Simulator::Impl {
   /// memory to device memory moves both ways.
   Sharing deviceTransfers() const {
     Sharing n;
-    auto flowing = [&](const EngineState &e) {
-      return e.busy && e.fixedRate == 0 && !e.leader && now >= e.latencyEnd;
-    };
     for (const CoreState &c : cores) {
       const EngineState &e = c.engines[static_cast<int>(Engine::dma)];
-      if (!flowing(e))
+      if (!e.busy || e.fixedRate > 0 || e.leader || now < e.latencyEnd)
         continue;
       auto it = std::find_if(n.kernels.begin(), n.kernels.end(),
                              [&](const auto &k) { return k.first == e.cur.kernel; });
@@ -470,10 +468,10 @@ struct Simulator::Impl {
     double next = kNever;
     if (sharing.cyclesPerShare <= 0)
       return next;
+    double rate = std::min<double>(arch.dmaPortBytesPerCycle, 1 / sharing.cyclesPerShare);
     for (const auto &[kernel, bus] : sharing.kernels) {
-      double rate = std::min<double>(arch.dmaPortBytesPerCycle, 1 / sharing.cyclesPerShare);
       double gap = bus.written - bus.read, closing = (bus.reads - bus.writes) * rate;
-      if (std::abs(gap) > 1e-6 && gap * closing > 0)
+      if (!bus.level() && gap * closing > 0 && now + gap / closing > now)
         next = std::min(next, now + gap / closing);
     }
     return next;
