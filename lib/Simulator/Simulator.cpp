@@ -77,6 +77,23 @@ struct Issued {
   int64_t kernel;
 };
 
+/// One kernel's traffic on the device-memory bus: bytes moved so far each
+/// way.
+struct KernelBus {
+  double read = 0, written = 0;
+  /// Which direction pays the read/write turnaround now, while `reads` and
+  /// `writes` transfers flow: the one that has moved fewer bytes, or, level,
+  /// the one fewer transfers move (half each when as many move both ways).
+  /// Over the kernel this charges min(read, write) bytes, as IBM's fit does.
+  std::pair<double, double> turnaroundShares(int reads, int writes) const {
+    double lead = level() ? double(writes - reads) : written - read;
+    return lead > 0 ? std::pair{1.0, 0.0} : lead < 0 ? std::pair{0.0, 1.0} : std::pair{0.5, 0.5};
+  }
+  /// Level within the rounding of the simulated time at which the lesser
+  /// direction caught up (so that catching up ends, never repeats).
+  bool level() const { return std::abs(written - read) <= 1e-9 * (read + written) + 1e-6; }
+};
+
 struct EngineState {
   std::deque<Issued> queue;
   bool busy = false;
@@ -87,30 +104,11 @@ struct EngineState {
   double fixedRate = 0;           // DMA: > 0 unless it shares device bandwidth
   int readsDevice = 0, writesDevice = 0; // DMA: directions on the device-memory bus
   const EngineState *leader = nullptr;   // DMA: an identical read in flight it shares
-};
-
-/// One kernel's traffic on the device-memory bus: bytes moved so far each
-/// way, and the transfers flowing now each way.
-struct KernelBus {
-  double read = 0, written = 0;
-  int reads = 0, writes = 0;
-  /// Which direction pays the read/write turnaround now: the one that has
-  /// moved fewer bytes, or, level, the one fewer transfers move (half each
-  /// when as many move both ways). Over the kernel this charges
-  /// min(read, write) bytes, as IBM's fit does.
-  std::pair<double, double> turnaroundShares() const {
-    double lead = level() ? double(writes - reads) : written - read;
-    return lead > 0 ? std::pair{1.0, 0.0} : lead < 0 ? std::pair{0.0, 1.0} : std::pair{0.5, 0.5};
-  }
-  /// Level within the rounding of the simulated time at which the lesser
-  /// direction caught up (so that catching up ends, never repeats).
-  bool level() const { return std::abs(written - read) <= 1e-9 * (read + written) + 1e-6; }
+  KernelBus *bus = nullptr;              // DMA: its kernel's traffic on the device-memory bus
 };
 
 struct Sharing {
   double cyclesPerShare = 0; // bus cycles of one byte moved by every transfer flowing now
-  /// The kernels with transfers flowing now (rarely more than one).
-  std::vector<std::pair<int64_t, KernelBus>> kernels;
 };
 
 struct LoopFrame {
@@ -161,6 +159,10 @@ struct Simulator::Impl {
   /// written over the device-memory bus so far: which direction pays the
   /// read/write turnaround.
   std::map<int64_t, KernelBus> kernelBus;
+  /// The kernels with transfers flowing now (rarely more than one) and how
+  /// many flow each way, as deviceTransfers() last found them; kept here so
+  /// that each event does not allocate.
+  mutable std::vector<std::pair<const KernelBus *, std::pair<int, int>>> flowingKernels;
   RunStats stats;
   std::ostringstream trace;
   bool tracing = false;
@@ -393,6 +395,7 @@ struct Simulator::Impl {
         e.readsDevice = srcDev;
         e.writesDevice = dstDev;
         e.leader = srcDev && !dstDev ? sameRead(id, in) : nullptr;
+        e.bus = &kernelBus[e.cur.kernel];
         (dstDev ? k.deviceWriteBytes : k.deviceReadBytes) += charged;
         if (dstDev && srcDev) k.deviceReadBytes += charged;
       } else { // LX to LX on one core
@@ -439,25 +442,24 @@ struct Simulator::Impl {
   /// that pays it in the transfer's kernel (KernelBus); a copy from device
   /// memory to device memory moves both ways.
   Sharing deviceTransfers() const {
-    Sharing n;
+    flowingKernels.clear();
     for (const CoreState &c : cores) {
       const EngineState &e = c.engines[static_cast<int>(Engine::dma)];
       if (!e.busy || e.fixedRate > 0 || e.leader || now < e.latencyEnd)
         continue;
-      auto it = std::find_if(n.kernels.begin(), n.kernels.end(),
-                             [&](const auto &k) { return k.first == e.cur.kernel; });
-      if (it == n.kernels.end()) {
-        auto moved = kernelBus.find(e.cur.kernel);
-        n.kernels.push_back({e.cur.kernel, moved != kernelBus.end() ? moved->second : KernelBus{}});
-        it = std::prev(n.kernels.end());
-      }
-      it->second.reads += e.readsDevice;
-      it->second.writes += e.writesDevice;
+      auto it = std::find_if(flowingKernels.begin(), flowingKernels.end(),
+                             [&](const auto &k) { return k.first == e.bus; });
+      if (it == flowingKernels.end())
+        it = flowingKernels.insert(it, {e.bus, {0, 0}});
+      it->second.first += e.readsDevice;
+      it->second.second += e.writesDevice;
     }
+    Sharing n;
     double t = arch.turnaroundCyclesPerByte(), base = 1 / arch.deviceBytesPerCycle();
-    for (const auto &[kernel, bus] : n.kernels) {
-      auto [readShare, writeShare] = bus.turnaroundShares();
-      n.cyclesPerShare += bus.reads * (base + readShare * t) + bus.writes * (base + writeShare * t);
+    for (const auto &[bus, flows] : flowingKernels) {
+      auto [readShare, writeShare] = bus->turnaroundShares(flows.first, flows.second);
+      n.cyclesPerShare +=
+          flows.first * (base + readShare * t) + flows.second * (base + writeShare * t);
     }
     return n;
   }
@@ -469,9 +471,9 @@ struct Simulator::Impl {
     if (sharing.cyclesPerShare <= 0)
       return next;
     double rate = std::min<double>(arch.dmaPortBytesPerCycle, 1 / sharing.cyclesPerShare);
-    for (const auto &[kernel, bus] : sharing.kernels) {
-      double gap = bus.written - bus.read, closing = (bus.reads - bus.writes) * rate;
-      if (!bus.level() && gap * closing > 0 && now + gap / closing > now)
+    for (const auto &[bus, flows] : flowingKernels) {
+      double gap = bus->written - bus->read, closing = (flows.first - flows.second) * rate;
+      if (!bus->level() && gap * closing > 0 && now + gap / closing > now)
         next = std::min(next, now + gap / closing);
     }
     return next;
@@ -513,9 +515,8 @@ struct Simulator::Impl {
             if (e.fixedRate == 0 && !e.leader) {
               deviceRead += moved * e.readsDevice;
               deviceWritten += moved * e.writesDevice;
-              KernelBus &bus = kernelBus[e.cur.kernel];
-              bus.read += moved * e.readsDevice;
-              bus.written += moved * e.writesDevice;
+              e.bus->read += moved * e.readsDevice;
+              e.bus->written += moved * e.writesDevice;
             }
           }
         } else if (!e.queue.empty()) {
