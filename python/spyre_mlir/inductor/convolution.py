@@ -320,11 +320,11 @@ def _unfused(node):
 def pointwise_products(graph: torch.fx.Graph) -> None:
     """One image's 1x1 convolution of stride 1 without padding, as
     spyre.conv2d after the folds above (a per-channel scale, bias, residual
-    and ReLU or ReLU6), becomes the product (Co x C) @ (C x H*W) of the image's rows:
-    the scale multiplies the weight's rows (a Co x C op), and the matmul
-    planner tiles the product with the bias, the residual and the ReLU in
-    its epilogue. The implicit GEMM paid a convolution's bands and halo
-    set-up for a product: docs/lowering.md has the measurements."""
+    and ReLU or ReLU6), becomes the product (Co x C) @ (C x H*W) of the
+    image's rows: the scale multiplies the weight's rows (a Co x C op), and
+    the matmul planner tiles the product with the bias, the residual and the
+    activation in its epilogue. The implicit GEMM paid a convolution's bands
+    and halo set-up for a product: docs/lowering.md has the measurements."""
     aten, prims = torch.ops.aten, torch.ops.prims
     for node in list(graph.nodes):
         if node.target is not op or node.kwargs:
@@ -360,8 +360,6 @@ def pointwise_products(graph: torch.fx.Graph) -> None:
                 out = emit(aten.relu.default, out)
             if relu_max is not None:
                 out = emit(aten.clamp_max.default, out, relu_max)
-            if out.meta["val"].dtype != dtype:
-                out = emit(prims.convert_element_type.default, out, dtype)
             out = emit(aten.reshape.default, out, [1, co, h, w])
         node.replace_all_uses_with(out)
         graph.erase_node(node)
