@@ -76,6 +76,8 @@ def cases(scale: int):
     yield ("conv3x3-s2-64-128", nn.Conv2d(64, 128, 3, stride=2, padding=1).half().eval(),
            (h((1, 64, side, side)),), None)
     yield ("resnet-downsample", _Downsample(64).half().eval(), (h((1, 64, side, side)),), None)
+    yield ("mobilenet-block", _InvertedResidual(24, 6).half().eval(),
+           (h((1, 24, side, side)),), None)
 
 
 class _GatedMLP(nn.Module):
@@ -115,6 +117,25 @@ class _Downsample(nn.Module):
 
     def forward(self, x):
         return F.relu(self.b(F.relu(self.a(x))) + self.shortcut(x))
+
+
+class _InvertedResidual(nn.Module):
+    """MobileNetV2's inverted residual block: a 1x1 expansion, a depthwise
+    3x3, each with BatchNorm and ReLU6, a 1x1 projection with BatchNorm, and
+    the input added."""
+
+    def __init__(self, channels, expansion):
+        super().__init__()
+        wide = channels * expansion
+        self.expand = nn.Sequential(nn.Conv2d(channels, wide, 1, bias=False),
+                                    nn.BatchNorm2d(wide), nn.ReLU6())
+        self.depthwise = nn.Sequential(nn.Conv2d(wide, wide, 3, padding=1, groups=wide,
+                                                 bias=False), nn.BatchNorm2d(wide), nn.ReLU6())
+        self.project = nn.Sequential(nn.Conv2d(wide, channels, 1, bias=False),
+                                     nn.BatchNorm2d(channels))
+
+    def forward(self, x):
+        return x + self.project(self.depthwise(self.expand(x)))
 
 
 def flops(fn, inputs, attention) -> float:
