@@ -154,10 +154,9 @@ struct Simulator::Impl {
   std::vector<CoreState> cores;
   Memory mem;
   double now = 0;
-  double deviceRead = 0, deviceWritten = 0; // bytes over the device-memory bus so far
   /// Bytes each kernel (by its `kernel` marker, -1 before any) has read and
   /// written over the device-memory bus so far: which direction pays the
-  /// read/write turnaround.
+  /// read/write turnaround, and, summed, the run's bus counters.
   std::map<int64_t, KernelBus> kernelBus;
   /// The kernels with transfers flowing now (rarely more than one) and how
   /// many flow each way, as deviceTransfers() last found them; kept here so
@@ -210,7 +209,6 @@ struct Simulator::Impl {
     for (CoreState &c : cores)
       if (!c.stream) { c.streamDone = c.finished = true; }
     now = 0;
-    deviceRead = deviceWritten = 0;
     kernelBus.clear();
     stats = RunStats{};
     stats.cores.assign(program.numCores, Counters{});
@@ -513,8 +511,6 @@ struct Simulator::Impl {
             double moved = std::min(e.remaining, rateOf(e, sharing) * dt);
             e.remaining -= moved;
             if (e.fixedRate == 0 && !e.leader) {
-              deviceRead += moved * e.readsDevice;
-              deviceWritten += moved * e.writesDevice;
               e.bus->read += moved * e.readsDevice;
               e.bus->written += moved * e.writesDevice;
             }
@@ -709,8 +705,10 @@ struct Simulator::Impl {
     stats.cycles = 0;
     for (double t : stats.coreCycles)
       stats.cycles = std::max(stats.cycles, t);
-    stats.busReadBytes = deviceRead;
-    stats.busWriteBytes = deviceWritten;
+    for (const auto &[kernel, bus] : kernelBus) {
+      stats.busReadBytes += bus.read;
+      stats.busWriteBytes += bus.written;
+    }
     if (tracing)
       stats.traceJson = "{\"traceEvents\":[\n" + trace.str() + "\n],\"displayTimeUnit\":\"ns\"}\n";
     return std::move(stats);
