@@ -18,9 +18,9 @@ from .manual_attention import AttentionGraphPasses
 class _PostGradPasses(CustomGraphPass):
     """Our passes over the post-grad graph (a convolution's explicit zero
     padding, a per-channel affine map after it, as an eval BatchNorm, and
-    its ReLU and residual add folded into its kernel, one image's 1x1 ones
-    made products; updated graph inputs
-    written in place; products of one input placed together); the uuid keys
+    its ReLU or ReLU6 and residual add folded into its kernel, one image's
+    1x1 ones made products; updated graph inputs written in place; products
+    of one input placed together); the uuid keys
     Inductor's FX graph cache on our compiler version, so a cached graph is
     never one compiled by an older compiler (or by the CPU backend)."""
 

@@ -22,7 +22,7 @@ import torch
 import torch.fx
 
 from ..simulator import default_arch
-from .convolution import _launcher, _signature, _unfused, op
+from .convolution import Emitter, _launcher, _signature, _unfused, op
 from .extern_kernels import why_not
 
 aten, prims = torch.ops.aten, torch.ops.prims
@@ -61,19 +61,8 @@ def _step(user: torch.fx.Node, current: torch.fx.Node, channels: int):
     return kind, other
 
 
-class _Emitter:
-    """Nodes inserted before `anchor`, each with its fake value."""
-
-    def __init__(self, graph: torch.fx.Graph, anchor: torch.fx.Node, fake_mode):
-        self.graph, self.anchor, self.fake_mode = graph, anchor, fake_mode
-
-    def __call__(self, target, *args, **kwargs):
-        with self.graph.inserting_before(self.anchor):
-            node = self.graph.call_function(target, args, kwargs)
-        values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
-        with self.fake_mode:
-            node.meta["val"] = target(*values, **kwargs)
-        return node
+class _Emitter(Emitter):
+    """convolution.Emitter with the per-channel vectors the fold builds."""
 
     def as_f32(self, value):
         """A per-channel operand as f32 of shape (C,) or (1,), or a number."""

@@ -303,18 +303,23 @@ def _compiles(x, weight, bias, stride, padding, dilation, groups, residual=None,
     return why_not(_launcher(signature).mlir) is None
 
 
+def _arguments(node):
+    """(x, weight, bias, stride, padding, dilation, groups, residual, relu,
+    scale, relu_max) of a spyre.conv2d node, the defaults for those it
+    omits, else None."""
+    if node.target is not op or node.kwargs:
+        return None
+    return (*node.args, *[1, None, False, None, None][len(node.args) - 6:])
+
+
 def _unfused(node):
     """(x, weight, bias, stride, padding, dilation, groups, scale) of a
     spyre.conv2d node with no residual and no ReLU folded in yet, else
     None."""
-    if node.target is not op or node.kwargs:
+    args = _arguments(node)
+    if args is None or args[7] is not None or args[8]:
         return None
-    args = node.args
-    if len(args) in (6, 7):
-        return (*args[:6], args[6] if len(args) == 7 else 1, None)
-    if len(args) == 10 and args[7] is None and args[8] is False:
-        return (*args[:7], args[9])
-    return None
+    return (*args[:7], args[9])
 
 
 def pointwise_products(graph: torch.fx.Graph) -> None:
@@ -327,9 +332,9 @@ def pointwise_products(graph: torch.fx.Graph) -> None:
     and halo set-up for a product: docs/lowering.md has the measurements."""
     aten, prims = torch.ops.aten, torch.ops.prims
     for node in list(graph.nodes):
-        if node.target is not op or node.kwargs:
+        args = _arguments(node)
+        if args is None:
             continue
-        args = list(node.args) + [1, None, False, None, None][len(node.args) - 6:]
         x, weight, bias, stride, padding, dilation, groups, residual, relu, scale, relu_max = args
         x_val, w_val = (getattr(a, "meta", {}).get("val") for a in (x, weight))
         if not isinstance(x_val, torch.Tensor) or not isinstance(w_val, torch.Tensor) or \
@@ -337,38 +342,44 @@ def pointwise_products(graph: torch.fx.Graph) -> None:
                 set(stride) != {1} or set(padding) != {0}:
             continue
         (_, c, h, w), co, dtype = x_val.shape, w_val.shape[0], x_val.dtype
-        with graph.inserting_before(node):
-            emit = functools.partial(_emit, graph)
-            rows = emit(aten.reshape.default, weight, [co, c])
-            if scale is not None:
-                rows = emit(aten.mul.Tensor, rows, emit(aten.reshape.default, scale, [co, 1]))
-                rows = emit(prims.convert_element_type.default, rows, dtype)
-            columns = emit(aten.reshape.default, x, [c, h * w])
-            if bias is None:
-                out = emit(aten.mm.default, rows, columns)
-            else:
-                # In the product (addmm), not an add after it: a folded
-                # BatchNorm's bias is computed by a small kernel of its own,
-                # which would otherwise join the epilogue's.
-                bias = emit(aten.reshape.default, bias, [co, 1])
-                if bias.meta["val"].dtype != dtype:
-                    bias = emit(prims.convert_element_type.default, bias, dtype)
-                out = emit(aten.addmm.default, bias, rows, columns)
-            if residual is not None:
-                out = emit(aten.add.Tensor, out, emit(aten.reshape.default, residual, [co, h * w]))
-            if relu:
-                out = emit(aten.relu.default, out)
-            if relu_max is not None:
-                out = emit(aten.clamp_max.default, out, relu_max)
-            out = emit(aten.reshape.default, out, [1, co, h, w])
+        emit = Emitter(graph, node, x_val.fake_mode)
+        rows = emit(aten.reshape.default, weight, [co, c])
+        if scale is not None:
+            rows = emit(aten.mul.Tensor, rows, emit(aten.reshape.default, scale, [co, 1]))
+            rows = emit(prims.convert_element_type.default, rows, dtype)
+        columns = emit(aten.reshape.default, x, [c, h * w])
+        if bias is None:
+            out = emit(aten.mm.default, rows, columns)
+        else:
+            # In the product (addmm), not an add after it: a folded
+            # BatchNorm's bias is computed by a small kernel of its own,
+            # which would otherwise join the epilogue's.
+            bias = emit(aten.reshape.default, bias, [co, 1])
+            if bias.meta["val"].dtype != dtype:
+                bias = emit(prims.convert_element_type.default, bias, dtype)
+            out = emit(aten.addmm.default, bias, rows, columns)
+        if residual is not None:
+            out = emit(aten.add.Tensor, out, emit(aten.reshape.default, residual, [co, h * w]))
+        if relu:
+            out = emit(aten.relu.default, out)
+        if relu_max is not None:
+            out = emit(aten.clamp_max.default, out, relu_max)
+        out = emit(aten.reshape.default, out, [1, co, h, w])
         node.replace_all_uses_with(out)
         graph.erase_node(node)
 
 
-def _emit(graph: torch.fx.Graph, target, *args) -> torch.fx.Node:
-    """A call of `target` in `graph`, its traced value computed from its
-    operands' (Inductor lowers nodes by the values they trace)."""
-    node = graph.call_function(target, args)
-    node.meta["val"] = target(*(a.meta["val"] if isinstance(a, torch.fx.Node) else a
-                                for a in args))
-    return node
+class Emitter:
+    """Calls inserted in `graph` before `anchor`, each with its traced value
+    (Inductor lowers nodes by the values they trace)."""
+
+    def __init__(self, graph: torch.fx.Graph, anchor: torch.fx.Node, fake_mode):
+        self.graph, self.anchor, self.fake_mode = graph, anchor, fake_mode
+
+    def __call__(self, target, *args, **kwargs):
+        with self.graph.inserting_before(self.anchor):
+            node = self.graph.call_function(target, args, kwargs)
+        values = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args]
+        with self.fake_mode:
+            node.meta["val"] = target(*values, **kwargs)
+        return node
