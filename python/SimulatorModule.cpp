@@ -173,6 +173,9 @@ PYBIND11_MODULE(_simulator, m) {
       .def_readonly("bandwidth_bytes_per_s", &Arch::bandwidthBytesPerS)
       .def_readonly("turnaround_s_per_byte", &Arch::turnaroundSPerByte)
       .def_readonly("dma_port_bytes_per_cycle", &Arch::dmaPortBytesPerCycle)
+      .def_readonly("dma_duplex", &Arch::dmaDuplex)
+      .def_readonly("port_cores", &Arch::portCores)
+      .def_readonly("port_bytes_per_s", &Arch::portBytesPerS)
       .def_readonly("pt_feed_bytes_per_cycle", &Arch::ptFeedBytesPerCycle)
       .def_readonly("sfu_elementwise_per_cycle", &Arch::sfuElementwisePerCycle)
       .def_readonly("sfu_reduce_per_cycle", &Arch::sfuReducePerCycle)
@@ -193,6 +196,8 @@ PYBIND11_MODULE(_simulator, m) {
            py::arg("transcendental"),
            "Elements per cycle of one core's SFUs on an instruction streaming these LX bytes per element.")
       .def_property_readonly("device_bytes_per_cycle", &Arch::deviceBytesPerCycle)
+      .def_property_readonly("port_bytes_per_cycle", &Arch::portBytesPerCycle)
+      .def_property_readonly("memory_bytes_per_cycle", &Arch::memoryBytesPerCycle)
       .def_property_readonly("turnaround_cycles_per_byte", &Arch::turnaroundCyclesPerByte)
       .def("device_cycles", &Arch::deviceCycles, py::arg("read_bytes"), py::arg("write_bytes"),
            "Cycles the device-memory bus needs to read and write these bytes together.")

@@ -51,6 +51,9 @@ const Field kFields[] = {
     {"memory.turnaround_s_per_byte", &Arch::turnaroundSPerByte, false},
     {"memory.dma_port_bytes_per_cycle", &Arch::dmaPortBytesPerCycle},
     {"memory.dma_latency_cycles", &Arch::dmaLatencyCycles, false},
+    {"memory.dma_duplex", &Arch::dmaDuplex, false},
+    {"memory.port_cores", &Arch::portCores},
+    {"memory.port_bytes_per_s", &Arch::portBytesPerS},
     {"memory.per_core_span_bytes", &Arch::perCoreSpanBytes},
     {"ring.bytes_per_cycle", &Arch::ringBytesPerCycle},
     {"ring.hop_latency_cycles", &Arch::ringHopLatencyCycles, false},
@@ -90,6 +93,10 @@ std::optional<Arch> Arch::fromParameters(
     return fail("lx.reserved_bytes", "leaves no usable LX");
   if (a.lxBytes % a.stickBytes != 0)
     return fail("lx.bytes", "must be a whole number of sticks");
+  if (a.memoryPorts() > 64)
+    return fail("memory.port_cores", "leaves more than 64 memory ports");
+  if (a.dmaDuplex > 1)
+    return fail("memory.dma_duplex", "must be 0 or 1");
   if (a.dlfloat16ExponentBits + a.dlfloat16FractionBits != 15)
     return fail("numerics.dlfloat16_fraction_bits",
                 "plus the exponent bits must be 15 (a 16-bit format)");

@@ -547,14 +547,9 @@ private:
 
   void checkDma(const Instr &in, const std::string &at, const std::vector<int64_t> &trips,
                 uint32_t core) {
-    int64_t row = in.shape[0];
     for (int i : {0, 1}) {
-      const Operand &o = in.ops[i];
-      Range r = viewRange({{in.shape[1], o.stride[0]}, {in.shape[2], o.stride[1]},
-                           {in.shape[3], o.stride[2]}},
-                          row);
-      if (in.shape[1] == 0 || in.shape[2] == 0 || in.shape[3] == 0 || row == 0)
-        r = Range{};
+      auto [lo, hi] = transferReach<i128>(in, i);
+      Range r{lo, hi};
       bool ring = static_cast<Opcode>(in.opcode) == Opcode::ring;
       checkOperand(in, i, r, at, trips, /*written=*/i == 0, /*lxOnly=*/ring);
     }

@@ -7,7 +7,9 @@
 // the instruction's effect when it completes, so results follow the
 // program's synchronisation exactly. DMA transfers share the card's
 // device-memory bandwidth fairly among those in flight, each capped by its
-// core's port; ring transfers run at the link rate.
+// core's port; ring transfers run at the link rate. A core's DMA engine may
+// move a load beside a store (`memory.dma_duplex`): two slots, started and
+// completed in program order, so only the time of a program changes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +46,46 @@ void Counters::add(const Counters &o) {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
+
+/// A core's engine slots: one per engine, indexed by it, and the DMA
+/// engine's second slot, for a load beside a store.
+constexpr int kSecondDma = kNumEngines;
+constexpr int kSlots = kNumEngines + 1;
+constexpr int kDma = static_cast<int>(Engine::dma);
+constexpr int engineOfSlot(int slot) { return slot == kSecondDma ? kDma : slot; }
+constexpr bool isDma(int slot) { return engineOfSlot(slot) == kDma; }
+constexpr int otherDma(int slot) { return slot == kDma ? kSecondDma : kDma; }
+
+bool isLoad(const Instr &in) {
+  return static_cast<Opcode>(in.opcode) == Opcode::dma && in.ops[0].buffer == kLx &&
+         in.ops[1].buffer != kLx;
+}
+bool isStore(const Instr &in) {
+  return static_cast<Opcode>(in.opcode) == Opcode::dma && in.ops[0].buffer != kLx &&
+         in.ops[1].buffer == kLx;
+}
+
+/// Whether operand `a` of transfer `x` and operand `b` of `y` may touch the
+/// same bytes.
+bool overlap(const Instr &x, int a, const Instr &y, int b) {
+  const Operand &p = x.ops[a], &q = y.ops[b];
+  if (p.buffer != q.buffer)
+    return false;
+  auto [plo, phi] = transferReach<int64_t>(x, a);
+  auto [qlo, qhi] = transferReach<int64_t>(y, b);
+  return p.offset + plo < q.offset + qhi && q.offset + qlo < p.offset + phi;
+}
+
+/// Whether transfer `next` may flow while `flowing`, before it in the DMA
+/// queue, still does: one loads and the other stores, and neither touches
+/// what the other writes (the card would see the bytes of the wrong order;
+/// results here never do, as transfers complete in program order).
+bool mayFlowBeside(const Instr &flowing, const Instr &next) {
+  const Instr *load = isLoad(flowing) ? &flowing : &next, *store = isLoad(flowing) ? &next : &flowing;
+  if (!isLoad(*load) || !isStore(*store))
+    return false;
+  return !overlap(*load, 0, *store, 1) && !overlap(*load, 1, *store, 0);
+}
 
 Engine engineOf(Opcode op) {
   switch (op) {
@@ -105,10 +147,20 @@ struct EngineState {
   int readsDevice = 0, writesDevice = 0; // DMA: directions on the device-memory bus
   const EngineState *leader = nullptr;   // DMA: an identical read in flight it shares
   KernelBus *bus = nullptr;              // DMA: its kernel's traffic on the device-memory bus
+  uint64_t order = 0;                    // DMA: start order on its core, completed in it
+  mutable double busRate = 0;            // DMA: bytes per cycle on the bus, as shareBus set it
+
+  bool flowing(double now) const { return busy && now >= latencyEnd && remaining > 1e-6; }
 };
 
-struct Sharing {
-  double cyclesPerShare = 0; // bus cycles of one byte moved by every transfer flowing now
+/// A device-memory transfer flowing now, while shareBus sets its rate.
+struct Flow {
+  const EngineState *e;
+  double cost;    // bus cycles per byte it moves
+  double coreCap; // its share of its core's DMA port, bytes per cycle
+  uint64_t ports; // the memory ports it flows through: its core's, and a
+                  // broadcast read's riders'
+  bool fixed;     // its rate is set
 };
 
 struct LoopFrame {
@@ -121,7 +173,8 @@ struct CoreState {
   std::vector<size_t> loopEnd; // for each `loop`, the index of its loop_end
   size_t pc = 0;
   std::vector<LoopFrame> loops;
-  EngineState engines[kNumEngines];
+  EngineState engines[kSlots]; // the DMA queue is engines[kDma]'s
+  uint64_t dmaStarted = 0;
   int64_t sems[kNumSems] = {};
   bool streamDone = false, atBarrier = false, finished = false;
   double blockedUntil = 0, finishCycle = 0;
@@ -132,6 +185,12 @@ struct CoreState {
       if (e.busy || !e.queue.empty())
         return false;
     return true;
+  }
+  /// Whether the DMA transfer in `slot` must wait for the other slot's,
+  /// started before it, to complete.
+  bool completesAfterOther(int slot) const {
+    const EngineState &o = engines[otherDma(slot)];
+    return o.busy && o.order < engines[slot].order;
   }
 };
 
@@ -162,6 +221,8 @@ struct Simulator::Impl {
   /// many flow each way, as deviceTransfers() last found them; kept here so
   /// that each event does not allocate.
   mutable std::vector<std::pair<const KernelBus *, std::pair<int, int>>> flowingKernels;
+  mutable std::vector<Flow> flows;
+  mutable std::vector<std::pair<double, int>> groupUse; // by memory port and direction: fixed rate, free flows
   RunStats stats;
   std::ostringstream trace;
   bool tracing = false;
@@ -302,17 +363,19 @@ struct Simulator::Impl {
     for (uint32_t other = 0; other < cores.size(); ++other) {
       if (other == id)
         continue;
-      const EngineState &o = cores[other].engines[static_cast<int>(Engine::dma)];
-      if (!o.busy || o.leader || o.fixedRate > 0 || !o.readsDevice || o.writesDevice ||
-          o.start != now)
-        continue;
-      const Instr &p = o.cur.in;
-      const Operand &a = p.ops[1], &b = in.ops[1];
-      if (static_cast<Opcode>(in.opcode) == Opcode::dma && p.opcode == in.opcode &&
-          a.buffer == b.buffer && a.offset == b.offset &&
-          std::equal(std::begin(p.shape), std::end(p.shape), std::begin(in.shape)) &&
-          std::equal(std::begin(a.stride), std::end(a.stride), std::begin(b.stride)))
-        return &o;
+      for (int slot : {kDma, kSecondDma}) {
+        const EngineState &o = cores[other].engines[slot];
+        if (!o.busy || o.leader || o.fixedRate > 0 || !o.readsDevice || o.writesDevice ||
+            o.start != now)
+          continue;
+        const Instr &p = o.cur.in;
+        const Operand &a = p.ops[1], &b = in.ops[1];
+        if (static_cast<Opcode>(in.opcode) == Opcode::dma && p.opcode == in.opcode &&
+            a.buffer == b.buffer && a.offset == b.offset &&
+            std::equal(std::begin(p.shape), std::end(p.shape), std::begin(in.shape)) &&
+            std::equal(std::begin(a.stride), std::end(a.stride), std::begin(b.stride)))
+          return &o;
+      }
     }
     return nullptr;
   }
@@ -347,13 +410,24 @@ struct Simulator::Impl {
     return rows * sticks * stick;
   }
 
-  void start(uint32_t id, int engine) {
+  /// Whether the head of the DMA queue may start in `slot`: the other slot
+  /// is free, or the card moves a load beside a store and these may.
+  bool mayStartDma(const CoreState &c, int slot) const {
+    const EngineState &o = c.engines[otherDma(slot)];
+    return !o.busy || (arch.dmaDuplex && mayFlowBeside(o.cur.in, c.engines[kDma].queue.front().in));
+  }
+
+  void start(uint32_t id, int slot) {
     CoreState &c = cores[id];
-    EngineState &e = c.engines[engine];
-    e.cur = e.queue.front();
-    e.queue.pop_front();
+    EngineState &e = c.engines[slot];
+    int engine = engineOfSlot(slot);
+    std::deque<Issued> &queue = c.engines[engine].queue;
+    e.cur = queue.front();
+    queue.pop_front();
     e.busy = true;
     e.start = now;
+    if (engine == kDma)
+      e.order = ++c.dmaStarted;
     const Instr &in = e.cur.in;
     Counters k;
     k.engines[engine].instructions++;
@@ -420,57 +494,119 @@ struct Simulator::Impl {
     }
   }
 
-  /// Rate of a DMA transfer in flight, in bytes per cycle. The card's
-  /// device-memory bus serves the transfers in flight fairly (each moves
-  /// as many bytes per cycle as the others), each capped by its core's DMA
-  /// port.
-  double rateOf(const EngineState &e, const Sharing &sharing) const {
+  /// Rate of a DMA transfer in flight, in bytes per cycle (for one on the
+  /// device-memory bus, as shareBus last set it).
+  double rateOf(const EngineState &e) const {
     if (e.fixedRate > 0)
       return e.fixedRate;
     if (e.leader) // rides along with an identical read: moves as its leader does
-      return rateOf(*e.leader, sharing);
-    double cycles = sharing.cyclesPerShare;
-    if (cycles <= 0) // not flowing yet
-      cycles = 1 / arch.deviceBytesPerCycle();
-    return std::min<double>(arch.dmaPortBytesPerCycle, 1 / cycles);
+      return rateOf(*e.leader);
+    return e.busRate;
   }
 
-  /// Device-memory transfers flowing now. A byte costs the bus
-  /// 1 / bandwidth cycles, plus the read/write turnaround in the direction
-  /// that pays it in the transfer's kernel (KernelBus); a copy from device
-  /// memory to device memory moves both ways.
-  Sharing deviceTransfers() const {
+  /// Sets the rate of every device-memory transfer flowing now. A byte
+  /// costs the bus 1 / bandwidth cycles, plus the read/write turnaround in
+  /// the direction that pays it in the transfer's kernel (KernelBus); a copy
+  /// from device memory to device memory moves both ways. The bus serves
+  /// the transfers fairly (max-min): each moves as many bytes per cycle as
+  /// the others unless a cap binds it, and the bus time a capped transfer
+  /// leaves goes to the rest. The caps: its share of its core's DMA port,
+  /// and, shared by the transfers of one memory port in one direction, the
+  /// port's rate.
+  void shareBus() const {
     flowingKernels.clear();
-    for (const CoreState &c : cores) {
-      const EngineState &e = c.engines[static_cast<int>(Engine::dma)];
-      if (!e.busy || e.fixedRate > 0 || e.leader || now < e.latencyEnd)
-        continue;
-      auto it = std::find_if(flowingKernels.begin(), flowingKernels.end(),
-                             [&](const auto &k) { return k.first == e.bus; });
-      if (it == flowingKernels.end())
-        it = flowingKernels.insert(it, {e.bus, {0, 0}});
-      it->second.first += e.readsDevice;
-      it->second.second += e.writesDevice;
+    flows.clear();
+    for (uint32_t id = 0; id < cores.size(); ++id) {
+      const CoreState &c = cores[id];
+      const EngineState &first = c.engines[kDma], &second = c.engines[kSecondDma];
+      int onCore = std::max(1, first.flowing(now) + second.flowing(now));
+      for (const EngineState *e : {&first, &second}) {
+        if (!e->flowing(now) || e->fixedRate > 0 || e->leader)
+          continue;
+        auto it = std::find_if(flowingKernels.begin(), flowingKernels.end(),
+                               [&](const auto &k) { return k.first == e->bus; });
+        if (it == flowingKernels.end())
+          it = flowingKernels.insert(it, {e->bus, {0, 0}});
+        it->second.first += e->readsDevice;
+        it->second.second += e->writesDevice;
+        flows.push_back({e, 0, double(arch.dmaPortBytesPerCycle) / onCore,
+                         uint64_t{1} << arch.memoryPortOf(id), false});
+      }
     }
-    Sharing n;
+    // A read that other cores ride along reaches each of them through its
+    // own port.
+    for (uint32_t id = 0; id < cores.size(); ++id)
+      for (int slot : {kDma, kSecondDma})
+        if (const EngineState *leader = cores[id].engines[slot].leader)
+          for (Flow &f : flows)
+            if (f.e == leader)
+              f.ports |= uint64_t{1} << arch.memoryPortOf(id);
     double t = arch.turnaroundCyclesPerByte(), base = 1 / arch.deviceBytesPerCycle();
-    for (const auto &[bus, flows] : flowingKernels) {
-      auto [readShare, writeShare] = bus->turnaroundShares(flows.first, flows.second);
-      n.cyclesPerShare +=
-          flows.first * (base + readShare * t) + flows.second * (base + writeShare * t);
+    for (Flow &f : flows) {
+      auto it = std::find_if(flowingKernels.begin(), flowingKernels.end(),
+                             [&](const auto &k) { return k.first == f.e->bus; });
+      auto [readShare, writeShare] = f.e->bus->turnaroundShares(it->second.first, it->second.second);
+      f.cost = f.e->readsDevice * (base + readShare * t) + f.e->writesDevice * (base + writeShare * t);
     }
-    return n;
+    // Water-filling: raise every free transfer's rate together until the
+    // bus is full or the tightest cap binds; fix what it binds; repeat.
+    double portRate = arch.portBytesPerCycle();
+    size_t groups = 2 * size_t(arch.memoryPorts()); // 2p: port p's reads, 2p + 1: its writes
+    groupUse.assign(groups, {0, 0});
+    auto inGroup = [&](const Flow &f, size_t g) {
+      return (f.ports >> (g / 2) & 1) && (g % 2 ? f.e->writesDevice : f.e->readsDevice);
+    };
+    while (true) {
+      double busLeft = 1, freeCost = 0;
+      std::fill(groupUse.begin(), groupUse.end(), std::pair<double, int>{0, 0});
+      for (const Flow &f : flows) {
+        if (f.fixed)
+          busLeft -= f.e->busRate * f.cost;
+        else
+          freeCost += f.cost;
+        for (size_t g = 0; g < groups; ++g)
+          if (inGroup(f, g))
+            (f.fixed ? groupUse[g].first += f.e->busRate : groupUse[g].second += 1);
+      }
+      if (freeCost <= 0)
+        break;
+      double rate = std::max(0.0, busLeft) / freeCost;
+      const Flow *core = nullptr;
+      int64_t group = -1;
+      for (const Flow &f : flows)
+        if (!f.fixed && f.coreCap < rate) {
+          rate = f.coreCap;
+          core = &f;
+        }
+      for (size_t g = 0; g < groups; ++g)
+        if (groupUse[g].second > 0 &&
+            std::max(0.0, portRate - groupUse[g].first) / groupUse[g].second < rate) {
+          rate = std::max(0.0, portRate - groupUse[g].first) / groupUse[g].second;
+          group = int64_t(g);
+          core = nullptr;
+        }
+      for (Flow &f : flows) {
+        bool binds = group >= 0 ? inGroup(f, size_t(group)) : core ? core == &f : true;
+        if (!f.fixed && binds) {
+          f.e->busRate = rate;
+          f.fixed = true;
+        }
+      }
+    }
   }
 
   /// When, at the rates of now, a kernel's lesser direction on the bus
   /// catches up with the other, so that the turnaround changes sides.
-  double nextTurnaround(const Sharing &sharing) const {
+  double nextTurnaround() const {
     double next = kNever;
-    if (sharing.cyclesPerShare <= 0)
-      return next;
-    double rate = std::min<double>(arch.dmaPortBytesPerCycle, 1 / sharing.cyclesPerShare);
     for (const auto &[bus, flows] : flowingKernels) {
-      double gap = bus->written - bus->read, closing = (flows.first - flows.second) * rate;
+      double gap = bus->written - bus->read, closing = 0;
+      for (const CoreState &c : cores)
+        for (int slot : {kDma, kSecondDma}) {
+          const EngineState &e = c.engines[slot];
+          if (e.bus == bus && e.flowing(now) && e.fixedRate == 0 && !e.leader)
+            closing += (e.readsDevice - e.writesDevice) * rateOf(e);
+        }
       if (!bus->level() && gap * closing > 0 && now + gap / closing > now)
         next = std::min(next, now + gap / closing);
     }
@@ -478,21 +614,21 @@ struct Simulator::Impl {
   }
 
   double nextEvent() const {
-    Sharing sharing = deviceTransfers();
-    double next = nextTurnaround(sharing);
+    shareBus();
+    double next = nextTurnaround();
     for (const CoreState &c : cores) {
       if (!c.streamDone && !c.atBarrier && c.blockedUntil > now)
         next = std::min(next, c.blockedUntil);
-      for (int i = 0; i < kNumEngines; ++i) {
-        const EngineState &e = c.engines[i];
+      for (int slot = 0; slot < kSlots; ++slot) {
+        const EngineState &e = c.engines[slot];
         if (!e.busy)
           continue;
-        if (static_cast<Engine>(i) != Engine::dma)
+        if (!isDma(slot))
           next = std::min(next, e.end);
         else if (now < e.latencyEnd)
           next = std::min(next, e.latencyEnd);
-        else
-          next = std::min(next, now + e.remaining / rateOf(e, sharing));
+        else if (e.remaining > 1e-6 || !c.completesAfterOther(slot))
+          next = std::min(next, now + e.remaining / rateOf(e));
       }
     }
     return next;
@@ -500,33 +636,40 @@ struct Simulator::Impl {
 
   void advance(double to) {
     double dt = to - now;
-    Sharing sharing = deviceTransfers();
+    shareBus();
     for (uint32_t id = 0; id < cores.size(); ++id) {
       CoreState &c = cores[id];
-      for (int i = 0; i < kNumEngines; ++i) {
-        EngineState &e = c.engines[i];
+      for (int slot = 0; slot < kSlots; ++slot) {
+        EngineState &e = c.engines[slot];
+        int engine = engineOfSlot(slot);
+        // The DMA engine is busy while either slot is, stalled while neither
+        // is and its queue holds transfers.
+        bool counted = slot == kSecondDma && c.engines[kDma].busy;
         if (e.busy) {
-          stats.cores[id].engines[i].busyCycles += dt;
-          if (static_cast<Engine>(i) == Engine::dma && now >= e.latencyEnd) {
-            double moved = std::min(e.remaining, rateOf(e, sharing) * dt);
+          if (!counted)
+            stats.cores[id].engines[engine].busyCycles += dt;
+          if (isDma(slot) && now >= e.latencyEnd) {
+            double moved = std::min(e.remaining, rateOf(e) * dt);
             e.remaining -= moved;
             if (e.fixedRate == 0 && !e.leader) {
               e.bus->read += moved * e.readsDevice;
               e.bus->written += moved * e.writesDevice;
             }
           }
-        } else if (!e.queue.empty()) {
-          stats.cores[id].engines[i].stallCycles += dt;
+        } else if (slot != kSecondDma && !e.queue.empty() &&
+                   !(slot == kDma && c.engines[kSecondDma].busy)) {
+          stats.cores[id].engines[engine].stallCycles += dt;
         }
       }
     }
     now = to;
   }
 
-  bool done(const EngineState &e, int engine) const {
-    if (static_cast<Engine>(engine) != Engine::dma)
+  bool done(const CoreState &c, int slot) const {
+    const EngineState &e = c.engines[slot];
+    if (!isDma(slot))
       return e.end <= now;
-    return now >= e.latencyEnd && e.remaining <= 1e-6;
+    return now >= e.latencyEnd && e.remaining <= 1e-6 && !c.completesAfterOther(slot);
   }
 
   /// Elements an instruction computes on the host (products for the PT):
@@ -544,20 +687,20 @@ struct Simulator::Impl {
   /// shared by cores, runs after them in (core, engine) order.
   void completeAll(const std::vector<std::pair<uint32_t, int>> &done) {
     std::vector<std::pair<uint32_t, int>> compute, movement;
-    for (auto [id, engine] : done)
-      (static_cast<Engine>(engine) == Engine::dma ? movement : compute).push_back({id, engine});
+    for (auto [id, slot] : done)
+      (isDma(slot) ? movement : compute).push_back({id, slot});
     std::vector<std::string> errors(compute.size());
     std::vector<int64_t> overflows(compute.size(), 0);
     // A team of host threads is worth starting only for enough work: small
     // tiles finish before the threads wake, and on a busy host (tests in
     // parallel) spinning threads slowed small kernels 50-fold.
     int64_t work = 0;
-    for (auto [id, engine] : compute)
-      work += hostWork(cores[id].engines[engine].cur.in);
+    for (auto [id, slot] : compute)
+      work += hostWork(cores[id].engines[slot].cur.in);
 #pragma omp parallel for schedule(dynamic) if (compute.size() > 1 && work >= kParallelHostWork)
     for (size_t i = 0; i < compute.size(); ++i) {
-      auto [id, engine] = compute[i];
-      const Issued &cur = cores[id].engines[engine].cur;
+      auto [id, slot] = compute[i];
+      const Issued &cur = cores[id].engines[slot].cur;
       try {
         overflows[i] = execute(cur.in, id, mem, dl);
       } catch (const std::exception &e) {
@@ -566,21 +709,21 @@ struct Simulator::Impl {
     }
     for (const std::string &error : errors)
       if (!error.empty())
-        throw Error(error); // the first in (core, engine) order: deterministic
+        throw Error(error); // the first in (core, slot) order: deterministic
     for (size_t i = 0; i < compute.size(); ++i)
       if (overflows[i])
         countOverflows(compute[i].first, cores[compute[i].first].engines[compute[i].second].cur,
                        overflows[i]);
-    for (auto [id, engine] : movement) {
-      const Issued &cur = cores[id].engines[engine].cur;
+    for (auto [id, slot] : movement) {
+      const Issued &cur = cores[id].engines[slot].cur;
       try {
         execute(cur.in, id, mem, dl); // copies: nothing is rounded
       } catch (const Error &e) {
         throw Error(where(id, cur.pc) + e.what());
       }
     }
-    for (auto [id, engine] : done)
-      finish(id, engine);
+    for (auto [id, slot] : done)
+      finish(id, slot);
   }
 
   void countOverflows(uint32_t id, const Issued &cur, int64_t n) {
@@ -589,20 +732,21 @@ struct Simulator::Impl {
       stats.kernels[cur.kernel].dlfloat16Overflows += n;
   }
 
-  void finish(uint32_t id, int engine) {
+  void finish(uint32_t id, int slot) {
     CoreState &c = cores[id];
-    EngineState &e = c.engines[engine];
+    EngineState &e = c.engines[slot];
     const Instr &in = e.cur.in;
     if (in.signalSem != kNoSem) {
       bool remote = (in.flags & kSignalRemote) && static_cast<Opcode>(in.opcode) == Opcode::ring;
       cores[remote ? in.ops[0].core : id].sems[in.signalSem] += 1;
     }
     e.busy = false;
-    if (static_cast<Engine>(engine) == Engine::dma) {
+    if (isDma(slot)) {
       e.leader = nullptr;
       for (CoreState &other : cores) // followers finish with their leader
-        if (other.engines[engine].leader == &e)
-          other.engines[engine].leader = nullptr;
+        for (int s : {kDma, kSecondDma})
+          if (other.engines[s].leader == &e)
+            other.engines[s].leader = nullptr;
     }
     if (e.cur.kernel >= 0)
       stats.kernelCycles[e.cur.kernel] = now - kernelStart[e.cur.kernel];
@@ -610,8 +754,8 @@ struct Simulator::Impl {
       static const char *engines[] = {"control", "dma", "pt", "sfu"};
       double us = 1e6 / arch.clockHz;
       trace << (firstEvent ? "" : ",\n") << R"({"name":")" << nameOf(in) << R"(","cat":")"
-            << engines[engine] << R"(","ph":"X","ts":)" << e.start * us << R"(,"dur":)"
-            << (now - e.start) * us << R"(,"pid":)" << id << R"(,"tid":)" << engine
+            << engines[engineOfSlot(slot)] << R"(","ph":"X","ts":)" << e.start * us
+            << R"(,"dur":)" << (now - e.start) * us << R"(,"pid":)" << id << R"(,"tid":)" << slot
             << R"(,"args":{"pc":)" << e.cur.pc << R"(,"kernel":)" << e.cur.kernel << "}}";
       firstEvent = false;
     }
@@ -674,10 +818,12 @@ struct Simulator::Impl {
           changed |= issue(id);
         releaseBarrier();
         for (uint32_t id = 0; id < cores.size(); ++id)
-          for (int i = 1; i < kNumEngines; ++i) {
-            EngineState &e = cores[id].engines[i];
-            if (!e.busy && !e.queue.empty() && ready(cores[id], e.queue.front())) {
-              start(id, i);
+          for (int slot = 1; slot < kSlots; ++slot) {
+            CoreState &c = cores[id];
+            const std::deque<Issued> &queue = c.engines[engineOfSlot(slot)].queue;
+            if (!c.engines[slot].busy && !queue.empty() && ready(c, queue.front()) &&
+                (!isDma(slot) || mayStartDma(c, slot))) {
+              start(id, slot);
               changed = true;
             }
           }
@@ -697,9 +843,9 @@ struct Simulator::Impl {
       advance(next);
       std::vector<std::pair<uint32_t, int>> finished;
       for (uint32_t id = 0; id < cores.size(); ++id)
-        for (int i = 1; i < kNumEngines; ++i)
-          if (cores[id].engines[i].busy && done(cores[id].engines[i], i))
-            finished.push_back({id, i});
+        for (int slot = 1; slot < kSlots; ++slot)
+          if (cores[id].engines[slot].busy && done(cores[id], slot))
+            finished.push_back({id, slot});
       completeAll(finished);
     }
     stats.cycles = 0;

@@ -3,6 +3,8 @@ engine overlap are modelled wrongly, and one test per calibrated mechanism
 (docs/simulator-fidelity.md) that fails if the mechanism is removed.
 Figures come from the architecture description, never from literals here."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -13,6 +15,9 @@ from spyre_mlir.testing import amap, generic, kernel
 
 ARCH = sim.default_arch()
 TILE = 256 * 1024  # bytes each core streams
+# Bytes per cycle one transfer moves alone: its core's DMA port or its
+# memory port, whichever is narrower.
+ALONE = min(ARCH.dma_port_bytes_per_cycle, ARCH.port_bytes_per_cycle)
 
 
 def streaming_program(cores, tile=TILE):
@@ -27,9 +32,9 @@ def streaming_program(cores, tile=TILE):
 def test_one_core_is_limited_by_its_port():
     program, inputs = streaming_program(1)
     cycles = sim.run(program, inputs).cycles
-    expected = ARCH.dma_latency_cycles + TILE / ARCH.dma_port_bytes_per_cycle
+    expected = ARCH.dma_latency_cycles + TILE / ALONE
     assert cycles == pytest.approx(expected, rel=1e-6)
-    assert ARCH.dma_port_bytes_per_cycle < ARCH.device_bytes_per_cycle  # else this test is moot
+    assert ALONE < ARCH.device_bytes_per_cycle  # else this test is moot
 
 
 def test_all_cores_share_the_card_bandwidth():
@@ -72,7 +77,7 @@ def test_a_broadcast_operand_is_read_once():
 def test_two_cores_split_bandwidth_when_it_binds():
     program, inputs = streaming_program(2)
     cycles = sim.run(program, inputs).cycles
-    per_core = min(ARCH.dma_port_bytes_per_cycle, ARCH.device_bytes_per_cycle / 2)
+    per_core = min(ALONE, ARCH.port_bytes_per_cycle / 2, ARCH.device_bytes_per_cycle / 2)
     assert cycles == pytest.approx(ARCH.dma_latency_cycles + TILE / per_core, rel=1e-6)
 
 
@@ -93,7 +98,7 @@ def pipeline(tiles, double_buffered):
     chosen so that a load and a matmul take about as long."""
     k, n = 64, 64
     tile_bytes = k * n * 2
-    load = ARCH.dma_latency_cycles + tile_bytes / ARCH.dma_port_bytes_per_cycle
+    load = ARCH.dma_latency_cycles + tile_bytes / ALONE
     m = min(range(1, 1025), key=lambda m: abs(pt_cycles(m, k, n) - load))
     assert abs(pt_cycles(m, k, n) - load) < 0.2 * load
     a_off, out_off, slot0 = 0, m * k * 2, m * k * 2 + m * n * 4
@@ -114,7 +119,7 @@ def pipeline(tiles, double_buffered):
                  Operand(offset=slot, strides=(n * 2, 0, 0)), m, k, n, accumulate=i > 0,
                  sync=Sync(wait_sem=dma_done, wait_count=i + 1, signal_sem=mm_done))
     r = sim.run(b.finish(), {"x": np.zeros((tiles, k, n), np.float16)})
-    dma = ARCH.dma_latency_cycles + tile_bytes / ARCH.dma_port_bytes_per_cycle
+    dma = ARCH.dma_latency_cycles + tile_bytes / ALONE
     return r.cycles, dma, (m, k, n)
 
 
@@ -163,6 +168,74 @@ def read_write_program(readers, writers, tile=TILE):
     return b.finish(), {"x": np.zeros(max(readers, 1) * tile, bool)}
 
 
+def card_with(**changes):
+    """The card description with some [memory] parameters changed."""
+    text = open(sim.arch_path()).read()
+    for key, value in changes.items():
+        text, n = re.subn(rf"(?m)^{key}\s*=\s*\S+", f"{key} = {value}", text)
+        assert n == 1, key
+    return sim.Arch.parse(text)
+
+
+def load_and_store_program(arch, store_reads_loaded_bytes=False):
+    """One core stores one tile of LX to device memory, then loads another
+    tile from device memory into LX: into other LX bytes, or into those the
+    store reads."""
+    b = sim.ProgramBuilder(arch, 1)
+    x = b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [TILE])
+    y = b.add_buffer("y", sim.BufferKind.output, DType.u8, sim.HostDType.bool, [TILE])
+    c = b.core(0)
+    c.dma(Operand(buffer=y, dtype=DType.u8), Operand(dtype=DType.u8), TILE)
+    c.dma(Operand(dtype=DType.u8, offset=0 if store_reads_loaded_bytes else TILE),
+          Operand(buffer=x, dtype=DType.u8), TILE)
+    return b.finish(), {"x": np.ones(TILE, bool)}
+
+
+def test_a_core_loads_beside_a_store():
+    """Mechanism: a core's DMA engine moves a load beside a store
+    (`memory.dma_duplex`), the two sharing its DMA port and the bus; not
+    when the load writes LX bytes the store reads, and not when the card
+    description says it cannot."""
+    program, inputs = load_and_store_program(ARCH)
+    beside = sim.run(program, inputs, ARCH)
+    expected = ARCH.dma_latency_cycles + max(2 * TILE / ARCH.dma_port_bytes_per_cycle,
+                                             ARCH.device_cycles(TILE, TILE))
+    assert beside.cycles == pytest.approx(expected, rel=1e-6)
+    # The store read the LX bytes before the load: y holds LX's zeros.
+    assert not beside.outputs["y"].any()
+    alternating = card_with(dma_duplex=0)
+    program, inputs = load_and_store_program(alternating)
+    apart = sim.run(program, inputs, alternating).cycles
+    # One after the other: the store alone, then the load paying the
+    # turnaround on its bytes (the fewer, as the kernel moves them).
+    paying = min(ALONE, 1 / (1 / ARCH.device_bytes_per_cycle + ARCH.turnaround_cycles_per_byte))
+    assert apart == pytest.approx(2 * ARCH.dma_latency_cycles + TILE / ALONE + TILE / paying,
+                                  rel=1e-6)
+    assert apart > beside.cycles + ARCH.dma_latency_cycles
+    program, inputs = load_and_store_program(ARCH, store_reads_loaded_bytes=True)
+    hazard = sim.run(program, inputs, ARCH)
+    assert hazard.cycles == pytest.approx(apart, rel=1e-6)
+    assert not hazard.outputs["y"].any()
+
+
+def test_cores_of_one_half_share_a_memory_port():
+    """Mechanism: cores 0-15 reach device memory through one port and
+    16-31 through the other (`memory.port_cores`), each port carrying
+    `memory.port_bytes_per_s` one way: 16 cores read at one port's rate,
+    32 at the card's. Without the ports 16 would read at the card's too
+    (the 8- and 16-core amax rows, S045 and S046)."""
+    half = ARCH.port_cores
+    assert 2 * half == ARCH.cores and ARCH.port_bytes_per_cycle < ARCH.device_bytes_per_cycle
+    program, inputs = streaming_program(half)
+    one_port = half * TILE / (sim.run(program, inputs).cycles - ARCH.dma_latency_cycles)
+    program, inputs = streaming_program(2 * half)
+    two_ports = 2 * half * TILE / (sim.run(program, inputs).cycles - ARCH.dma_latency_cycles)
+    assert one_port == pytest.approx(ARCH.port_bytes_per_cycle, rel=1e-6)
+    assert two_ports == pytest.approx(min(ARCH.device_bytes_per_cycle,
+                                          2 * ARCH.port_bytes_per_cycle), rel=1e-6)
+    assert ARCH.memory_bytes_per_cycle == pytest.approx(two_ports, rel=1e-6)
+
+
 def test_read_write_turnaround_makes_a_balanced_copy_slower_per_byte():
     """Mechanism: device-memory bus with read/write turnaround (SPYRE_HW.md:
     150 GB/s one direction, 0.00574 ns per byte of min(read, write))."""
@@ -188,8 +261,9 @@ def test_turnaround_is_charged_on_the_smaller_direction():
 def test_turnaround_does_not_depend_on_the_order_of_reads_and_writes():
     """A kernel that reads everything, then writes twice as much, pays the
     turnaround on min(read, write) bytes like one that interleaves them
-    (it paid none when the direction was decided by the bytes in flight)."""
-    cores = 16
+    (it paid none when the direction was decided by the bytes in flight).
+    All the card's cores, so that the bus, not a memory port, binds."""
+    cores = ARCH.cores
     b = sim.ProgramBuilder(ARCH, cores)
     x = b.add_buffer("x", sim.BufferKind.input, DType.u8, sim.HostDType.bool, [cores * TILE])
     y = b.add_buffer("y", sim.BufferKind.output, DType.u8, sim.HostDType.bool, [cores * 2 * TILE])
@@ -268,7 +342,7 @@ def test_one_core_elementwise_is_limited_by_its_vector_unit():
     elements = rows * cols
     vector = elements / ARCH.sfu_elementwise_per_cycle
     memory = ARCH.device_cycles(4 * elements, 2 * elements)
-    port = 6 * elements / ARCH.dma_port_bytes_per_cycle
+    port = 6 * elements / ALONE
     assert vector > max(memory, port)  # else this test is moot
     assert r.cycles >= vector
     assert r.cycles < 1.3 * vector  # plus filling and draining the DMA pipeline

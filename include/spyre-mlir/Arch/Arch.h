@@ -38,6 +38,9 @@ struct Arch {
   int64_t stickBytes = 0, deviceBytes = 0, usableDeviceBytes = 0;
   double bandwidthBytesPerS = 0, turnaroundSPerByte = 0;
   int64_t dmaPortBytesPerCycle = 0, dmaLatencyCycles = 0, perCoreSpanBytes = 0;
+  int64_t dmaDuplex = 0; // 1: a core's DMA engine moves a load beside a store
+  int64_t portCores = 0;    // cores that reach device memory through one port
+  double portBytesPerS = 0; // one memory port, one direction
   // [ring]
   int64_t ringBytesPerCycle = 0, ringHopLatencyCycles = 0;
   // [link]: card to card, for collectives across cards
@@ -71,13 +74,30 @@ struct Arch {
   }
   /// Device-memory bytes per cycle for the whole card, one direction.
   double deviceBytesPerCycle() const { return bandwidthBytesPerS / clockHz; }
+  /// The card's cores reach device memory through memoryPorts() ports,
+  /// core `c` through port `c / portCores` (a program on fewer cores than
+  /// the card uses the first ones), each carrying at most
+  /// portBytesPerCycle() each way.
+  int64_t memoryPorts() const { return (cores + portCores - 1) / portCores; }
+  int64_t memoryPortOf(int64_t core) const { return core / portCores; }
+  double portBytesPerCycle() const { return portBytesPerS / clockHz; }
   /// Extra bus cycles per byte of min(read, write) traffic (turnaround).
   double turnaroundCyclesPerByte() const { return turnaroundSPerByte * clockHz; }
-  /// Cycles the device-memory bus needs for `read` and `write` bytes moved
-  /// together: the compulsory-traffic bound of a kernel.
+  /// Device-memory bytes per cycle the card's cores can move one way: the
+  /// bus, unless their memory ports carry less (a description of 16 cores
+  /// or fewer has one port).
+  double memoryBytesPerCycle() const {
+    double ports = double(memoryPorts()) * portBytesPerCycle();
+    return ports < deviceBytesPerCycle() ? ports : deviceBytesPerCycle();
+  }
+  /// Cycles device memory needs for `read` and `write` bytes moved
+  /// together, on the bus and through the ports: the compulsory-traffic
+  /// bound of a kernel.
   double deviceCycles(double read, double write) const {
-    return (read + write) / deviceBytesPerCycle() +
-           (read < write ? read : write) * turnaroundCyclesPerByte();
+    double bus = (read + write) / deviceBytesPerCycle() +
+                 (read < write ? read : write) * turnaroundCyclesPerByte();
+    double ports = (read > write ? read : write) / (double(memoryPorts()) * portBytesPerCycle());
+    return bus > ports ? bus : ports;
   }
   /// LX bytes a program may use on each core.
   int64_t lxUsableBytes() const { return lxBytes - lxReservedBytes; }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace spyre::isa {
 
@@ -182,6 +183,22 @@ inline ElementOperands elementOperands(const Instr &in) {
   case Opcode::reduce: return {1, 2};
   default: return {};
   }
+}
+
+/// Bytes [lo, hi) that operand `index` (0: destination, 1: source) of a
+/// dma or ring instruction touches, relative to its offset: rows of
+/// `shape[0]` bytes stepped by the operand's three strides. `Int` must hold
+/// the products of an unvalidated record (the validator uses __int128).
+template <typename Int>
+std::pair<Int, Int> transferReach(const Instr &in, int index) {
+  if (in.shape[0] == 0 || in.shape[1] == 0 || in.shape[2] == 0 || in.shape[3] == 0)
+    return {0, 0};
+  Int lo = 0, hi = in.shape[0];
+  for (int d = 0; d < 3; ++d) {
+    Int reach = static_cast<Int>(in.shape[d + 1] - 1) * in.ops[index].stride[d];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {lo, hi};
 }
 
 //===----------------------------------------------------------------------===//

@@ -141,7 +141,7 @@ def _export_chrome_trace(original):
     return export
 
 
-_ENGINES = ("control", "dma", "pt", "sfu")  # the simulator's tids
+_ENGINES = ("control", "dma", "pt", "sfu", "dma (second)")  # the simulator's tids
 
 
 def add_card_tracks(trace: dict, runs: list[Run]) -> None:

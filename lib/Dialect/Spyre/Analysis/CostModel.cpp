@@ -197,7 +197,7 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                    });
   if (!known)
     return std::nullopt;
-  cost.memoryCycles = cost.deviceBytes / arch.deviceBytesPerCycle();
+  cost.memoryCycles = cost.deviceBytes / arch.memoryBytesPerCycle();
   return cost;
 }
 
@@ -225,6 +225,6 @@ std::optional<OpCost> CostModel::estimateKernel(KernelOp kernel, std::string &wh
         viewedElements(arg).value_or(double(type.getNumElements())) *
         deviceElementBytes(type.getElementType());
   }
-  total.memoryCycles = total.deviceBytes / arch.deviceBytesPerCycle();
+  total.memoryCycles = total.deviceBytes / arch.memoryBytesPerCycle();
   return total;
 }

@@ -46,6 +46,7 @@
 #include "PlanKinds.h"
 #include "HwEmitter.h"
 #include "spyre-mlir/Isa/Isa.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace mlir::spyre;
@@ -758,9 +759,35 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   // Core (cb, ci, cj) of the grid takes a block of batches, of row tiles
   // and of column tiles, and walks them in the same order as every other
   // core, so that cores of a grid row load the same lhs panel, and cores of
-  // a grid column the same rhs panel, at the same step.
+  // a grid column the same rhs panel, at the same step. A memory port
+  // carries each panel its cores load, so the cores are numbered down the
+  // grid's columns or along its rows, whichever leaves the busier port
+  // fewer bytes to carry.
+  auto position = [&](int64_t core, bool columnsTogether) -> std::array<int64_t, 3> {
+    int64_t cb = core / (grid.m * grid.n), at = core % (grid.m * grid.n);
+    return columnsTogether ? std::array<int64_t, 3>{cb, at % grid.m, at / grid.m}
+                           : std::array<int64_t, 3>{cb, at / grid.n, at % grid.n};
+  };
+  auto busiestPort = [&](bool columnsTogether) {
+    double lhsPanel = double(m) / double(grid.m) * double(k) * double(esOf(lhs)),
+           rhsPanel = double(n) / double(grid.n) * double(k) * double(esOf(rhs));
+    double busiest = 0;
+    for (int64_t first = 0; first < grid.b * grid.m * grid.n; first += arch.portCores) {
+      llvm::DenseSet<std::pair<int64_t, int64_t>> lhsPanels, rhsPanels;
+      for (int64_t core = first;
+           core < std::min(first + arch.portCores, grid.b * grid.m * grid.n); ++core) {
+        auto [cb, ci, cj] = position(core, columnsTogether);
+        lhsPanels.insert({cb, ci});
+        rhsPanels.insert({cb, cj});
+      }
+      busiest = std::max(busiest, double(lhsPanels.size()) * lhsPanel +
+                                      double(rhsPanels.size()) * rhsPanel);
+    }
+    return busiest;
+  };
+  bool columnsTogether = busiestPort(true) < busiestPort(false);
   for (int64_t core = 0; core < grid.b * grid.m * grid.n; ++core) {
-    int64_t cb = core / (grid.m * grid.n), ci = core / grid.n % grid.m, cj = core % grid.n;
+    auto [cb, ci, cj] = position(core, columnsTogether);
     int64_t bBegin = batch * cb / grid.b, bc = batch * (cb + 1) / grid.b - bBegin;
     int64_t mBegin = mt * ci / grid.m, mc = mt * (ci + 1) / grid.m - mBegin;
     std::pair<int64_t, int64_t> columnBlock = split.block(grid.n, cj);
