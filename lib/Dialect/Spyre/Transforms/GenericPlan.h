@@ -86,8 +86,9 @@ inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int
 
 /// Tiles to cut a core's share of rows into when it would fit LX as one.
 /// Two tiles let one's loads and stores overlap the other's SFU work, which
-/// saves up to half of the SFU time; each transfer then happens once more
-/// and waits out the memory's latency on the core's in-order DMA engine.
+/// saves up to half of the SFU time (callers add the transfer time two tiles
+/// overlap: `overlappable`); each transfer then happens once more and waits
+/// out the memory's latency on the core's DMA engine.
 /// Two when the saving is more than twice those latencies: an RMSNorm of
 /// 512 x 2048 f16 rows on 32 cores took 59.1 us as one tile per core and
 /// 43.9 us as two. Cutting every generic in two made a rotary embedding,
@@ -96,12 +97,12 @@ inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int
 /// overlap is more than the latencies of the two tiles more (row groups:
 /// the 1B Llama's RMSNorms 51.9 -> 48.8 and 70.1 -> 66.1 us, a 4096 x 2048
 /// f16 softmax on 32 cores 352.0 -> 306.4; eight tiles were slower again).
-inline int64_t overlapDepth(double sfuCycles, int64_t transfers, const ::spyre::Arch &arch,
+inline int64_t overlapDepth(double overlappable, int64_t transfers, const ::spyre::Arch &arch,
                             int64_t upTo = 2) {
   double latencies = double(transfers * arch.dmaLatencyCycles);
-  if (sfuCycles / 2 <= 2.0 * latencies)
+  if (overlappable / 2 <= 2.0 * latencies)
     return 1;
-  return upTo >= 4 && sfuCycles / 4 > 2.0 * latencies ? 4 : 2;
+  return upTo >= 4 && overlappable / 4 > 2.0 * latencies ? 4 : 2;
 }
 
 /// An operand's tile with the planes of the generic's plane loop (a third
@@ -257,6 +258,8 @@ private:
   /// their SFU work, `sfu` being the op's SFU cycles on `cores` cores
   /// (sfuCycles, computed once by the caller).
   double tileCycles(ArrayRef<int64_t> tile, int64_t cores, double sfu) const;
+  /// Bytes the device reads and writes for the whole generic in `tile`s.
+  std::pair<double, double> deviceBytes(ArrayRef<int64_t> tile) const;
   /// The largest tile whose rows are whole granules, with at least `depth`
   /// tiles per core (`overlapDepth`) where the sizes allow.
   SmallVector<int64_t> tileWithRowGranule(int64_t cores, int64_t depth, int64_t lxBytes,
