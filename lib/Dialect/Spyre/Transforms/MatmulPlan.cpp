@@ -171,6 +171,14 @@ private:
   bool walksRows(ArrayRef<int64_t> tile, Grid grid) const;
   /// Estimated cycles of the op with `tile` on `grid`.
   double estimate(ArrayRef<int64_t> tile, Grid grid) const;
+  /// Core `core`'s place (batch block, grid row, grid column) when the
+  /// cores are numbered down the grid's columns or along its rows.
+  std::array<int64_t, 3> position(Grid grid, int64_t core, bool columnsTogether) const;
+  /// The bytes the busier memory port carries, and whether numbering the
+  /// cores down the grid's columns makes them fewer, when the grid's cores
+  /// read `lhsBytes` of lhs panels and `rhsBytes` of rhs panels in all: a
+  /// port carries each panel its cores load, once for all of them.
+  std::pair<double, bool> busiestPort(Grid grid, double lhsBytes, double rhsBytes) const;
   /// The grid of at most `cores` cores with the least estimated time for
   /// `tile`; `time` gets that estimate.
   Grid chooseGrid(int64_t cores, ArrayRef<int64_t> tile, double &time) const;
@@ -590,6 +598,33 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   return std::max(compute, transfer);
 }
 
+std::array<int64_t, 3> MatmulPlan::position(Grid grid, int64_t core, bool columnsTogether) const {
+  int64_t cb = core / (grid.m * grid.n), at = core % (grid.m * grid.n);
+  return columnsTogether ? std::array<int64_t, 3>{cb, at % grid.m, at / grid.m}
+                         : std::array<int64_t, 3>{cb, at / grid.n, at % grid.n};
+}
+
+std::pair<double, bool> MatmulPlan::busiestPort(Grid grid, double lhsBytes,
+                                                double rhsBytes) const {
+  int64_t cores = grid.b * grid.m * grid.n;
+  auto busiest = [&](bool columnsTogether) {
+    double most = 0;
+    for (int64_t first = 0; first < cores; first += arch.portCores) {
+      llvm::DenseSet<std::pair<int64_t, int64_t>> lhsPanels, rhsPanels;
+      for (int64_t core = first; core < std::min(first + arch.portCores, cores); ++core) {
+        auto [cb, ci, cj] = position(grid, core, columnsTogether);
+        lhsPanels.insert({cb, ci});
+        rhsPanels.insert({cb, cj});
+      }
+      most = std::max(most, lhsBytes * double(lhsPanels.size()) / double(grid.b * grid.m) +
+                                rhsBytes * double(rhsPanels.size()) / double(grid.b * grid.n));
+    }
+    return most;
+  };
+  double down = busiest(true), along = busiest(false);
+  return {std::min(down, along), down < along};
+}
+
 bool MatmulPlan::splitsColumns(ArrayRef<int64_t> tile, int64_t ak, int64_t cols,
                                Grid grid) const {
   // One transfer per product, each paying the latency.
@@ -763,31 +798,11 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   // carries each panel its cores load, so the cores are numbered down the
   // grid's columns or along its rows, whichever leaves the busier port
   // fewer bytes to carry.
-  auto position = [&](int64_t core, bool columnsTogether) -> std::array<int64_t, 3> {
-    int64_t cb = core / (grid.m * grid.n), at = core % (grid.m * grid.n);
-    return columnsTogether ? std::array<int64_t, 3>{cb, at % grid.m, at / grid.m}
-                           : std::array<int64_t, 3>{cb, at / grid.n, at % grid.n};
-  };
-  auto busiestPort = [&](bool columnsTogether) {
-    double lhsPanel = double(m) / double(grid.m) * double(k) * double(esOf(lhs)),
-           rhsPanel = double(n) / double(grid.n) * double(k) * double(esOf(rhs));
-    double busiest = 0;
-    for (int64_t first = 0; first < grid.b * grid.m * grid.n; first += arch.portCores) {
-      llvm::DenseSet<std::pair<int64_t, int64_t>> lhsPanels, rhsPanels;
-      for (int64_t core = first;
-           core < std::min(first + arch.portCores, grid.b * grid.m * grid.n); ++core) {
-        auto [cb, ci, cj] = position(core, columnsTogether);
-        lhsPanels.insert({cb, ci});
-        rhsPanels.insert({cb, cj});
-      }
-      busiest = std::max(busiest, double(lhsPanels.size()) * lhsPanel +
-                                      double(rhsPanels.size()) * rhsPanel);
-    }
-    return busiest;
-  };
-  bool columnsTogether = busiestPort(true) < busiestPort(false);
+  bool columnsTogether =
+      busiestPort(grid, double(batch * m * k * esOf(lhs)), double(batch * n * k * esOf(rhs)))
+          .second;
   for (int64_t core = 0; core < grid.b * grid.m * grid.n; ++core) {
-    auto [cb, ci, cj] = position(core, columnsTogether);
+    auto [cb, ci, cj] = position(grid, core, columnsTogether);
     int64_t bBegin = batch * cb / grid.b, bc = batch * (cb + 1) / grid.b - bBegin;
     int64_t mBegin = mt * ci / grid.m, mc = mt * (ci + 1) / grid.m - mBegin;
     std::pair<int64_t, int64_t> columnBlock = split.block(grid.n, cj);
