@@ -7,9 +7,10 @@
 // the instruction's effect when it completes, so results follow the
 // program's synchronisation exactly. DMA transfers share the card's
 // device-memory bandwidth fairly among those in flight, each capped by its
-// core's port; ring transfers run at the link rate. A core's DMA engine may
-// move a load beside a store (`memory.dma_duplex`): two slots, started and
-// completed in program order, so only the time of a program changes.
+// core's DMA port and by its memory port's rate in its direction; ring
+// transfers run at the link rate. A core's DMA engine may move a load beside
+// a store (`memory.dma_duplex`): two slots, started and completed in program
+// order, so only the time of a program changes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,10 +82,11 @@ bool overlap(const Instr &x, int a, const Instr &y, int b) {
 /// what the other writes (the card would see the bytes of the wrong order;
 /// results here never do, as transfers complete in program order).
 bool mayFlowBeside(const Instr &flowing, const Instr &next) {
-  const Instr *load = isLoad(flowing) ? &flowing : &next, *store = isLoad(flowing) ? &next : &flowing;
-  if (!isLoad(*load) || !isStore(*store))
+  bool loadsFirst = isLoad(flowing);
+  const Instr &load = loadsFirst ? flowing : next, &store = loadsFirst ? next : flowing;
+  if (!isLoad(load) || !isStore(store))
     return false;
-  return !overlap(*load, 0, *store, 1) && !overlap(*load, 1, *store, 0);
+  return !overlap(load, 0, store, 1) && !overlap(load, 1, store, 0);
 }
 
 Engine engineOf(Opcode op) {
@@ -218,11 +220,13 @@ struct Simulator::Impl {
   /// read/write turnaround, and, summed, the run's bus counters.
   std::map<int64_t, KernelBus> kernelBus;
   /// The kernels with transfers flowing now (rarely more than one) and how
-  /// many flow each way, as deviceTransfers() last found them; kept here so
+  /// many flow each way, as shareBus() last found them; kept here so
   /// that each event does not allocate.
   mutable std::vector<std::pair<const KernelBus *, std::pair<int, int>>> flowingKernels;
+  /// shareBus's work: the transfers flowing now, and per memory port and
+  /// direction the rate already fixed and how many transfers are still free.
   mutable std::vector<Flow> flows;
-  mutable std::vector<std::pair<double, int>> groupUse; // by memory port and direction: fixed rate, free flows
+  mutable std::vector<std::pair<double, int>> groupUse;
   RunStats stats;
   std::ostringstream trace;
   bool tracing = false;
@@ -545,8 +549,10 @@ struct Simulator::Impl {
     for (Flow &f : flows) {
       auto it = std::find_if(flowingKernels.begin(), flowingKernels.end(),
                              [&](const auto &k) { return k.first == f.e->bus; });
-      auto [readShare, writeShare] = f.e->bus->turnaroundShares(it->second.first, it->second.second);
-      f.cost = f.e->readsDevice * (base + readShare * t) + f.e->writesDevice * (base + writeShare * t);
+      auto [readShare, writeShare] =
+          f.e->bus->turnaroundShares(it->second.first, it->second.second);
+      f.cost =
+          f.e->readsDevice * (base + readShare * t) + f.e->writesDevice * (base + writeShare * t);
     }
     // Water-filling: raise every free transfer's rate together until the
     // bus is full or the tightest cap binds; fix what it binds; repeat.
@@ -564,29 +570,40 @@ struct Simulator::Impl {
           busLeft -= f.e->busRate * f.cost;
         else
           freeCost += f.cost;
-        for (size_t g = 0; g < groups; ++g)
-          if (inGroup(f, g))
-            (f.fixed ? groupUse[g].first += f.e->busRate : groupUse[g].second += 1);
+        for (size_t g = 0; g < groups; ++g) {
+          if (!inGroup(f, g))
+            continue;
+          if (f.fixed)
+            groupUse[g].first += f.e->busRate;
+          else
+            groupUse[g].second += 1;
+        }
       }
       if (freeCost <= 0)
-        break;
+        return; // every rate is set
+      // The rate the free transfers share the bus at, unless a cap below it
+      // binds: a transfer's share of its core's DMA port, or what a port's
+      // direction has left for its free transfers.
       double rate = std::max(0.0, busLeft) / freeCost;
-      const Flow *core = nullptr;
-      int64_t group = -1;
+      const Flow *cappedFlow = nullptr;
+      int64_t cappedGroup = -1;
       for (const Flow &f : flows)
         if (!f.fixed && f.coreCap < rate) {
           rate = f.coreCap;
-          core = &f;
+          cappedFlow = &f;
         }
-      for (size_t g = 0; g < groups; ++g)
-        if (groupUse[g].second > 0 &&
-            std::max(0.0, portRate - groupUse[g].first) / groupUse[g].second < rate) {
-          rate = std::max(0.0, portRate - groupUse[g].first) / groupUse[g].second;
-          group = int64_t(g);
-          core = nullptr;
+      for (size_t g = 0; g < groups; ++g) {
+        double left = std::max(0.0, portRate - groupUse[g].first);
+        if (groupUse[g].second > 0 && left / groupUse[g].second < rate) {
+          rate = left / groupUse[g].second;
+          cappedGroup = int64_t(g);
+          cappedFlow = nullptr;
         }
+      }
       for (Flow &f : flows) {
-        bool binds = group >= 0 ? inGroup(f, size_t(group)) : core ? core == &f : true;
+        bool binds = cappedGroup >= 0 ? inGroup(f, size_t(cappedGroup))
+                     : cappedFlow     ? cappedFlow == &f
+                                      : true; // no cap: all of them at the bus's rate
         if (!f.fixed && binds) {
           f.e->busRate = rate;
           f.fixed = true;
