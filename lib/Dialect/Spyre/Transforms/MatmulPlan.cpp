@@ -174,11 +174,18 @@ private:
   /// Core `core`'s place (batch block, grid row, grid column) when the
   /// cores are numbered down the grid's columns or along its rows.
   std::array<int64_t, 3> position(Grid grid, int64_t core, bool columnsTogether) const;
+  /// How many of a grid's cores run behind each memory port of a program on
+  /// `cores` cores: as many behind each, so that a grid on fewer cores than
+  /// the program's does not leave a port idle.
+  int64_t coresPerPort(Grid grid, int64_t cores) const;
+  /// The program's core that the grid's core `core` runs on.
+  int64_t physicalCore(Grid grid, int64_t cores, int64_t core) const;
   /// The bytes the busier memory port carries, and whether numbering the
   /// cores down the grid's columns makes them fewer, when the grid's cores
   /// read `lhsBytes` of lhs panels and `rhsBytes` of rhs panels in all: a
   /// port carries each panel its cores load, once for all of them.
-  std::pair<double, bool> busiestPort(Grid grid, double lhsBytes, double rhsBytes) const;
+  std::pair<double, bool> busiestPort(Grid grid, int64_t cores, double lhsBytes,
+                                      double rhsBytes) const;
   /// The grid of at most `cores` cores with the least estimated time for
   /// `tile`; `time` gets that estimate.
   Grid chooseGrid(int64_t cores, ArrayRef<int64_t> tile, double &time) const;
@@ -604,14 +611,24 @@ std::array<int64_t, 3> MatmulPlan::position(Grid grid, int64_t core, bool column
                          : std::array<int64_t, 3>{cb, at / grid.n, at % grid.n};
 }
 
-std::pair<double, bool> MatmulPlan::busiestPort(Grid grid, double lhsBytes,
+int64_t MatmulPlan::coresPerPort(Grid grid, int64_t cores) const {
+  int64_t ports = llvm::divideCeil(cores, arch.portCores);
+  return llvm::divideCeil(grid.b * grid.m * grid.n, ports);
+}
+
+int64_t MatmulPlan::physicalCore(Grid grid, int64_t cores, int64_t core) const {
+  int64_t perPort = coresPerPort(grid, cores);
+  return core / perPort * arch.portCores + core % perPort;
+}
+
+std::pair<double, bool> MatmulPlan::busiestPort(Grid grid, int64_t cores, double lhsBytes,
                                                 double rhsBytes) const {
-  int64_t cores = grid.b * grid.m * grid.n;
+  int64_t used = grid.b * grid.m * grid.n, perPort = coresPerPort(grid, cores);
   auto busiest = [&](bool columnsTogether) {
     double most = 0;
-    for (int64_t first = 0; first < cores; first += arch.portCores) {
+    for (int64_t first = 0; first < used; first += perPort) {
       llvm::DenseSet<std::pair<int64_t, int64_t>> lhsPanels, rhsPanels;
-      for (int64_t core = first; core < std::min(first + arch.portCores, cores); ++core) {
+      for (int64_t core = first; core < std::min(first + perPort, used); ++core) {
         auto [cb, ci, cj] = position(grid, core, columnsTogether);
         lhsPanels.insert({cb, ci});
         rhsPanels.insert({cb, cj});
@@ -797,9 +814,12 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   // a grid column the same rhs panel, at the same step. A memory port
   // carries each panel its cores load, so the cores are numbered down the
   // grid's columns or along its rows, whichever leaves the busier port
-  // fewer bytes to carry.
+  // fewer bytes to carry, and a grid on fewer cores than the program has
+  // runs as many of them behind each port (a 1 x 2048 x 256 product on 4
+  // cores: 15.2 us on cores 0-3, 12.2 on 0, 1, 16 and 17).
   bool columnsTogether =
-      busiestPort(grid, double(batch * m * k * esOf(lhs)), double(batch * n * k * esOf(rhs)))
+      busiestPort(grid, cores, double(batch * m * k * esOf(lhs)),
+                  double(batch * n * k * esOf(rhs)))
           .second;
   for (int64_t core = 0; core < grid.b * grid.m * grid.n; ++core) {
     auto [cb, ci, cj] = position(grid, core, columnsTogether);
@@ -1093,7 +1113,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       };
       return step;
     };
-    em.pipeline(core, loc, numSteps, stepAt);
+    em.pipeline(physicalCore(grid, cores, core), loc, numSteps, stepAt);
   }
   return success();
 }
