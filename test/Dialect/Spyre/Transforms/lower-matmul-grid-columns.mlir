@@ -1,4 +1,4 @@
-// RUN: spyre-opt %s --spyre-compile | FileCheck %s
+// RUN: spyre-opt %s -split-input-file --spyre-compile | FileCheck %s
 
 // Granite-8B's MLP projection: 12800 output columns are 200 sticks of 64
 // f16, two grid rows take the 512 rows in 256-row tiles, and K takes
@@ -26,5 +26,28 @@ spyre.kernel @granite(%x: !spyre.buffer<512x4096xf16>, %w: !spyre.buffer<4096x12
                       %y: !spyre.buffer<512x12800xf16>) {
   spyre.matmul ins(%x, %w : !spyre.buffer<512x4096xf16>, !spyre.buffer<4096x12800xf16>)
       outs(%y : !spyre.buffer<512x12800xf16>)
+  spyre.return
+}
+
+// -----
+
+// A decode step's key projection has 4 column tiles: a grid of 4 cores,
+// two behind each memory port (cores 0, 1, 16 and 17), not all four behind
+// the first (15.2 us on cores 0-3, 12.2 us so).
+// CHECK-LABEL: spyre.hw.program @kv
+// CHECK: spyre.hw.core 1 {
+// CHECK: spyre.hw.matmul
+// CHECK: spyre.hw.core 2 {
+// CHECK-NOT: spyre.hw.matmul
+// CHECK: spyre.hw.core 16 {
+// CHECK: spyre.hw.matmul
+// CHECK: spyre.hw.core 17 {
+// CHECK: spyre.hw.matmul
+// CHECK: spyre.hw.core 18 {
+// CHECK-NOT: spyre.hw.matmul
+spyre.kernel @kv(%x: !spyre.buffer<1x2048xf16>, %w: !spyre.buffer<2048x256xf16>,
+                 %y: !spyre.buffer<1x256xf16>) {
+  spyre.matmul ins(%x, %w : !spyre.buffer<1x2048xf16>, !spyre.buffer<2048x256xf16>)
+      outs(%y : !spyre.buffer<1x256xf16>)
   spyre.return
 }
