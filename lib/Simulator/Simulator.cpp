@@ -150,14 +150,15 @@ struct EngineState {
   const EngineState *leader = nullptr;   // DMA: an identical read in flight it shares
   KernelBus *bus = nullptr;              // DMA: its kernel's traffic on the device-memory bus
   uint64_t order = 0;                    // DMA: start order on its core, completed in it
-  mutable double busRate = 0;            // DMA: bytes per cycle on the bus, as shareBus set it
+  double busRate = 0;                    // DMA: bytes per cycle on the bus, as shareBus set it
 
   bool flowing(double now) const { return busy && now >= latencyEnd && remaining > 1e-6; }
 };
 
 /// A device-memory transfer flowing now, while shareBus sets its rate.
 struct Flow {
-  const EngineState *e;
+  EngineState *e;
+  size_t kernel;  // its kernel's place in flowingKernels
   double cost;    // bus cycles per byte it moves
   double coreCap; // its share of its core's DMA port, bytes per cycle
   uint64_t ports; // the memory ports it flows through: its core's, and a
@@ -222,11 +223,11 @@ struct Simulator::Impl {
   /// The kernels with transfers flowing now (rarely more than one) and how
   /// many flow each way, as shareBus() last found them; kept here so
   /// that each event does not allocate.
-  mutable std::vector<std::pair<const KernelBus *, std::pair<int, int>>> flowingKernels;
+  std::vector<std::pair<const KernelBus *, std::pair<int, int>>> flowingKernels;
   /// shareBus's work: the transfers flowing now, and per memory port and
   /// direction the rate already fixed and how many transfers are still free.
-  mutable std::vector<Flow> flows;
-  mutable std::vector<std::pair<double, int>> groupUse;
+  std::vector<Flow> flows;
+  std::vector<std::pair<double, int>> groupUse;
   RunStats stats;
   std::ostringstream trace;
   bool tracing = false;
@@ -517,14 +518,14 @@ struct Simulator::Impl {
   /// leaves goes to the rest. The caps: its share of its core's DMA port,
   /// and, shared by the transfers of one memory port in one direction, the
   /// port's rate.
-  void shareBus() const {
+  void shareBus() {
     flowingKernels.clear();
     flows.clear();
     for (uint32_t id = 0; id < cores.size(); ++id) {
-      const CoreState &c = cores[id];
-      const EngineState &first = c.engines[kDma], &second = c.engines[kSecondDma];
+      CoreState &c = cores[id];
+      EngineState &first = c.engines[kDma], &second = c.engines[kSecondDma];
       int onCore = std::max(1, first.flowing(now) + second.flowing(now));
-      for (const EngineState *e : {&first, &second}) {
+      for (EngineState *e : {&first, &second}) {
         if (!e->flowing(now) || e->fixedRate > 0 || e->leader)
           continue;
         auto it = std::find_if(flowingKernels.begin(), flowingKernels.end(),
@@ -533,7 +534,8 @@ struct Simulator::Impl {
           it = flowingKernels.insert(it, {e->bus, {0, 0}});
         it->second.first += e->readsDevice;
         it->second.second += e->writesDevice;
-        flows.push_back({e, 0, double(arch.dmaPortBytesPerCycle) / onCore,
+        flows.push_back({e, size_t(it - flowingKernels.begin()), 0,
+                         double(arch.dmaPortBytesPerCycle) / onCore,
                          uint64_t{1} << arch.memoryPortOf(id), false});
       }
     }
@@ -547,10 +549,8 @@ struct Simulator::Impl {
               f.ports |= uint64_t{1} << arch.memoryPortOf(id);
     double t = arch.turnaroundCyclesPerByte(), base = 1 / arch.deviceBytesPerCycle();
     for (Flow &f : flows) {
-      auto it = std::find_if(flowingKernels.begin(), flowingKernels.end(),
-                             [&](const auto &k) { return k.first == f.e->bus; });
-      auto [readShare, writeShare] =
-          f.e->bus->turnaroundShares(it->second.first, it->second.second);
+      auto [reads, writes] = flowingKernels[f.kernel].second;
+      auto [readShare, writeShare] = f.e->bus->turnaroundShares(reads, writes);
       f.cost =
           f.e->readsDevice * (base + readShare * t) + f.e->writesDevice * (base + writeShare * t);
     }
@@ -616,22 +616,20 @@ struct Simulator::Impl {
   /// catches up with the other, so that the turnaround changes sides.
   double nextTurnaround() const {
     double next = kNever;
-    for (const auto &[bus, flows] : flowingKernels) {
+    for (size_t k = 0; k < flowingKernels.size(); ++k) {
+      const KernelBus *bus = flowingKernels[k].first;
       double gap = bus->written - bus->read, closing = 0;
-      for (const CoreState &c : cores)
-        for (int slot : {kDma, kSecondDma}) {
-          const EngineState &e = c.engines[slot];
-          if (e.bus == bus && e.flowing(now) && e.fixedRate == 0 && !e.leader)
-            closing += (e.readsDevice - e.writesDevice) * rateOf(e);
-        }
+      for (const Flow &f : flows)
+        if (f.kernel == k)
+          closing += (f.e->readsDevice - f.e->writesDevice) * f.e->busRate;
       if (!bus->level() && gap * closing > 0 && now + gap / closing > now)
         next = std::min(next, now + gap / closing);
     }
     return next;
   }
 
+  /// The next event, at the rates shareBus set for now.
   double nextEvent() const {
-    shareBus();
     double next = nextTurnaround();
     for (const CoreState &c : cores) {
       if (!c.streamDone && !c.atBarrier && c.blockedUntil > now)
@@ -651,9 +649,9 @@ struct Simulator::Impl {
     return next;
   }
 
+  /// Moves the time on to `to`, the transfers at the rates shareBus set.
   void advance(double to) {
     double dt = to - now;
-    shareBus();
     for (uint32_t id = 0; id < cores.size(); ++id) {
       CoreState &c = cores[id];
       for (int slot = 0; slot < kSlots; ++slot) {
@@ -854,6 +852,7 @@ struct Simulator::Impl {
       }
       if (std::all_of(cores.begin(), cores.end(), [](const CoreState &c) { return c.finished; }))
         break;
+      shareBus(); // the rates until the next event
       double next = nextEvent();
       if (next == kNever)
         throw Error(deadlockReport());
