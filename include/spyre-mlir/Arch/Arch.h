@@ -78,7 +78,11 @@ struct Arch {
   /// core `c` through port `c / portCores` (a program on fewer cores than
   /// the card uses the first ones), each carrying at most
   /// portBytesPerCycle() each way.
-  int64_t memoryPorts() const { return (cores + portCores - 1) / portCores; }
+  int64_t memoryPorts() const { return memoryPorts(cores); }
+  /// The ports a program on its first `programCores` cores reaches.
+  int64_t memoryPorts(int64_t programCores) const {
+    return (programCores + portCores - 1) / portCores;
+  }
   int64_t memoryPortOf(int64_t core) const { return core / portCores; }
   double portBytesPerCycle() const { return portBytesPerS / clockHz; }
   /// Extra bus cycles per byte of min(read, write) traffic (turnaround).

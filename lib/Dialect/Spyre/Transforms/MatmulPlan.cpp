@@ -180,12 +180,10 @@ private:
   int64_t coresPerPort(Grid grid, int64_t cores) const;
   /// The program's core that the grid's core `core` runs on.
   int64_t physicalCore(Grid grid, int64_t cores, int64_t core) const;
-  /// The bytes the busier memory port carries, and whether numbering the
-  /// cores down the grid's columns makes them fewer, when the grid's cores
-  /// read `lhsBytes` of lhs panels and `rhsBytes` of rhs panels in all: a
-  /// port carries each panel its cores load, once for all of them.
-  std::pair<double, bool> busiestPort(Grid grid, int64_t cores, double lhsBytes,
-                                      double rhsBytes) const;
+  /// Whether numbering the cores down the grid's columns leaves the busier
+  /// memory port fewer panel bytes to carry than numbering them along its
+  /// rows: a port carries each panel its cores load, once for all of them.
+  bool numbersDownColumns(Grid grid, int64_t cores) const;
   /// The grid of at most `cores` cores with the least estimated time for
   /// `tile`; `time` gets that estimate.
   Grid chooseGrid(int64_t cores, ArrayRef<int64_t> tile, double &time) const;
@@ -612,8 +610,7 @@ std::array<int64_t, 3> MatmulPlan::position(Grid grid, int64_t core, bool column
 }
 
 int64_t MatmulPlan::coresPerPort(Grid grid, int64_t cores) const {
-  int64_t ports = llvm::divideCeil(cores, arch.portCores);
-  return llvm::divideCeil(grid.b * grid.m * grid.n, ports);
+  return llvm::divideCeil(grid.b * grid.m * grid.n, arch.memoryPorts(cores));
 }
 
 int64_t MatmulPlan::physicalCore(Grid grid, int64_t cores, int64_t core) const {
@@ -621,9 +618,9 @@ int64_t MatmulPlan::physicalCore(Grid grid, int64_t cores, int64_t core) const {
   return core / perPort * arch.portCores + core % perPort;
 }
 
-std::pair<double, bool> MatmulPlan::busiestPort(Grid grid, int64_t cores, double lhsBytes,
-                                                double rhsBytes) const {
+bool MatmulPlan::numbersDownColumns(Grid grid, int64_t cores) const {
   int64_t used = grid.b * grid.m * grid.n, perPort = coresPerPort(grid, cores);
+  double lhsBytes = double(batch * m * k * esOf(lhs)), rhsBytes = double(batch * n * k * esOf(rhs));
   auto busiest = [&](bool columnsTogether) {
     double most = 0;
     for (int64_t first = 0; first < used; first += perPort) {
@@ -638,8 +635,7 @@ std::pair<double, bool> MatmulPlan::busiestPort(Grid grid, int64_t cores, double
     }
     return most;
   };
-  double down = busiest(true), along = busiest(false);
-  return {std::min(down, along), down < along};
+  return busiest(true) < busiest(false);
 }
 
 bool MatmulPlan::splitsColumns(ArrayRef<int64_t> tile, int64_t ak, int64_t cols,
@@ -817,10 +813,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   // fewer bytes to carry, and a grid on fewer cores than the program has
   // runs as many of them behind each port (a 1 x 2048 x 256 product on 4
   // cores: 15.2 us on cores 0-3, 12.2 on 0, 1, 16 and 17).
-  bool columnsTogether =
-      busiestPort(grid, cores, double(batch * m * k * esOf(lhs)),
-                  double(batch * n * k * esOf(rhs)))
-          .second;
+  bool columnsTogether = numbersDownColumns(grid, cores);
   for (int64_t core = 0; core < grid.b * grid.m * grid.n; ++core) {
     auto [cb, ci, cj] = position(grid, core, columnsTogether);
     int64_t bBegin = batch * cb / grid.b, bc = batch * (cb + 1) / grid.b - bBegin;
