@@ -108,6 +108,22 @@ def kv_bytes_per_position(model) -> int:
     return 2 * c.num_hidden_layers * heads * head_dim * 2  # keys and values, fp16
 
 
+def prefill_flops(model, batch: int, prompt: int, numel=torch.Tensor.numel) -> tuple[float, float]:
+    """FLOPs of a prefill of `prompt` positions: its weight matrices'
+    products and its causal attention's (QK^T and PV). A matrix weight is
+    one multiply-add per position (an embedding table is only read), except
+    the output projection's: `generate` asks for the last position's logits
+    only (`logits_to_keep=1`). `numel` sizes a parameter (a card's shard
+    of it under tensor parallelism)."""
+    head = model.get_output_embeddings().weight
+    tables = {id(m.weight) for m in model.modules() if isinstance(m, torch.nn.Embedding)}
+    per_position = sum(numel(p) for p in model.parameters()
+                       if p.dim() == 2 and id(p) not in tables and p is not head)
+    c = model.config
+    attention = 4 * c.num_hidden_layers * c.hidden_size * prompt * prompt / 2
+    return batch * 2 * (per_position * prompt + numel(head)), batch * attention
+
+
 def rooflines(model, batch: int, prompt: int, new_tokens: int):
     """Seconds: the prefill's bound, and each decode step's."""
     arch = sim.default_arch()
@@ -116,10 +132,7 @@ def rooflines(model, batch: int, prompt: int, new_tokens: int):
     row = model.config.hidden_size * 2
     weights = params - embedding  # read once per step for the whole batch
     kv = kv_bytes_per_position(model)
-    c = model.config
-    matmul_params = (params - embedding) / 2  # every weight is one multiply-add per token
-    attention = 4 * c.num_hidden_layers * c.hidden_size * prompt * prompt / 2  # causal QK^T, PV
-    flops = batch * (2 * matmul_params * prompt + attention)
+    flops = sum(prefill_flops(model, batch, prompt))
     prefill_bytes = weights + batch * (prompt * (row + kv))
     prefill = max(flops / peak, prefill_bytes / bandwidth)
     decode = [(weights + batch * (row + kv * (prompt + t) + kv)) / bandwidth

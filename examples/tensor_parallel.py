@@ -111,17 +111,20 @@ def card_rooflines(model, cards: int, prompt: int, new_tokens: int) -> tuple[flo
     from torch.distributed.tensor import DTensor
     arch = sim.default_arch()
 
+    def local(p):
+        return p.to_local() if isinstance(p, DTensor) else p
+
     def local_bytes(p):
-        local = p.to_local() if isinstance(p, DTensor) else p
-        return local.numel() * local.element_size()
+        return local(p).numel() * local(p).element_size()
     params = sum(local_bytes(p) for p in model.parameters())
     embedding = model.get_input_embeddings().weight
     weights = params - local_bytes(embedding)
     c = model.config
     row = c.hidden_size * 2
     kv = single_card.kv_bytes_per_position(model) / cards
-    flops = (2 * weights / 2 * prompt + 4 * c.num_hidden_layers * c.hidden_size * prompt *
-             prompt / 2 / cards)
+    products, attention = single_card.prefill_flops(model, 1, prompt,
+                                                    numel=lambda p: local(p).numel())
+    flops = products + attention / cards
     prefill = max(flops / arch.peak_flops,
                   (weights + prompt * (row + kv)) / arch.bandwidth_bytes_per_s)
     steps = [(weights + row + kv * (prompt + t) + kv) / arch.bandwidth_bytes_per_s

@@ -188,6 +188,33 @@ def test_greedy_tokens_on_the_spyre_device_match_eager_without_recompiles():
     assert out.stdout.startswith("ok")
 
 
+def _generate_example():
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "generate.py")
+    spec = importlib.util.spec_from_file_location("generate_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example
+
+
+@pytest.mark.parametrize("family", ["llama", "gpt2"])
+def test_the_prefill_roofline_counts_the_logits_of_the_last_position_only(family):
+    """generate asks a prefill for its last position's logits
+    (logits_to_keep=1): the FLOPs of the products in examples/generate.py's
+    roofline are those torch counts for such a forward. Counting the output
+    projection at every position overstated them by a fifth here."""
+    from torch.utils.flop_counter import FlopCounterMode
+    example = _generate_example()
+    model = example.build(family, "tiny", 64)
+    prompt = 16
+    with torch.no_grad(), FlopCounterMode(display=False) as flop_counter:
+        model(torch.randint(0, VOCAB, (1, prompt)), logits_to_keep=1)
+    counted = sum(flop_counter.get_flop_counts()["Global"].values())
+    products, attention = example.prefill_flops(model, 1, prompt)
+    assert products == pytest.approx(counted, rel=0.01)
+    assert attention > 0
+
+
 @pytest.mark.parametrize("args, expected", [
     ([], "tokens identical to eager (4 per sequence)"),
     (["--temperature", "0.8", "--top-k", "5", "--top-p", "0.9"],
@@ -196,11 +223,7 @@ def test_greedy_tokens_on_the_spyre_device_match_eager_without_recompiles():
 def test_the_generate_example_runs(args, expected, capsys):
     """examples/generate.py (README) on the tiny configuration: no CPU
     fallback, and the greedy run checked against eager."""
-    import importlib.util
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "generate.py")
-    spec = importlib.util.spec_from_file_location("generate_example", path)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = _generate_example()
     torch._dynamo.reset()
     example.main(["--new-tokens", "4"] + args)
     out = capsys.readouterr().out
@@ -213,11 +236,7 @@ def test_the_generate_example_runs(args, expected, capsys):
 def test_the_generate_example_refuses_bad_arguments(args, capsys):
     """A usage error, before any model is built (--batch 0 failed deep in
     Dynamo)."""
-    import importlib.util
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "generate.py")
-    spec = importlib.util.spec_from_file_location("generate_example", path)
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = _generate_example()
     with pytest.raises(SystemExit) as exit_info:
         example.main(args)
     assert exit_info.value.code == 2
