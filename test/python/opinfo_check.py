@@ -201,8 +201,20 @@ def _call(op):
 
 
 def _cloned(leaves, spec):
-    return pytree.tree_unflatten([x.clone() if isinstance(x, torch.Tensor) else x
+    return pytree.tree_unflatten([_clone(x) if isinstance(x, torch.Tensor) else x
                                   for x in leaves], spec)
+
+
+def _clone(x: torch.Tensor) -> torch.Tensor:
+    """A copy of `x` with its storage: a partial view's sample (as_strided
+    with a storage offset) reaches past the view, which x.clone() drops, and
+    eager then fails on the copy as the compiled call did."""
+    if (x.layout != torch.strided or x.is_nested or x.is_quantized or x.is_conj()
+            or x.is_neg()):  # a storage copy would drop the lazy conjugation or negation
+        return x.clone()
+    copy = torch.empty(0, dtype=x.dtype, device=x.device)
+    copy.set_(x.untyped_storage().clone(), x.storage_offset(), x.shape, x.stride())
+    return copy.requires_grad_(x.requires_grad)
 
 
 @contextlib.contextmanager
