@@ -67,19 +67,33 @@ double streamedBytes(Value v, GenericOp generic) {
 /// AttentionPlan.cpp).
 constexpr double kAttentionPassesPerScore = 3;
 
-/// The elements of `arg` its ops read when all of them are attention
-/// operands read through a strided view (the heads of a projection, whose
-/// buffer spans the other heads too), else none.
+/// The elements of operand `i` of `op` that `op` reads when that is not
+/// its whole buffer: an attention operand read through a strided view (the
+/// heads of a projection, whose buffer spans the other heads too), a
+/// gather's table (the gathered elements: an embedding lookup reads a few
+/// rows of a large table).
+std::optional<double> elementsRead(Operation *op, unsigned i) {
+  if (auto attention = dyn_cast<AttentionOp>(op); attention && i < 3)
+    return double(computeProduct(attention.getView(i).shape));
+  if (auto gather = dyn_cast<GatherOp>(op); gather && i == 0) {
+    auto target = cast<BufferType>(gather.getTarget().getType());
+    if (target.hasStaticShape())
+      return double(target.getNumElements());
+  }
+  return std::nullopt;
+}
+
+/// The elements of `arg` its ops read when each of them reads less than
+/// the whole buffer (elementsRead), else none.
 std::optional<double> viewedElements(BlockArgument arg) {
-  if (arg.use_empty() || cast<BufferType>(arg.getType()).getRank() != 1)
+  if (arg.use_empty())
     return std::nullopt;
   double elements = 0;
   for (OpOperand &use : arg.getUses()) {
-    auto attention = dyn_cast<AttentionOp>(use.getOwner());
-    unsigned i = use.getOperandNumber();
-    if (!attention || i >= 3)
+    std::optional<double> read = elementsRead(use.getOwner(), use.getOperandNumber());
+    if (!read)
       return std::nullopt;
-    elements = std::max(elements, double(computeProduct(attention.getView(i).shape)));
+    elements = std::max(elements, *read);
   }
   return elements;
 }
@@ -97,11 +111,10 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
       why = "operand " + std::to_string(i) + " has a dynamic shape";
       return std::nullopt;
     }
-    // A strided view (an attention operand's layout) reads its elements,
-    // not the span of its buffer.
-    double elements = double(type.getNumElements());
-    if (auto attention = dyn_cast<AttentionOp>(op); attention && i < 3)
-      elements = double(computeProduct(attention.getView(unsigned(i)).shape));
+    // A strided view (an attention operand's layout) or a gather's table
+    // reads the elements it reads, not the span of its buffer.
+    double elements =
+        elementsRead(op, unsigned(i)).value_or(double(type.getNumElements()));
     cost.deviceBytes += elements * deviceElementBytes(type.getElementType());
   }
   double cores = double(arch.cores);

@@ -112,3 +112,17 @@ spyre.kernel @normalize(%x: !spyre.buffer<64x1024xf16>, %m: !spyre.buffer<64xf32
   }
   spyre.return
 }
+
+// An embedding lookup reads the rows it gathers, not its table: 4 rows of
+// 2048 f16 (16 KiB), the 4 i32 indices and the 16 KiB written; counting
+// the 131 MB table made a decode step's lookup "bound" 5,000 times slower
+// than it ran.
+// CHECK-LABEL: spyre.kernel @embedding
+// CHECK: spyre.gather
+// CHECK-SAME: device_bytes = 32784 : i64
+// KERNEL: spyre.kernel @embedding({{.*}}) attributes {spyre.cost = {{{.*}}device_bytes = 32784 : i64
+spyre.kernel @embedding(%table: !spyre.buffer<32000x2048xf16>, %ids: !spyre.buffer<4xi32>,
+                        %out: !spyre.buffer<4x2048xf16>) {
+  spyre.gather ins(%table, %ids : !spyre.buffer<32000x2048xf16>, !spyre.buffer<4xi32>) outs(%out : !spyre.buffer<4x2048xf16>) axis = 0
+  spyre.return
+}
