@@ -13,7 +13,8 @@ a position, as the CPU's sequential loop does. The square costs one
 comparison per index and position, so it is bounded (MAX_COMPARISONS); larger
 scatters stay on the CPU, counted, except an index_put that replaces whole
 rows (a KV cache written at a prompt's positions): its positions compare with
-the indices only and gather their last source row.
+the indices only and gather their last source row, which it also does within
+the budget where that is cheaper (_rows_are_cheaper).
 
 Indices out of range raise on the CPU; here they select no position (the
 card has no way to raise), as out-of-range gathers read zero.
@@ -186,12 +187,26 @@ def _index_put(self, indices, values, reduce, include_self=True):
     values = values.to(self.dtype).expand((*before, *shape, *after))  # (a tuple: 0-d too)
     rest = math.prod(before) * math.prod(after)
     if reduce == "replace" and self.dtype != torch.bool and \
-            k * onehot.shape[-1] * rest > MAX_COMPARISONS:
+            (k * onehot.shape[-1] * rest > MAX_COMPARISONS or
+             _rows_are_cheaper(k, onehot.shape[-1], rest)):
         return _index_put_rows(self, onehot, values.reshape(*before, k, *after), len(before))
     flat = self.reshape(*before, math.prod(sizes), *after).movedim(len(before), -1)
     values = values.reshape(*before, k, *after).movedim(len(before), -1)
     out = scatter_last(flat, onehot, values, reduce, include_self)
     return out.movedim(-1, len(before)).reshape(self.shape)
+
+
+def _rows_are_cheaper(k, positions, rest):
+    """Whether gathering each position's source row (_index_put_rows) costs
+    less than the one-hot square with the rows' `rest` elements multiplied
+    in: that selects and sums k x positions x rest elements; the gather
+    compares k x positions once, writes the k sources as a table and moves
+    positions x rest elements twice (the gather and the choice of the old
+    value), in about four kernels more, counted as four times the work. A
+    prompt's KV-cache write (64 positions of 8 sequences' 4 heads of 64:
+    k = 64, rest = 2048) is 21 times cheaper so; a decode step's one
+    position (k = 1) is not, and keeps its single kernel."""
+    return k * positions * rest > 4 * (k * positions + k * rest + 2 * positions * rest)
 
 
 def _index_put_rows(self, onehot, values, dim):
