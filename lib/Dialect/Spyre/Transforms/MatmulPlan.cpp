@@ -493,6 +493,12 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // sticks moved 3.8 MB more than its two reads of x, 2 MB each; without an
   // epilogue the 5632 columns of the product alone on 16 did not drift).
   double paces = epilogue && !whole && columnSplit(tile[1]).units % grid.n != 0 ? 2 : 1;
+  // Likewise down a grid column: the core whose last row tile is short
+  // runs ahead of the others during that tile and reads its rhs panels
+  // itself, one core's tile in each of its `mc` (200 x 2048 x 2048 in tiles
+  // of 104 rows on 2 grid rows, one tile each: estimated 86 us, ran 138;
+  // in one row of 200, 88 us).
+  double rowShare = grid.m > 1 && m % tm != 0 ? 1 + double(grid.m - 1) / mc : 1;
   // An epilogue of more SFU instructions (its ops times its strips) than an
   // engine's queue holds stops the core from issuing its next loads and
   // products until the SFU has run the excess: instructions issue in order.
@@ -501,7 +507,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
                : 0;
   double epiExcess = std::max(0.0, epiInstructions - double(arch.engineQueueDepth));
   double read = double(batch) * double(k) *
-                (double(m) * esOf(lhs) * lhsF * paces + double(n * products) * esOf(rhs) * rhsF);
+                (double(m) * esOf(lhs) * lhsF * paces +
+                 double(n * products) * esOf(rhs) * rhsF * rowShare);
   double written = double(batch * m * n * outputs() * esOf(out));
   if (accumulate)
     read += written;
@@ -542,7 +549,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   if (epilogue)
     convert = epilogueCycles(tm, tn, tile[3]);
   double firstLoad = std::max(double(grid.b * grid.m) * lhsPanel / bw, lhsPanel / port) +
-                     std::max(double(grid.b * grid.n) * rhsBytes / bw, rhsBytes / port) +
+                     std::max(double(grid.b * grid.n) * rowShare * rhsBytes / bw,
+                              rhsBytes / port) +
                      double(1 + products) * latency;
   // The last stores find no reads to share the bus with: when fewer bytes
   // are written than read they pay the read/write turnaround alone.
@@ -560,7 +568,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   double lhsStep = std::max(double(grid.b * grid.m) * paces * lhsBytes * readCost,
                             lhsBytes / port) +
                    latency,
-         rhsStep = std::max(double(grid.b * grid.n) * rhsBytes * readCost, rhsBytes / port) +
+         rhsStep = std::max(double(grid.b * grid.n) * rowShare * rhsBytes * readCost,
+                            rhsBytes / port) +
                    double(products) * latency;
   if (whole) { // loaded with the fill, not per step
     lhsStep = 0;
@@ -697,8 +706,28 @@ MatmulPlan::rankTiles(int64_t cores, int64_t lxBytes, bool threeSticks) const {
       result.push_back(dim);
     return result;
   };
+  // Rows are not cut by sticks (unless the lhs is stored transposed): where
+  // a size leaves a short last row tile, tiles that divide the rows
+  // exactly (the fewest of them, up to twice as many) and the same count of
+  // near-equal tiles are candidates too. 800 rows in 256-row tiles left a
+  // last tile of 32 whose cores ran ahead and lost the rhs broadcast:
+  // 2048 x 2048 took longer at 800 rows (216.2 us) than at 1024 (192.0).
+  SmallVector<int64_t> rowSizes = sizes(m, 16 * stick);
+  if (!lhs.transposed)
+    for (int64_t t : SmallVector<int64_t>(rowSizes)) {
+      int64_t count = llvm::divideCeil(m, t);
+      SmallVector<int64_t> more = {llvm::divideCeil(m, count)};
+      for (int64_t c = count; c <= 2 * count; ++c)
+        if (m % c == 0) {
+          more.push_back(m / c);
+          break;
+        }
+      for (int64_t size : more)
+        if (size < t && !llvm::is_contained(rowSizes, size))
+          rowSizes.push_back(size);
+    }
   SmallVector<std::pair<double, SmallVector<int64_t>>> ranked;
-  for (int64_t tm : sizes(m, 16 * stick))
+  for (int64_t tm : rowSizes)
     for (int64_t tn : sizes(n, 16 * stick))
       for (int64_t tk : sizes(k, 16 * stick)) {
         SmallVector<int64_t> tile = fitting(tm, tn, tk, lxBytes);
