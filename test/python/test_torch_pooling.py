@@ -103,3 +103,20 @@ def test_strided_windows_load_rows_not_elements():
     x = torch.randn(2, 16, 32, 32)
     check(lambda x: F.max_pool2d(x, 3, 2, 1), x)
     assert counters.simulated_cycles < 60_000
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("shape,kwargs", [
+    ((2, 320, 2, 2), dict(kernel_size=320, ceil_mode=True)),  # EfficientNet's pooler
+    ((2, 8, 7, 5), dict(kernel_size=(7, 5))),
+    ((1, 4, 7, 7), dict(kernel_size=9, ceil_mode=True, divisor_override=3)),
+    ((4, 7, 7), dict(kernel_size=16, ceil_mode=True, count_include_pad=False)),
+])
+def test_avg_pool_over_the_whole_plane_is_its_mean(dtype, shape, kwargs):
+    # One window covering the plane (no padding): the mean of each plane, or
+    # its sum over divisor_override, accumulated in f32 as eager does.
+    # (test_torch_hf.py's EfficientNet: its pooler ran on the CPU.)
+    assert pooling._avg_applies(torch.empty(shape), **kwargs)
+    check_against_eager(lambda x: F.avg_pool2d(x, **kwargs),
+                        data(torch.float32, shape).nan_to_num(0.5).to(dtype), depth=49)
+    assert dict(counters.fallbacks) == {}

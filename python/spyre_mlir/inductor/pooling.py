@@ -142,11 +142,38 @@ def _adaptive_applies(x, output_size):
     return x.is_floating_point() and sum(output_size) <= MAX_WINDOW
 
 
+# --------------------------------------------------------------------------
+# Average pooling whose one window covers the whole plane (EfficientNet's
+# pooler, AvgPool2d(hidden, ceil_mode=True) on a 7 x 7 map): Inductor's
+# lowering clips the window to the input with min/max of the output
+# position, which the card's affine indexing cannot take. With no padding
+# the clipped window is the plane, so the average is its mean (its sum over
+# divisor_override), accumulated in f32 as the CPU kernel does.
+
+
+def avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if divisor_override:
+        return (x.sum((-2, -1), keepdim=True, dtype=torch.float32) / divisor_override).to(x.dtype)
+    return x.mean((-2, -1), keepdim=True)
+
+
+def _avg_applies(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+    if not x.is_floating_point() or x.dim() not in (3, 4):
+        return False
+    kernel, _, padding, _, inputs, outputs = _arguments(x, kernel_size, stride, padding, 1,
+                                                        ceil_mode, 2)
+    return all(p == 0 for p in padding) and all(o == 1 for o in outputs) and \
+        all(k >= i for k, i in zip(kernel, inputs))
+
+
 def entries():
     """{aten overload: (decomposition, whether it applies to the arguments)}"""
     aten = torch.ops.aten
     return {
         aten._adaptive_avg_pool3d.default: (adaptive_avg_pool3d, _adaptive_applies),
+        aten.avg_pool2d.default: (avg_pool2d, _avg_applies),
         aten.max_pool2d_with_indices.default: (max_pool2d_with_indices, _applies(2)),
         aten.max_pool3d_with_indices.default: (max_pool3d_with_indices, _applies(3)),
     }
