@@ -284,10 +284,14 @@ AttentionPlan::rankTiles(int64_t cores, int64_t lxBytes) const {
   SmallVector<std::pair<double, SmallVector<int64_t>>> ranked;
   for (int64_t block = std::min(lq, kMaxBlockRows); block >= 1;
        block = block == 1 ? 0 : llvm::divideCeil(block, 2)) {
+    // Up to the last block, which may be short: a panel of all of a head's
+    // 197 rows (a ViT's tokens) in blocks of 64 ended at 192, and the
+    // panel of 5 rows after it read the head's keys and values again
+    // (8 x 12 heads: 141.3 us; whole: 106.3).
     SmallVector<int64_t> panels;
-    for (int64_t panel = block; panel <= std::max(block, std::min(lq, kMaxPanelRows));
-         panel += block)
-      panels.push_back(std::min(panel, lq));
+    int64_t most = std::max(block, std::min(lq, kMaxPanelRows));
+    for (int64_t panel = block; panel < most + block; panel += block)
+      panels.push_back(std::min(panel, most));
     for (int64_t panel : llvm::make_range(panels.begin(), llvm::unique(panels)))
       for (int64_t keys : keyChoices)
         if (fits({panel, keys, block}, lxBytes))
