@@ -252,7 +252,8 @@ def _hidden_states_as_eager(make, dtype, images):
 
 def _efficientnet():
     # Its pooler, AvgPool2d(hidden_dim, ceil_mode=True) over the last map,
-    # fell back to the CPU: Inductor clips the window with min/max.
+    # fell back to the CPU ("an index that is not affine in a reduction
+    # loop"); a window over the whole plane is now its mean (pooling.py).
     return transformers.EfficientNetModel(transformers.EfficientNetConfig(
         image_size=64, width_coefficient=0.25, depth_coefficient=0.25, hidden_dim=320))
 

@@ -115,7 +115,8 @@ def test_strided_windows_load_rows_not_elements():
 def test_avg_pool_over_the_whole_plane_is_its_mean(dtype, shape, kwargs):
     # One window covering the plane (no padding): the mean of each plane, or
     # its sum over divisor_override, accumulated in f32 as eager does.
-    # (test_torch_hf.py's EfficientNet: its pooler ran on the CPU.)
+    # (test_torch_hf.py's EfficientNet: in that model its pooler ran on the
+    # CPU; these calls alone ran on the card before too, and check values.)
     assert pooling._avg_applies(torch.empty(shape), **kwargs)
     check_against_eager(lambda x: F.avg_pool2d(x, **kwargs),
                         data(torch.float32, shape).nan_to_num(0.5).to(dtype), depth=49)

@@ -144,10 +144,11 @@ def _adaptive_applies(x, output_size):
 
 # --------------------------------------------------------------------------
 # Average pooling whose one window covers the whole plane (EfficientNet's
-# pooler, AvgPool2d(hidden, ceil_mode=True) on a 7 x 7 map): Inductor's
-# lowering clips the window to the input with min/max of the output
-# position, which the card's affine indexing cannot take. With no padding
-# the clipped window is the plane, so the average is its mean (its sum over
+# pooler, AvgPool2d(hidden, ceil_mode=True) on its last map): through
+# Inductor's lowering, inside that model, it reached us with an index that
+# is not affine in a reduction loop (strict mode's reason) and ran on the
+# CPU; standalone the same call did not. With no padding the window clipped
+# to the input is the plane, so the average is its mean (its sum over
 # divisor_override), accumulated in f32 as the CPU kernel does.
 
 
