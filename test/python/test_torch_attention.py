@@ -477,6 +477,31 @@ def test_fused_attention_keeps_scores_out_of_device_memory():
     close(torch.as_tensor(result.outputs["arg3"]).float(), expected[0], length)
 
 
+@pytest.mark.parametrize("causal", [True, False], ids=["causal", "full"])
+@pytest.mark.parametrize("batch", [0, 2], ids=["heads-apart", "rows-hold-heads"])
+def test_many_panels_per_core(causal, batch):
+    """On 4 cores, 8 heads of 1024 positions are 4 panels of 512 query rows
+    per core, most of several key blocks: each core loads its next panel's
+    queries during the panel before and stores a finished panel's output in
+    pieces over the next steps (while the slot's other copy is in use).
+    The output matches eager in f32, in both layouts of the target."""
+    from spyre_mlir import compiler
+    from spyre_mlir import simulator as sim
+    from spyre_mlir.inductor import attention
+    heads, length, size = 8, 1024, 64
+    shape = (heads, length, size)
+    mlir = attention.kernel_mlir(shape, shape, shape, None, torch.float16, None, 0.125, causal,
+                                 batch=batch)
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(shape, dtype=torch.float16) for _ in range(3))
+    result = sim.run(compiler.compile_kernel(mlir, cores=4), {"arg0": q, "arg1": k, "arg2": v})
+    expected = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=causal,
+                                              scale=0.125)
+    if batch:  # (batch, length, heads / batch, size)
+        expected = expected.view(batch, heads // batch, length, size).transpose(1, 2)
+    close(torch.as_tensor(result.outputs["arg3"]).float(), expected, length)
+
+
 def test_attention_the_card_refuses_is_decomposed(decomposed_attention):
     """When the compiler refuses the fused kernel, attention still runs on
     the card as products and a softmax (no CPU fallback)."""

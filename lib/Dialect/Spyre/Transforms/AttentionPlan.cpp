@@ -363,6 +363,45 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       }
       itemBase[i + 1] = itemBase[i] + int64_t(itemsAt[i].size());
     }
+    // The key block of unit `local` during which the next unit's query
+    // panel is loaded, or -1 (then the next unit's first step loads it).
+    // All cores change units at about the same time, and a query panel
+    // loaded there, beside the finished panel's store, held up the first
+    // keys and values while the PT waited (32 x 2048 x 128 causal: 52 us
+    // at each change); in mid unit the bus has room. Its copy of the
+    // query slot was last read by the unit before, whose last step is at
+    // least two steps earlier, as the pipeline requires.
+    const int64_t unitsHere = int64_t(unitsOfCore[core].size());
+    // A finished panel's output goes out in pieces of rows over the steps
+    // that follow, for the same reason: stored whole, all cores' panels met
+    // the next keys and values on the bus (after the query panels moved:
+    // 24 us of the PT waiting at each change). Piece j of unit `local`'s
+    // rows is stored by step lastStep[local] + j, and the last piece by step
+    // lastStep[local + 2] - 2 at the latest: that step's stores are what
+    // step lastStep[local + 2], which writes the same copy of the output
+    // slot, waits for (the pipeline's rule).
+    SmallVector<int64_t> lastStep(unitsHere, 0);
+    for (auto [i, st] : llvm::enumerate(steps))
+      lastStep[st.first] = int64_t(i);
+    struct Piece {
+      int64_t local, r0, rows;
+    };
+    SmallVector<SmallVector<Piece>> piecesAt(steps.size());
+    for (int64_t local = 0; local < unitsHere; ++local) {
+      const Unit &unit = units[unitsOfCore[core][local]];
+      int64_t from = lastStep[local];
+      int64_t until = local + 2 < unitsHere ? lastStep[local + 2] - 2
+                      : local + 1 < unitsHere ? int64_t(steps.size()) - 1
+                                              : from;
+      int64_t pieces = std::min<int64_t>(llvm::divideCeil(unit.rows, block), until - from + 1);
+      int64_t per = int64_t(llvm::divideCeil(unit.rows, pieces));
+      for (int64_t j = 0; j * per < unit.rows; ++j)
+        piecesAt[from + j].push_back({local, j * per, std::min(per, unit.rows - j * per)});
+    }
+    auto queryPrefetchAt = [&](int64_t local) -> int64_t {
+      int64_t blocks = units[unitsOfCore[core][local]].blocks;
+      return local + 1 < unitsHere && blocks >= 2 ? std::max<int64_t>(1, blocks / 2) : -1;
+    };
     // Whether step i computes the first scores of step i + 1 (of the same
     // panel, with a second item that can wait for that step's loads), so
     // that the PT works while the SFU finishes step i.
@@ -396,9 +435,14 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
                 em.device(operand, dtype, offset, {view.rowStride * es, 0, 0}), d * es,
                 {count, 1, 1}};
       };
-      if (first) {
+      if (first && (local == 0 || queryPrefetchAt(local - 1) < 0)) {
         step.loads.push_back(rowsLoad(attn.getQuery(), qView, unit.head, unit.q0, rows, qAt));
         step.operandLoads = 1;
+      }
+      if (blk == queryPrefetchAt(local)) {
+        const Unit &next = units[unitsOfCore[core][local + 1]];
+        step.prefetches.push_back(rowsLoad(attn.getQuery(), qView, next.head, next.q0, next.rows,
+                                           slotAt(kQ, (local + 1) % 2)));
       }
       step.loads.push_back(rowsLoad(attn.getKey(), kView, kv, k0, keys, kAt));
       // Values as rows of dv + 1 elements: the last is 1, so that the PT's
@@ -420,18 +464,21 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
              keys * maskEs,
              {maskRows == 1 ? 1 : rows, 1, 1}});
       }
-      if (last && outHeads) {
-        // Row i of head h of batch b goes to row q0 + i of batch b, after
-        // the row's first h heads.
-        int64_t b = unit.head / outHeads, h = unit.head % outHeads;
-        step.stores.push_back(
-            {em.device(attn.getTarget(), dtype, ((b * lq + unit.q0) * outHeads + h) * dv * es,
-                       {outHeads * dv * es, 0, 0}),
-             em.lx(dtype, outAt, {dv * es, 0, 0}), dv * es, {rows, 1, 1}});
-      } else if (last) {
-        step.stores.push_back({em.device(attn.getTarget(), dtype,
-                                         (unit.head * lq + unit.q0) * dv * es),
-                               em.lx(dtype, outAt), rows * dv * es});
+      for (const Piece &piece : piecesAt[i]) {
+        const Unit &done = units[unitsOfCore[core][piece.local]];
+        int64_t from = slotAt(kOut, piece.local % 2) + piece.r0 * dv * es, q = done.q0 + piece.r0;
+        if (outHeads) {
+          // Row i of head h of batch b goes to row q0 + i of batch b, after
+          // the row's first h heads.
+          int64_t b = done.head / outHeads, h = done.head % outHeads;
+          step.stores.push_back(
+              {em.device(attn.getTarget(), dtype, ((b * lq + q) * outHeads + h) * dv * es,
+                         {outHeads * dv * es, 0, 0}),
+               em.lx(dtype, from, {dv * es, 0, 0}), dv * es, {piece.rows, 1, 1}});
+        } else {
+          step.stores.push_back({em.device(attn.getTarget(), dtype, (done.head * lq + q) * dv * es),
+                                 em.lx(dtype, from), piece.rows * dv * es});
+        }
       }
 
       SmallVector<Item> items = itemsAt[i], nextItems;

@@ -113,12 +113,25 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       signal(core, op, kLoad);
     }
   };
+  // A step's prefetches follow its loads in the DMA queue (the first one
+  // waiting for `wait` when the step issued no load after it), outside the
+  // count its compute waits for.
+  auto prefetch = [&](const TileStep &step, bool issuedLoads,
+                      std::optional<std::pair<int64_t, int64_t>> wait) {
+    for (auto [i, transfer] : llvm::enumerate(step.prefetches)) {
+      Operation *op = dma(core, loc, transfer);
+      if (i == 0 && !issuedLoads && wait)
+        sync(op, wait->first, wait->second);
+      signal(core, op, kLoad);
+    }
+  };
   for (int64_t t = 0; t < std::min<int64_t>(2, numSteps); ++t) {
     steps.push_back(stepAt(t));
     operandsThrough.push_back(core.signalled[kLoad] - loadBase +
                               int64_t(steps.back().operandLoads));
     issue(steps.back(), 0, steps.back().loads.size(), std::nullopt);
     loadsThrough.push_back(core.signalled[kLoad] - loadBase);
+    prefetch(steps.back(), true, std::nullopt);
     loadsAhead.push_back(0);
   }
   for (int64_t t = 0; t < numSteps; ++t) {
@@ -223,11 +236,13 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       signal(core, op, kStore);
     }
     storesThrough.push_back(core.signalled[kStore] - storeBase);
-    instructions += int64_t(ops.size() + step.stores.size() + step.loads.size());
+    instructions +=
+        int64_t(ops.size() + step.stores.size() + step.loads.size() + step.prefetches.size());
     overBudget |= instructions > kMaxInstructions;
     if (next) {
       issue(*next, loadsAhead.back(), next->loads.size(), done);
       loadsThrough.push_back(core.signalled[kLoad] - loadBase);
+      prefetch(*next, next->loads.size() > loadsAhead.back(), done);
       steps.push_back(std::move(*next));
     }
     // Steps before t - 1 are no longer needed: keep memory flat on long runs.

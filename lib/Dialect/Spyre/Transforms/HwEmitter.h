@@ -8,6 +8,7 @@
 // results (DMA). Input tiles of step t live in copy t % 2 of their slots,
 // so loads of step t + 2 overlap the compute of step t + 1. The stream is
 //   L0 L1 C0 S0 L2 C1 S1 L3 ...
+// (a step's prefetches, loads for a later step, right after its loads).
 // and every wait is on an instruction earlier in the stream, which keeps the
 // in-order engines and bounded queues of docs/isa.md free of deadlock:
 //   - the first compute instruction of step t waits for the loads of step t
@@ -129,6 +130,12 @@ struct SlotCopies {
 /// What a step does; `compute` must emit at least one instruction.
 struct TileStep {
   SmallVector<Transfer> loads, stores;
+  /// Loads for a later step, issued after this step's loads (into slots
+  /// that the compute of step t - 2 was the last to read): this step's
+  /// compute does not wait for them; the later steps do, as loads complete
+  /// in order. They take a load off the step that needs it, where it would
+  /// hold up the compute (attention's next query panel).
+  SmallVector<Transfer> prefetches;
   /// How many of `loads`, from the first, fill slots that only the
   /// releasing instruction of a step reads (see the file comment); with a
   /// late-loads waiter, the ones the step's first instruction waits for.

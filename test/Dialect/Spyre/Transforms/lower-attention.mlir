@@ -110,13 +110,17 @@ spyre.kernel @keys(%q: !spyre.buffer<2x256x64xf16>, %k: !spyre.buffer<2x1024x64x
 // A rank-4 target (batch x query length x heads per batch x head size): each
 // query row holds its heads, the layout a model's transpose(1, 2) reads, so
 // no copy merges them. Head h of batch b stores its rows from row 0 of batch
-// b after h heads, one row of 128 bytes every 2 x 64 elements.
+// b after h heads, one row of 128 bytes every 2 x 64 elements. A core's
+// first panel goes out in two pieces of 32 rows, the second with the next
+// panel's step (see @prefetch).
 // CHECK-LABEL: spyre.hw.program @rows_hold_heads
 // CHECK: spyre.hw.core 0 {
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 8192, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
 // CHECK: spyre.hw.core 1 {
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 128, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 128, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 8320, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16512, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
 spyre.kernel @rows_hold_heads(%q: !spyre.buffer<4x64x64xf16>, %k: !spyre.buffer<4x64x64xf16>,
                               %v: !spyre.buffer<4x64x64xf16>, %o: !spyre.buffer<2x64x2x64xf16>) {
@@ -155,5 +159,31 @@ spyre.kernel @packed(%q: !spyre.buffer<24320xf16>, %k: !spyre.buffer<24320xf16>,
 spyre.kernel @packed_batches(%q: !spyre.buffer<48896xf16>, %k: !spyre.buffer<48896xf16>,
                              %v: !spyre.buffer<48896xf16>, %o: !spyre.buffer<2x64x2x64xf16>) {
   spyre.attention ins(%q, %k, %v : !spyre.buffer<48896xf16>, !spyre.buffer<48896xf16>, !spyre.buffer<48896xf16>) outs(%o : !spyre.buffer<2x64x2x64xf16>) scale = 0.125 causal {key_layout = array<i64: 4, 64, 64, 64, 384, 2, 24576>, query_layout = array<i64: 4, 64, 64, 64, 384, 2, 24576>, value_layout = array<i64: 4, 64, 64, 64, 384, 2, 24576>}
+  spyre.return
+}
+
+// -----
+
+// Two panels of 256 rows per core (heads 0 and 2 on core 0), two key blocks
+// each. The second panel's queries are loaded during the first panel's
+// second step, after that step's keys and values, into the query slot's
+// other copy, and its first step loads only keys and values: all cores
+// change panels at about the same time, and their query loads there held
+// up the next keys and values. The first panel's output is stored in two
+// pieces of 128 rows, with its last step and with the next panel's first.
+// CHECK-LABEL: spyre.hw.program @prefetch
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg0, dl16> row 32768
+// CHECK: spyre.hw.dma #spyre.ref<lx, {{.*}}>, #spyre.ref<@arg2, dl16, offset = 65536, {{.*}}> row 128 x [512, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg0, dl16, offset = 65536> row 32768
+// CHECK-NOT: @arg0
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16>, #spyre.ref<lx, {{.*}}> row 16384
+// CHECK-NOT: @arg0
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384>, #spyre.ref<lx, {{.*}}> row 16384
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 65536>, #spyre.ref<lx, {{.*}}> row 32768
+// CHECK: spyre.hw.core 1 {
+spyre.kernel @prefetch(%q: !spyre.buffer<4x256x64xf16>, %k: !spyre.buffer<4x1024x64xf16>,
+                       %v: !spyre.buffer<4x1024x64xf16>, %o: !spyre.buffer<4x256x64xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<4x256x64xf16>, !spyre.buffer<4x1024x64xf16>, !spyre.buffer<4x1024x64xf16>) outs(%o : !spyre.buffer<4x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 256, 512, 128>}
   spyre.return
 }
