@@ -62,8 +62,9 @@ private:
   };
   SmallVector<Unit> unitsOf(int64_t panel, int64_t tk) const;
   /// The units of each core: longest first, each to the least loaded core
-  /// (causal panels further down see more keys); a core runs its units in order.
-  static SmallVector<SmallVector<int64_t>> assign(ArrayRef<Unit> units, int64_t cores);
+  /// (causal panels further down see more keys); a core runs its units in
+  /// order, from one that depends on its key/value head.
+  SmallVector<SmallVector<int64_t>> assign(ArrayRef<Unit> units, int64_t cores) const;
   int64_t keyBlocks(int64_t q0, int64_t rows, int64_t tk) const;
   bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
   /// Estimated cycles of the busiest core with `tile` (see rankTiles).
@@ -164,7 +165,7 @@ SmallVector<AttentionPlan::Unit> AttentionPlan::unitsOf(int64_t panel, int64_t t
   return units;
 }
 
-SmallVector<SmallVector<int64_t>> AttentionPlan::assign(ArrayRef<Unit> units, int64_t cores) {
+SmallVector<SmallVector<int64_t>> AttentionPlan::assign(ArrayRef<Unit> units, int64_t cores) const {
   SmallVector<int64_t> order = llvm::to_vector(llvm::seq<int64_t>(0, units.size()));
   llvm::stable_sort(order, [&](int64_t a, int64_t b) { return units[a].work > units[b].work; });
   SmallVector<int64_t> load(cores, 0);
@@ -174,8 +175,19 @@ SmallVector<SmallVector<int64_t>> AttentionPlan::assign(ArrayRef<Unit> units, in
     load[core] += units[u].work;
     unitsOfCore[core].push_back(u);
   }
-  for (SmallVector<int64_t> &list : unitsOfCore)
+  // Each core runs its units in order, starting at a unit that depends on
+  // its key/value head: causal panels differ in length, so cores of
+  // different heads change units at different times rather than all
+  // loading queries and storing outputs at once (32 x 2048 x 128: 1265.1
+  // -> 1239.1 us), while the query heads of a group keep loading their
+  // keys and values in the same cycles.
+  for (SmallVector<int64_t> &list : unitsOfCore) {
     llvm::sort(list);
+    if (!list.empty()) {
+      size_t start = size_t(units[list.front()].head / (heads / kvHeads)) % list.size();
+      std::rotate(list.begin(), list.begin() + start, list.end());
+    }
+  }
   return unitsOfCore;
 }
 
@@ -379,10 +391,14 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
     // rows is stored by step lastStep[local] + j, and the last piece by step
     // lastStep[local + 2] - 2 at the latest: that step's stores are what
     // step lastStep[local + 2], which writes the same copy of the output
-    // slot, waits for (the pipeline's rule).
-    SmallVector<int64_t> lastStep(unitsHere, 0);
-    for (auto [i, st] : llvm::enumerate(steps))
+    // slot, waits for (the pipeline's rule). None waits for the core's last
+    // step, after which nothing overlaps it.
+    SmallVector<int64_t> firstStep(unitsHere, 0), lastStep(unitsHere, 0);
+    for (auto [i, st] : llvm::enumerate(steps)) {
+      if (st.second == 0)
+        firstStep[st.first] = int64_t(i);
       lastStep[st.first] = int64_t(i);
+    }
     struct Piece {
       int64_t local, r0, rows;
     };
@@ -390,8 +406,8 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
     for (int64_t local = 0; local < unitsHere; ++local) {
       const Unit &unit = units[unitsOfCore[core][local]];
       int64_t from = lastStep[local];
-      int64_t until = local + 2 < unitsHere ? lastStep[local + 2] - 2
-                      : local + 1 < unitsHere ? int64_t(steps.size()) - 1
+      int64_t until = local + 2 < unitsHere   ? lastStep[local + 2] - 2
+                      : local + 1 < unitsHere ? std::max(from, int64_t(steps.size()) - 2)
                                               : from;
       int64_t pieces = std::min<int64_t>(llvm::divideCeil(unit.rows, block), until - from + 1);
       int64_t per = int64_t(llvm::divideCeil(unit.rows, pieces));
@@ -402,12 +418,33 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       int64_t blocks = units[unitsOfCore[core][local]].blocks;
       return local + 1 < unitsHere && blocks >= 2 ? std::max<int64_t>(1, blocks / 2) : -1;
     };
-    // Whether step i computes the first scores of step i + 1 (of the same
-    // panel, with a second item that can wait for that step's loads), so
-    // that the PT works while the SFU finishes step i.
+    // The step that scales unit `local`'s query panel: the one after its
+    // prefetch while the unit before still runs, else the unit's first, so
+    // that the SFU's pass over the panel is not between the two units.
+    auto scaleStep = [&](int64_t local) {
+      if (local > 0) {
+        int64_t at = queryPrefetchAt(local - 1);
+        if (at >= 0 && firstStep[local - 1] + at + 1 <= lastStep[local - 1])
+          return firstStep[local - 1] + at + 1;
+      }
+      return firstStep[local];
+    };
+    // Whether step i computes the first scores of step i + 1 (with a second
+    // item that can wait for that step's loads), so that the PT works while
+    // the SFU finishes step i. Step i + 1 may start the next panel when its
+    // queries were prefetched and scaled before: by an earlier step, or by
+    // this one when the started product follows one of this step's
+    // probabilities x values, which follows the scaling on the SFU.
     auto startsNext = [&](int64_t i) {
-      return i + 1 < int64_t(steps.size()) && steps[i + 1].first == steps[i].first &&
-             itemsAt[i + 1].size() >= 2;
+      if (i + 1 >= int64_t(steps.size()) || itemsAt[i + 1].size() < 2)
+        return false;
+      int64_t local = steps[i].first, next = steps[i + 1].first;
+      if (next == local)
+        return true;
+      if (queryPrefetchAt(local) < 0)
+        return false;
+      int64_t at = scaleStep(next);
+      return scale == 1 || at < i || (at == i && itemsAt[i].size() >= 2);
     };
     // The product step i started for step i + 1 (computes run in order).
     Operation *started = nullptr;
@@ -435,6 +472,9 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
                 em.device(operand, dtype, offset, {view.rowStride * es, 0, 0}), d * es,
                 {count, 1, 1}};
       };
+      bool scalesHere = scale != 1 && scaleStep(local) == i,
+           scalesNext = scale != 1 && local + 1 < unitsHere && scaleStep(local + 1) == i &&
+                        i != firstStep[local + 1];
       if (first && (local == 0 || queryPrefetchAt(local - 1) < 0)) {
         step.loads.push_back(rowsLoad(attn.getQuery(), qView, unit.head, unit.q0, rows, qAt));
         step.operandLoads = 1;
@@ -484,9 +524,11 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       SmallVector<Item> items = itemsAt[i], nextItems;
       int64_t q0 = unit.q0, base = itemBase[i];
       bool startedHere = i > 0 && startsNext(i - 1), startNext = startsNext(i);
-      int64_t nextK = slotAt(kK, (i + 1) % 2);
-      if (startNext)
+      int64_t nextK = slotAt(kK, (i + 1) % 2), nextQ = qAt;
+      if (startNext) {
         nextItems = itemsAt[i + 1];
+        nextQ = slotAt(kQ, steps[i + 1].first % 2);
+      }
       step.compute = [=, this, &em, &started](StepCompute &sc) {
         OpBuilder &b = sc.b();
         auto view = [&](uint8_t type, int64_t at, int64_t rowStride, int64_t colStride) {
@@ -537,24 +579,33 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         const int64_t accRow = (dv + 1) * 4;
         auto acc = [&](int64_t r0) { return view(f32, accAt + r0 * accRow, accRow, 4); };
         auto sums = [&](int64_t r0) { return view(f32, accAt + r0 * accRow + dv * 4, accRow, 0); };
+        // The scale goes into the query panel once, not into every block of
+        // scores; the PT rounds its operands to 16 bits either way.
+        auto scaleQuery = [&](int64_t at, int64_t count, Operation *after) {
+          return binaryImm("mul", view(dtype, at, d * es, es), view(dtype, at, d * es, es), scale,
+                           count, d, after);
+        };
         Operation *setup = nullptr;
         if (first) {
-          // The scale goes into the query panel once, not into every block of
-          // scores; the PT rounds its operands to 16 bits either way.
-          if (scale != 1)
-            binaryImm("mul", view(dtype, qAt, d * es, es), view(dtype, qAt, d * es, es), scale,
-                      rows, d);
-          fill(cell(0), -inf, 1, 1);
-          fill(cell(1), 0, 1, 1);
-          fill(cell(2), 1, 1, 1);
-          fill(row(kMax, 0), -inf, rows, 1);
-          // The first block's products of probabilities and values write
-          // the accumulator: it needs no zeros and no rescaling.
-          for (int64_t copy = 0; copy < 2; ++copy)
-            setup = fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
+          bool before = scalesHere;
+          if (scalesHere)
+            scaleQuery(qAt, rows, nullptr);
+          if (i == 0) {
+            // Constants, and the column of ones after the values in both
+            // copies of their slot (loads leave it): once per core.
+            fill(cell(0), -inf, 1, 1);
+            fill(cell(1), 0, 1, 1);
+            fill(cell(2), 1, 1, 1);
+            for (int64_t copy = 0; copy < 2; ++copy)
+              fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
+            before = true;
+          }
+          setup = fill(row(kMax, 0), -inf, rows, 1);
           // The query is scaled once it is loaded; the keys, values and
-          // mask are waited for before the first product.
-          sc.waitsForLateLoads(setup);
+          // mask are waited for before the first product (by the first
+          // instruction when nothing comes before this one).
+          if (before)
+            sc.waitsForLateLoads(setup);
         }
         // Where key j of a causal block lies after query row i: 1 + j - i > 0,
         // computed once per core. A block whose keys start o - 1 columns
@@ -576,15 +627,16 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         auto scoresOf = [&](int64_t n, int64_t rowStride, int64_t colStride) {
           return view(f32, slotAt(kScores, copyOf(n)), rowStride, colStride);
         };
-        auto productOf = [&](const Item &it, int64_t n, int64_t keysAt, Operation *after) {
+        auto productOf = [&](const Item &it, int64_t n, int64_t queryAt, int64_t keysAt,
+                             Operation *after) {
           return add(HwMatmulOp::create(b, loc, scoresOf(n, tk * 4, 0),
-                                        view(dtype, qAt + it.r0 * d * es, d * es, 0),
+                                        view(dtype, queryAt + it.r0 * d * es, d * es, 0),
                                         view(dtype, keysAt, d * es, 0), it.rows, d, it.keys,
                                         false, true, false, nullptr, 0, nullptr, nullptr),
                      after);
         };
         auto product = [&](int64_t n, Operation *after) {
-          return productOf(items[n], n, kAt, after);
+          return productOf(items[n], n, qAt, kAt, after);
         };
         // Products in PT order: item n + 2's (or, after the last, the next
         // step's first) right after item n's probabilities x values.
@@ -593,11 +645,19 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           if (n < items.size()) {
             products.push_back(product(int64_t(n), nullptr));
           } else if (n == items.size() && startNext) {
-            started = productOf(nextItems[0], int64_t(n), nextK, nullptr);
+            started = productOf(nextItems[0], int64_t(n), nextQ, nextK, nullptr);
             sc.waitsForNextLoads(started);
           }
         };
         products.push_back(startedHere ? started : product(0, setup));
+        // The next panel's queries, prefetched by an earlier step of this
+        // one, once this step's loads are in: after this step's first
+        // product, which waited for them, or as the step's first
+        // instruction, which waits for them, when that product was started
+        // by the step before.
+        if (scalesNext)
+          scaleQuery(slotAt(kQ, (local + 1) % 2), units[unitsOfCore[core][local + 1]].rows,
+                     startedHere ? nullptr : products.front());
         nextProduct(1);
         Operation *lastProduct = nullptr;
         for (auto [n, it] : llvm::enumerate(items)) {

@@ -25,11 +25,13 @@
 // CHECK: m 64 k 64 n 256 {{{.*}}transpose_b
 // CHECK: spyre.hw.core 1 {
 // The query panel is scaled once it has arrived (the first of the step's
-// three loads); the last set-up fill waits for the keys and values too, and
-// the first product for it.
+// three loads); the last set-up fill (the running maxima) waits for the keys
+// and values too, and the first product for it. The constants and the
+// values' column of ones are filled once per core.
 // CHECK: spyre.hw.binary "mul" {{.*}} imm 1.250000e-01 [128 x 64] {signal_sem = [[SFU:5]] : i64, wait_count = 1 : i64, wait_sem = 0 : i64}
 // CHECK: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64}
-// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64, wait_count = 3 : i64, wait_sem = 0 : i64}
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, f32, {{.*}}, 0xFFF0000000000000 [128 x 1] {signal_sem = [[SFU]] : i64, wait_count = 3 : i64, wait_sem = 0 : i64}
 // CHECK-NOT: [128 x 65]
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, f32, offset = [[AFTER:[0-9]+]], strides = [256, 4, 0]>, 1.000000e+00 [64 x 64] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, signal_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.binary "gt" #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 64]
@@ -110,18 +112,16 @@ spyre.kernel @keys(%q: !spyre.buffer<2x256x64xf16>, %k: !spyre.buffer<2x1024x64x
 // A rank-4 target (batch x query length x heads per batch x head size): each
 // query row holds its heads, the layout a model's transpose(1, 2) reads, so
 // no copy merges them. Head h of batch b stores its rows from row 0 of batch
-// b after h heads, one row of 128 bytes every 2 x 64 elements. A core's
-// first panel goes out in two pieces of 32 rows, the second with the next
-// panel's step (see @prefetch).
+// b after h heads, one row of 128 bytes every 2 x 64 elements. Core 1
+// (heads 1 and 3) starts at its second unit (the start depends on the head:
+// see @prefetch).
 // CHECK-LABEL: spyre.hw.program @rows_hold_heads
 // CHECK: spyre.hw.core 0 {
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 8192, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
 // CHECK: spyre.hw.core 1 {
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 128, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 8320, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16512, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 128, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
 spyre.kernel @rows_hold_heads(%q: !spyre.buffer<4x64x64xf16>, %k: !spyre.buffer<4x64x64xf16>,
                               %v: !spyre.buffer<4x64x64xf16>, %o: !spyre.buffer<2x64x2x64xf16>) {
   spyre.attention ins(%q, %k, %v : !spyre.buffer<4x64x64xf16>, !spyre.buffer<4x64x64xf16>, !spyre.buffer<4x64x64xf16>) outs(%o : !spyre.buffer<2x64x2x64xf16>) scale = 0.125 causal
@@ -164,26 +164,33 @@ spyre.kernel @packed_batches(%q: !spyre.buffer<48896xf16>, %k: !spyre.buffer<488
 
 // -----
 
-// Two panels of 256 rows per core (heads 0 and 2 on core 0), two key blocks
-// each. The second panel's queries are loaded during the first panel's
-// second step, after that step's keys and values, into the query slot's
-// other copy, and its first step loads only keys and values: all cores
-// change panels at about the same time, and their query loads there held
-// up the next keys and values. The first panel's output is stored in two
+// Two panels of 256 rows per core (heads 0 and 2 on core 0), three key
+// blocks each. The second panel's queries are loaded during the first
+// panel's second step, after that step's keys and values, into the query
+// slot's other copy, and its first step loads only keys and values: all
+// cores change panels at about the same time, and their query loads there
+// held up the next keys and values. The first panel's last step scales
+// them (its first instruction, waiting for its loads) and starts the second
+// panel's first scores after one of its own probabilities x values, which
+// follows the scaling on the SFU. The first panel's output is stored in two
 // pieces of 128 rows, with its last step and with the next panel's first.
 // CHECK-LABEL: spyre.hw.program @prefetch
 // CHECK: spyre.hw.core 0 {
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg0, dl16> row 32768
 // CHECK: spyre.hw.dma #spyre.ref<lx, {{.*}}>, #spyre.ref<@arg2, dl16, offset = 65536, {{.*}}> row 128 x [512, 1, 1]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg0, dl16, offset = 65536> row 32768
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[Q1:[0-9]+]]>, #spyre.ref<@arg0, dl16, offset = 65536> row 32768
+// CHECK-NOT: @arg0
+// CHECK: spyre.hw.binary "mul" #spyre.ref<lx, dl16, offset = [[Q1]], {{.*}} imm 1.250000e-01 [256 x 64] {signal_sem = 5 : i64, wait_count = 8 : i64, wait_sem = 0 : i64}
+// CHECK: m 128 k 512 n 65 {accumulate
+// CHECK-NEXT: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[Q1]], {{.*}} m 128 k 64 n 512
 // CHECK-NOT: @arg0
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16>, #spyre.ref<lx, {{.*}}> row 16384
 // CHECK-NOT: @arg0
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384>, #spyre.ref<lx, {{.*}}> row 16384
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 65536>, #spyre.ref<lx, {{.*}}> row 32768
 // CHECK: spyre.hw.core 1 {
-spyre.kernel @prefetch(%q: !spyre.buffer<4x256x64xf16>, %k: !spyre.buffer<4x1024x64xf16>,
-                       %v: !spyre.buffer<4x1024x64xf16>, %o: !spyre.buffer<4x256x64xf16>) {
-  spyre.attention ins(%q, %k, %v : !spyre.buffer<4x256x64xf16>, !spyre.buffer<4x1024x64xf16>, !spyre.buffer<4x1024x64xf16>) outs(%o : !spyre.buffer<4x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 256, 512, 128>}
+spyre.kernel @prefetch(%q: !spyre.buffer<4x256x64xf16>, %k: !spyre.buffer<4x1536x64xf16>,
+                       %v: !spyre.buffer<4x1536x64xf16>, %o: !spyre.buffer<4x256x64xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<4x256x64xf16>, !spyre.buffer<4x1536x64xf16>, !spyre.buffer<4x1536x64xf16>) outs(%o : !spyre.buffer<4x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 256, 512, 128>}
   spyre.return
 }
