@@ -477,19 +477,24 @@ def test_fused_attention_keeps_scores_out_of_device_memory():
     close(torch.as_tensor(result.outputs["arg3"]).float(), expected[0], length)
 
 
-@pytest.mark.parametrize("causal, keys", [(True, 1024), (False, 1536)], ids=["causal", "full"])
+@pytest.mark.parametrize("causal, keys, size", [(True, 1024, 64), (True, 1024, 128),
+                                                 (False, 1536, 64)],
+                         ids=["causal", "causal-d128", "full"])
 @pytest.mark.parametrize("batch", [0, 2], ids=["heads-apart", "rows-hold-heads"])
-def test_many_panels_per_core(causal, keys, batch):
+def test_many_panels_per_core(causal, keys, size, batch):
     """On 4 cores, 8 heads of 1024 query rows are 4 panels of 512 rows per
-    core, of one to three key blocks: each core loads its next panel's
+    core, of one to four key blocks: each core loads its next panel's
     queries during the panel before (and, with three blocks, scales them
     and starts their first scores there too) and stores a finished panel's
     output in pieces over the next steps, while the slot's other copy is in
-    use. The output matches eager in f32, in both layouts of the target."""
+    use; its last panel a block of rows at a time, as each is done (with
+    128-wide heads, key blocks of 256: the rows before the last block's are
+    done a step earlier). The output matches eager in f32, in both layouts
+    of the target."""
     from spyre_mlir import compiler
     from spyre_mlir import simulator as sim
     from spyre_mlir.inductor import attention
-    heads, length, size = 8, 1024, 64
+    heads, length = 8, 1024
     mlir = attention.kernel_mlir((heads, length, size), (heads, keys, size),
                                  (heads, keys, size), None, torch.float16, None, 0.125, causal,
                                  batch=batch)

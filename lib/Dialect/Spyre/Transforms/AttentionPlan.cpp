@@ -504,7 +504,31 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
              keys * maskEs,
              {maskRows == 1 ? 1 : rows, 1, 1}});
       }
-      for (const Piece &piece : piecesAt[i]) {
+      // The core's last panel is divided by its sums and stored a block of
+      // rows at a time, in its last step: a block once its last product is
+      // done (the rows before the step's blocks, which saw none of its keys,
+      // with the first), so that only the last block's store is left when
+      // the PT is done. (The other panels' pieces overlap later steps.)
+      bool finalPanel = last && local + 1 == unitsHere;
+      assert(!itemsAt[i].empty() && "a step multiplies some rows");
+      // The final panel's pieces come first in `stores`: the rows before the
+      // step's items (store 0, if any), then one per item (`itemStores`); the
+      // pieces that wait for the step's end after them.
+      SmallVector<Piece> pieces;
+      SmallVector<int64_t> itemStores;
+      int64_t before = itemsAt[i].front().r0;
+      if (finalPanel) {
+        if (before > 0)
+          pieces.push_back({local, 0, before});
+        for (const Item &it : itemsAt[i]) {
+          itemStores.push_back(int64_t(pieces.size()));
+          pieces.push_back({local, it.r0, it.rows});
+        }
+      }
+      for (const Piece &piece : piecesAt[i])
+        if (!finalPanel || piece.local != local)
+          pieces.push_back(piece);
+      for (const Piece &piece : pieces) {
         const Unit &done = units[unitsOfCore[core][piece.local]];
         int64_t from = slotAt(kOut, piece.local % 2) + piece.r0 * dv * es, q = done.q0 + piece.r0;
         if (outHeads) {
@@ -579,6 +603,15 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         const int64_t accRow = (dv + 1) * 4;
         auto acc = [&](int64_t r0) { return view(f32, accAt + r0 * accRow, accRow, 4); };
         auto sums = [&](int64_t r0) { return view(f32, accAt + r0 * accRow + dv * 4, accRow, 0); };
+        // The output rows [r0, r0 + r): the accumulator over the sums, once
+        // `after` (their last product) is done. A row that saw only masked
+        // keys has sum 0 and gives zeros.
+        auto divide = [&](int64_t r0, int64_t r, Operation *after) {
+          binaryImm("eq", row(kIsZero, r0), sums(r0), 0, r, 1, after);
+          select(row(kSafeSum, r0), row(kIsZero, r0), cell(2), sums(r0), r, 1);
+          return binary("div", view(dtype, outAt + r0 * dv * es, dv * es, es), acc(r0),
+                        row(kSafeSum, r0), r, dv);
+        };
         // The scale goes into the query panel once, not into every block of
         // scores; the PT rounds its operands to 16 bits either way.
         auto scaleQuery = [&](int64_t at, int64_t count, Operation *after) {
@@ -701,18 +734,29 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           Operation *ready = unary("exp", probs, scores, r, c);
           if (!first)
             ready = binary("mul", acc(it.r0), acc(it.r0), row(kScale, it.r0), r, dv + 1);
+          Operation *previous = lastProduct;
           lastProduct = add(HwMatmulOp::create(b, loc, view(f32, accAt + it.r0 * accRow, accRow, 0),
                                                view(dl16, slotAt(kProbs, copyOf(n)), tk * probEs, 0),
                                                view(dtype, vAt, (dv + 1) * es, 0), r, c, dv + 1, false,
                                                false, !first, nullptr, 0, nullptr, nullptr),
                             ready);
           nextProduct(n + 2);
+          // The item before is divided once this item's probabilities are
+          // in (the SFU does not wait for a product it could overlap).
+          if (finalPanel && n > 0) {
+            if (n == 1 && before > 0)
+              sc.storeAfter(0, divide(0, before, previous));
+            sc.storeAfter(size_t(itemStores[n - 1]),
+                          divide(items[n - 1].r0, items[n - 1].rows, previous));
+          }
         }
-        if (last) {
-          // A row that saw only masked keys has sum 0 and gives zeros.
-          binaryImm("eq", row(kIsZero, 0), sums(0), 0, rows, 1, lastProduct);
-          select(row(kSafeSum, 0), row(kIsZero, 0), cell(2), sums(0), rows, 1);
-          binary("div", view(dtype, outAt, dv * es, es), acc(0), row(kSafeSum, 0), rows, dv);
+        if (last && !finalPanel)
+          divide(0, rows, lastProduct);
+        if (finalPanel) {
+          if (items.size() == 1 && before > 0)
+            sc.storeAfter(0, divide(0, before, lastProduct));
+          sc.storeAfter(size_t(itemStores.back()),
+                        divide(items.back().r0, items.back().rows, lastProduct));
         }
       };
       return step;

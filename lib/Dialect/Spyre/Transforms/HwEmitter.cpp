@@ -229,10 +229,22 @@ void HwEmitter::pipeline(int64_t coreIndex, Location loc, int64_t numSteps,
       operandsThrough.push_back(core.signalled[kLoad] - loadBase +
                                 int64_t(next->operandLoads - loadsAhead.back()));
     }
+    // A store waits for the step's completion, or for the instruction the
+    // step names; stores run in order, so one after a store that waited for
+    // the completion waits for nothing more.
+    ArrayRef<Operation *> storeWaiters = compute.getStoreWaiters();
+    bool afterDone = false;
     for (auto [i, transfer] : llvm::enumerate(step.stores)) {
       Operation *op = dma(core, loc, transfer);
-      if (i == 0)
+      Operation *waiter = i < storeWaiters.size() ? storeWaiters[i] : nullptr;
+      if (waiter && waiter != ops.back()) {
+        auto it = core.reached.find(waiter);
+        assert(it != core.reached.end() && "a store waits for an instruction of its step");
+        sync(op, it->second.first, it->second.second);
+      } else if (!afterDone) {
         sync(op, done.first, done.second);
+        afterDone = true;
+      }
       signal(core, op, kStore);
     }
     storesThrough.push_back(core.signalled[kStore] - storeBase);

@@ -96,11 +96,20 @@ public:
   /// The instruction each one waits for (explicit style), else empty.
   ArrayRef<Operation *> dependencies() const { return after; }
   Operation *getNextLoadsWaiter() const { return nextLoadsWaiter; }
+  /// Explicit style: store `index` of the step waits for `op` (added, on
+  /// the PT or the SFU) instead of the step's last instruction, so that a
+  /// result finished early goes out while the step computes the rest.
+  void storeAfter(size_t index, Operation *op) {
+    if (storeWaiters.size() <= index)
+      storeWaiters.resize(index + 1, nullptr);
+    storeWaiters[index] = op;
+  }
+  ArrayRef<Operation *> getStoreWaiters() const { return storeWaiters; }
 
 private:
   OpBuilder &builder;
   Location loc;
-  SmallVector<Operation *> emitted, after;
+  SmallVector<Operation *> emitted, after, storeWaiters;
   Operation *nextLoadsWaiter = nullptr, *releaser = nullptr, *lateLoadsWaiter = nullptr;
 };
 

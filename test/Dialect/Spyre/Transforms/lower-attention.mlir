@@ -46,10 +46,18 @@
 // CHECK-NOT: spyre.hw.binary "gt"
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 128] {accumulate
 // CHECK-NOT: [64 x 65]
+// The panel, the core's last, is divided by its sums and stored a block of
+// rows at a time: the first block once its probabilities x values are done
+// (the SFU divides it after the second block's probabilities), its store
+// waiting for that division only.
 // CHECK: spyre.hw.matmul {{.*}} m 64 k 128 n 65 {signal_sem = [[PT]] : i64
-// CHECK-NEXT: spyre.hw.binary "eq" {{.*}} [128 x 1] {signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
-// CHECK: spyre.hw.binary "div" #spyre.ref<lx, dl16, {{.*}} [128 x 64] {signal_sem = 1 : i64}
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16{{.*}}>, #spyre.ref<lx, dl16{{.*}}> row 16384 x [1, 1, 1]
+// CHECK-NEXT: spyre.hw.binary "eq" {{.*}} [64 x 1] {signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
+// CHECK-NEXT: spyre.hw.select
+// CHECK-NEXT: spyre.hw.binary "div" #spyre.ref<lx, dl16, {{.*}} [64 x 64] {signal_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.binary "eq" {{.*}} [64 x 1] {signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
+// CHECK: spyre.hw.binary "div" #spyre.ref<lx, dl16, {{.*}} [64 x 64] {signal_sem = 1 : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16>, #spyre.ref<lx, dl16{{.*}}> row 8192 x [1, 1, 1] {signal_sem = 2 : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 8192>, #spyre.ref<lx, dl16{{.*}}> row 8192 x [1, 1, 1] {signal_sem = 2 : i64, wait_count = 1 : i64, wait_sem = 1 : i64}
 // CHECK-NOT: spyre.hw.dma #spyre.ref<@arg3, f32
 spyre.kernel @causal(%q: !spyre.buffer<1x256x64xf16>, %k: !spyre.buffer<1x256x64xf16>,
                      %v: !spyre.buffer<1x256x64xf16>, %o: !spyre.buffer<1x256x64xf16>) {
@@ -114,14 +122,16 @@ spyre.kernel @keys(%q: !spyre.buffer<2x256x64xf16>, %k: !spyre.buffer<2x1024x64x
 // no copy merges them. Head h of batch b stores its rows from row 0 of batch
 // b after h heads, one row of 128 bytes every 2 x 64 elements. Core 1
 // (heads 1 and 3) starts at its second unit (the start depends on the head:
-// see @prefetch).
+// see @prefetch); a core's last panel goes out in blocks of 32 rows.
 // CHECK-LABEL: spyre.hw.program @rows_hold_heads
 // CHECK: spyre.hw.core 0 {
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 24576, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
 // CHECK: spyre.hw.core 1 {
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16512, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 128, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [64, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 128, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 8320, strides = [256, 0, 0]>, #spyre.ref<lx, {{.*}}> row 128 x [32, 1, 1]
 spyre.kernel @rows_hold_heads(%q: !spyre.buffer<4x64x64xf16>, %k: !spyre.buffer<4x64x64xf16>,
                               %v: !spyre.buffer<4x64x64xf16>, %o: !spyre.buffer<2x64x2x64xf16>) {
   spyre.attention ins(%q, %k, %v : !spyre.buffer<4x64x64xf16>, !spyre.buffer<4x64x64xf16>, !spyre.buffer<4x64x64xf16>) outs(%o : !spyre.buffer<2x64x2x64xf16>) scale = 0.125 causal
@@ -173,7 +183,8 @@ spyre.kernel @packed_batches(%q: !spyre.buffer<48896xf16>, %k: !spyre.buffer<488
 // them (its first instruction, waiting for its loads) and starts the second
 // panel's first scores after one of its own probabilities x values, which
 // follows the scaling on the SFU. The first panel's output is stored in two
-// pieces of 128 rows, with its last step and with the next panel's first.
+// pieces of 128 rows, with its last step and with the next panel's first;
+// the second panel, the core's last, a block of 128 rows at a time.
 // CHECK-LABEL: spyre.hw.program @prefetch
 // CHECK: spyre.hw.core 0 {
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg0, dl16> row 32768
@@ -187,7 +198,8 @@ spyre.kernel @packed_batches(%q: !spyre.buffer<48896xf16>, %k: !spyre.buffer<488
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16>, #spyre.ref<lx, {{.*}}> row 16384
 // CHECK-NOT: @arg0
 // CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384>, #spyre.ref<lx, {{.*}}> row 16384
-// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 65536>, #spyre.ref<lx, {{.*}}> row 32768
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 65536>, #spyre.ref<lx, {{.*}}> row 16384
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 81920>, #spyre.ref<lx, {{.*}}> row 16384
 // CHECK: spyre.hw.core 1 {
 spyre.kernel @prefetch(%q: !spyre.buffer<4x256x64xf16>, %k: !spyre.buffer<4x1536x64xf16>,
                        %v: !spyre.buffer<4x1536x64xf16>, %o: !spyre.buffer<4x256x64xf16>) {
