@@ -28,6 +28,17 @@ def close(actual, expected, depth):
     torch.testing.assert_close(actual, expected, **tolerance(torch.float16, depth))
 
 
+def attention_close(actual, expected):
+    """An attention output is a weighted average of values: its error
+    does not grow with the keys, as a sum's does, but with the values'
+    magnitude (the 16-bit probabilities and values). A tolerance scaled with
+    the square root of the keys let an output with the wrong queries' rows
+    (off by 0.18) pass."""
+    eps = 2.0 ** -9
+    scale = max(1.0, expected.float().abs().max().item())
+    torch.testing.assert_close(actual.float(), expected.float(), rtol=4 * eps, atol=4 * eps * scale)
+
+
 def masks():
     torch.manual_seed(1)
     keep = torch.rand(B, 1, L, S) > 0.3
@@ -71,7 +82,7 @@ def test_sdpa(name):
 
     actual = compiled(fn, q, k, v)
     assert dict(counters.fallbacks) == {}
-    close(actual, fn(q, k, v), max(E, S))
+    attention_close(actual, fn(q, k, v))
 
 
 def test_sdpa_float16():
@@ -83,7 +94,7 @@ def test_sdpa_float16():
     actual = compiled(fn, q, k, v)
     assert dict(counters.fallbacks) == {}
     assert actual.dtype == torch.float16
-    close(actual.float(), fn(q, k, v).float(), max(E, S))
+    attention_close(actual.float(), fn(q, k, v).float())
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -395,7 +406,7 @@ def test_sdpa_runs_as_one_fused_kernel(name, dtype):
     mask = kwargs.get("attn_mask")
     if mask is not None and mask.is_floating_point():
         kwargs["attn_mask"] = mask.float()
-    close(actual.float(), fn(q.float(), k.float(), v.float()), max(E, S))
+    attention_close(actual.float(), fn(q.float(), k.float(), v.float()))
 
 
 def _fused_sdpa_matches_f32(q, k, v, causal):
@@ -406,7 +417,7 @@ def _fused_sdpa_matches_f32(q, k, v, causal):
 
     actual = compiled(fn, q, k, v)
     assert _ran_fused() and dict(counters.fallbacks) == {}
-    close(actual.float(), fn(q.float(), k.float(), v.float()), k.shape[-2])
+    attention_close(actual.float(), fn(q.float(), k.float(), v.float()))
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -474,7 +485,7 @@ def test_fused_attention_keeps_scores_out_of_device_memory():
     assert kernel["device_read_bytes"] < 2 * scores
     expected = F.scaled_dot_product_attention(q.float().unsqueeze(0), k.float().unsqueeze(0),
                                               v.float().unsqueeze(0), is_causal=True, scale=0.125)
-    close(torch.as_tensor(result.outputs["arg3"]).float(), expected[0], length)
+    attention_close(torch.as_tensor(result.outputs["arg3"]).float(), expected[0])
 
 
 @pytest.mark.parametrize("causal, keys, size", [(True, 1024, 64), (True, 1024, 128),
@@ -506,10 +517,7 @@ def test_many_panels_per_core(causal, keys, size, batch):
                                               scale=0.125)
     if batch:  # (batch, length, heads / batch, size)
         expected = expected.view(batch, heads // batch, length, size).transpose(1, 2)
-    # An output is a weighted average of values of about 1: its error does
-    # not grow with the keys (a wrong panel's queries err by 0.18).
-    torch.testing.assert_close(torch.as_tensor(result.outputs["arg3"]).float(), expected,
-                               atol=1e-2, rtol=0)
+    attention_close(torch.as_tensor(result.outputs["arg3"]), expected)
 
 
 def test_attention_the_card_refuses_is_decomposed(decomposed_attention):
@@ -522,7 +530,7 @@ def test_attention_the_card_refuses_is_decomposed(decomposed_attention):
 
     actual = compiled(fn, q, k, v)
     assert not _ran_fused() and dict(counters.fallbacks) == {}
-    close(actual, fn(q, k, v), max(E, S))
+    attention_close(actual, fn(q, k, v))
 
 
 def test_the_attention_op_runs_on_the_card_in_eager():
@@ -538,7 +546,7 @@ def test_the_attention_op_runs_on_the_card_in_eager():
     heads_k, heads_v = k.repeat_interleave(2, 0), v.repeat_interleave(2, 0)
     expected = F.scaled_dot_product_attention(q, heads_k, heads_v,
                                               attn_mask=mask.repeat_interleave(2, 0), scale=0.25)
-    close(out, expected, 16)
+    attention_close(out, expected)
 
 
 def test_heads_split_from_one_projection_are_read_in_place():
@@ -575,12 +583,12 @@ def test_heads_split_from_one_projection_are_read_in_place():
     counters.reset()
     out = torch.ops.spyre.attention(q, k, v, None, 0.25, False)
     assert dict(counters.fallbacks) == {}
-    close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25), 16)
+    attention_close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25))
     q_apart = torch.randn(4, 16, 5).transpose(1, 2)
     counters.reset()
     out = torch.ops.spyre.attention(q_apart, k, v, None, 0.25, False)
     assert dict(counters.fallbacks) == {"spyre.attention (host copy of a strided input)": 1}
-    close(out, F.scaled_dot_product_attention(q_apart, k, v, scale=0.25), 16)
+    attention_close(out, F.scaled_dot_product_attention(q_apart, k, v, scale=0.25))
 
 
 def _heads_per_batch(base):
@@ -608,8 +616,8 @@ def test_strided_operands_are_read_in_place_in_eager_calls(make_q, layout):
     [kernel] = counters.per_kernel
     assert f"query_layout = array<i64: {layout}>" in kernel.mlir
     dense = q.reshape(heads, *q.shape[-2:])
-    close(out.reshape(heads, *out.shape[-2:]),
-          F.scaled_dot_product_attention(dense, k, v, scale=0.25), 16)
+    attention_close(out.reshape(heads, *out.shape[-2:]),
+                    F.scaled_dot_product_attention(dense, k, v, scale=0.25))
 
 
 def test_operands_of_another_rank_are_refused_clearly():
@@ -640,7 +648,7 @@ def test_projections_spanning_more_than_a_core_addresses_are_copied(monkeypatch,
     counters.reset()
     out = attention.fused(q, k, v, None, False, 0.25)
     assert out is not None and dict(counters.fallbacks) == {}
-    close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25), d)
+    attention_close(out, F.scaled_dot_product_attention(q, k, v, scale=0.25))
 
 
 # --------------------------------------------------------------------------
@@ -688,7 +696,7 @@ def test_hand_written_attention_runs_fused(name):
     assert fuse_manual_attention(dynamo_graph(fn, *args).graph) == 1
     actual = compiled(fn, *args)
     assert _ran_fused() and dict(counters.fallbacks) == {}
-    close(actual.float(), fn(*[a.float() for a in args]), L)
+    attention_close(actual.float(), fn(*[a.float() for a in args]))
 
 
 def test_hand_written_attention_left_alone():
