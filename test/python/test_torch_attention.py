@@ -520,6 +520,41 @@ def test_many_panels_per_core(causal, keys, size, batch):
     attention_close(torch.as_tensor(result.outputs["arg3"]), expected)
 
 
+@pytest.mark.parametrize("masked", [False, True], ids=["plain", "mask"])
+def test_grouped_decode_rows_run_on_all_cores(masked):
+    """A decode step of grouped-query attention reaches the kernel as 4 key/
+    value heads of 8 query rows (the heads of a group): panels of one row
+    put it on all 32 cores, the 8 of a head loading its keys and values
+    together, and the output matches eager."""
+    from spyre_mlir import compiler, ir
+    from spyre_mlir import simulator as sim
+    from spyre_mlir.inductor import attention
+    keys = 514
+    mask_shape = (1, 1, keys) if masked else None
+    mlir = attention.kernel_mlir((4, 8, 64), (4, keys, 64), (4, keys, 64), mask_shape,
+                                 torch.float16, torch.float16 if masked else None, 0.125, False)
+    with ir.Context():
+        module = compiler.parse_module(mlir)
+        compiler.compile_module(module, stop_after="tile")
+        (op,) = compiler.ops_where(module, lambda o: "spyre.tile" in o.attributes)
+        assert list(ir.DenseI64ArrayAttr(op.attributes["spyre.tile"]))[0] == 1
+    torch.manual_seed(0)
+    q = torch.randn(4, 8, 64, dtype=torch.float16)
+    k, v = (torch.randn(4, keys, 64, dtype=torch.float16) for _ in range(2))
+    inputs = {"arg0": q, "arg1": k, "arg2": v}
+    mask = None
+    if masked:
+        mask = torch.zeros(1, 1, keys, dtype=torch.float16)
+        mask[..., :3] = float("-inf")
+        inputs["arg3"] = mask
+    result = sim.run(compiler.compile_kernel(mlir), inputs)
+    out = result.outputs["arg4" if masked else "arg3"]
+    expected = F.scaled_dot_product_attention(
+        q.float(), k.float(), v.float(), scale=0.125,
+        attn_mask=None if mask is None else mask.float())
+    attention_close(torch.as_tensor(out), expected)
+
+
 def test_attention_the_card_refuses_is_decomposed(decomposed_attention):
     """When the compiler refuses the fused kernel, attention still runs on
     the card as products and a softmax (no CPU fallback)."""

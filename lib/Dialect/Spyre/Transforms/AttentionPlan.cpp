@@ -199,11 +199,14 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // Bus cycles per byte that every working core moves at once. The query
   // heads of a group (grouped-query attention) are units of equal work that
   // run side by side, loading the same key/value blocks in the same cycles:
-  // the card reads those once for the group.
+  // the card reads those once for the group. So do the panels of a head
+  // when every unit has a core of its own (a decode step's few rows split
+  // over the cores).
   const double active = double(std::min<int64_t>(cores, int64_t(units.size())));
   const double sharing = active / arch.deviceBytesPerCycle();
+  const int64_t panelsPerHead = int64_t(units.size()) <= cores ? llvm::divideCeil(lq, panel) : 1;
   const double keySharing =
-      std::max(1.0, active / double(heads / kvHeads)) / arch.deviceBytesPerCycle();
+      std::max(1.0, active / double(heads / kvHeads * panelsPerHead)) / arch.deviceBytesPerCycle();
   // Cycles of one unit: per step, the PT's products and the SFU's online
   // softmax, overlapped where the panel has two blocks or more (one block's
   // softmax while the other's products run); the keys and values a step
@@ -248,9 +251,12 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
         sfu += softmax;
       }
       double compute = items >= 2 ? std::max(pt, sfu) + first : pt + sfu;
+      // The keys, the values and the mask are transfers one after the
+      // other on the core's DMA engine, each after the memory's latency.
       double bytes = double(keys * (d + dv) * es);
-      double loads =
-          std::max(bytes / double(arch.dmaPortBytesPerCycle), bytes * keySharing) + latency;
+      double transfers = hasMask ? 3 : 2;
+      double loads = std::max(bytes / double(arch.dmaPortBytesPerCycle), bytes * keySharing) +
+                     transfers * latency;
       cycles += blk == 0 ? loads + compute : std::max(loads, compute);
     }
     return cycles;
@@ -308,9 +314,11 @@ AttentionPlan::rankTiles(int64_t cores, int64_t lxBytes) const {
       for (int64_t keys : keyChoices)
         if (fits({panel, keys, block}, lxBytes))
           ranked.push_back({estimate({panel, keys, block}, cores), {panel, keys, block}});
-    // Blocks under 32 rows only when nothing larger fits: they feed the PT
+    // Blocks under 32 rows only when nothing larger fits, or when the
+    // heads' panels leave cores without work (a decode step, whose few rows
+    // are a memory-bound read of the keys and values): they feed the PT
     // poorly and multiply the candidates.
-    if (!ranked.empty() && block <= 32)
+    if (!ranked.empty() && block <= 32 && heads * llvm::divideCeil(lq, block) >= cores)
       break;
   }
   llvm::stable_sort(ranked, [](auto &a, auto &b) { return a.first < b.first; });
