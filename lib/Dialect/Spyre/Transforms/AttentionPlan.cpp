@@ -429,33 +429,28 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
     // The step that scales unit `local`'s query panel: the one after its
     // prefetch while the unit before still runs, else the unit's first, so
     // that the SFU's pass over the panel is not between the two units.
-    // A unit whose queries its first step loads (the unit before has one
-    // key block) has them scaled by the unit before's last step, once that
-    // step's loads are in, when that step starts its first scores.
     auto scaleStep = [&](int64_t local) {
       if (local > 0) {
         int64_t at = queryPrefetchAt(local - 1);
         if (at >= 0 && firstStep[local - 1] + at + 1 <= lastStep[local - 1])
           return firstStep[local - 1] + at + 1;
-        if (at < 0 && itemsAt[firstStep[local]].size() >= 2)
-          return lastStep[local - 1];
       }
       return firstStep[local];
     };
     // Whether step i computes the first scores of step i + 1 (with a second
     // item that can wait for that step's loads), so that the PT works while
-    // the SFU finishes step i. Step i + 1 may start the next panel: when its
-    // queries come with its loads, the started product follows their
-    // scaling, which waits for those loads; when they were prefetched, they
-    // were scaled by an earlier step, or by this one when the started
-    // product follows one of this step's probabilities x values, which
-    // follows the scaling on the SFU.
+    // the SFU finishes step i. Step i + 1 may start the next panel when its
+    // queries were prefetched and scaled before: by an earlier step, or by
+    // this one when the started product follows one of this step's
+    // probabilities x values, which follows the scaling on the SFU.
     auto startsNext = [&](int64_t i) {
       if (i + 1 >= int64_t(steps.size()) || itemsAt[i + 1].size() < 2)
         return false;
       int64_t local = steps[i].first, next = steps[i + 1].first;
-      if (next == local || queryPrefetchAt(local) < 0)
+      if (next == local)
         return true;
+      if (queryPrefetchAt(local) < 0)
+        return false;
       int64_t at = scaleStep(next);
       return scale == 1 || at < i || (at == i && itemsAt[i].size() >= 2);
     };
@@ -487,9 +482,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       };
       bool scalesHere = scale != 1 && scaleStep(local) == i,
            scalesNext = scale != 1 && local + 1 < unitsHere && scaleStep(local + 1) == i &&
-                        i != firstStep[local + 1],
-           nextLoadsQuery = scalesNext && queryPrefetchAt(local) < 0;
-      scalesNext = scalesNext && !nextLoadsQuery;
+                        i != firstStep[local + 1];
       if (first && (local == 0 || queryPrefetchAt(local - 1) < 0)) {
         step.loads.push_back(rowsLoad(attn.getQuery(), qView, unit.head, unit.q0, rows, qAt));
         step.operandLoads = 1;
@@ -692,11 +685,6 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         auto nextProduct = [&](size_t n) {
           if (n < items.size()) {
             products.push_back(product(int64_t(n), nullptr));
-          } else if (n == items.size() && startNext && nextLoadsQuery) {
-            // The next panel's queries come with the next step's loads.
-            Operation *scaled = scaleQuery(nextQ, units[unitsOfCore[core][local + 1]].rows, nullptr);
-            sc.waitsForNextLoads(scaled);
-            started = productOf(nextItems[0], int64_t(n), nextQ, nextK, scaled);
           } else if (n == items.size() && startNext) {
             started = productOf(nextItems[0], int64_t(n), nextQ, nextK, nullptr);
             sc.waitsForNextLoads(started);

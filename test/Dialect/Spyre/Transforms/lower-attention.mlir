@@ -206,24 +206,3 @@ spyre.kernel @prefetch(%q: !spyre.buffer<4x256x64xf16>, %k: !spyre.buffer<4x1536
   spyre.attention ins(%q, %k, %v : !spyre.buffer<4x256x64xf16>, !spyre.buffer<4x1536x64xf16>, !spyre.buffer<4x1536x64xf16>) outs(%o : !spyre.buffer<4x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 256, 512, 128>}
   spyre.return
 }
-
-// -----
-
-// Panels of one key block, two per core: the second panel's queries come
-// with its keys and values (the first panel has no mid-panel step to load
-// them), and the first panel's step scales them, waiting for those loads
-// (semaphore 0 at 6: query, keys and values of both steps), after its first
-// probabilities x values, then starts the second panel's first scores,
-// waiting for that scaling on the SFU.
-// CHECK-LABEL: spyre.hw.program @one_block
-// CHECK: spyre.hw.core 0 {
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[Q1:[0-9]+]]>, #spyre.ref<@arg0, dl16, offset = 65536> row 32768
-// CHECK: m 128 k 256 n 65
-// CHECK-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, dl16, offset = [[Q1]], {{.*}} imm 1.250000e-01 [256 x 64] {signal_sem = [[SFU:5]] : i64, wait_count = 6 : i64, wait_sem = 0 : i64}
-// CHECK-NEXT: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[Q1]], {{.*}} m 128 k 64 n 256 {signal_sem = 4 : i64, transpose_b, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
-// CHECK: spyre.hw.core 1 {
-spyre.kernel @one_block(%q: !spyre.buffer<4x256x64xf16>, %k: !spyre.buffer<4x256x64xf16>,
-                        %v: !spyre.buffer<4x256x64xf16>, %o: !spyre.buffer<4x256x64xf16>) {
-  spyre.attention ins(%q, %k, %v : !spyre.buffer<4x256x64xf16>, !spyre.buffer<4x256x64xf16>, !spyre.buffer<4x256x64xf16>) outs(%o : !spyre.buffer<4x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 256, 256, 128>}
-  spyre.return
-}
