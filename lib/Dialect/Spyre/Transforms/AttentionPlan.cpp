@@ -524,10 +524,10 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       // pieces that wait for the step's end after them.
       SmallVector<Piece> pieces;
       SmallVector<int64_t> itemStores;
-      int64_t before = itemsAt[i].front().r0;
+      int64_t rowsBefore = itemsAt[i].front().r0;
       if (finalPanel) {
-        if (before > 0)
-          pieces.push_back({local, 0, before});
+        if (rowsBefore > 0)
+          pieces.push_back({local, 0, rowsBefore});
         for (const Item &it : itemsAt[i]) {
           itemStores.push_back(int64_t(pieces.size()));
           pieces.push_back({local, it.r0, it.rows});
@@ -628,7 +628,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         };
         Operation *setup = nullptr;
         if (first) {
-          bool before = scalesHere;
+          bool setupFollows = scalesHere;
           if (scalesHere)
             scaleQuery(qAt, rows, nullptr);
           if (i == 0) {
@@ -639,13 +639,13 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
             fill(cell(2), 1, 1, 1);
             for (int64_t copy = 0; copy < 2; ++copy)
               fill(view(dtype, slotAt(kV, copy) + dv * es, (dv + 1) * es, 0), 1, tk, 1);
-            before = true;
+            setupFollows = true;
           }
           setup = fill(row(kMax, 0), -inf, rows, 1);
           // The query is scaled once it is loaded; the keys, values and
           // mask are waited for before the first product (by the first
           // instruction when nothing comes before this one).
-          if (before)
+          if (setupFollows)
             sc.waitsForLateLoads(setup);
         }
         // Where key j of a causal block lies after query row i: 1 + j - i > 0,
@@ -752,8 +752,8 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           // The item before is divided once this item's probabilities are
           // in (the SFU does not wait for a product it could overlap).
           if (finalPanel && n > 0) {
-            if (n == 1 && before > 0)
-              sc.storeAfter(0, divide(0, before, previous));
+            if (n == 1 && rowsBefore > 0)
+              sc.storeAfter(0, divide(0, rowsBefore, previous));
             sc.storeAfter(size_t(itemStores[n - 1]),
                           divide(items[n - 1].r0, items[n - 1].rows, previous));
           }
@@ -761,8 +761,8 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         if (last && !finalPanel)
           divide(0, rows, lastProduct);
         if (finalPanel) {
-          if (items.size() == 1 && before > 0)
-            sc.storeAfter(0, divide(0, before, lastProduct));
+          if (items.size() == 1 && rowsBefore > 0)
+            sc.storeAfter(0, divide(0, rowsBefore, lastProduct));
           sc.storeAfter(size_t(itemStores.back()),
                         divide(items.back().r0, items.back().rows, lastProduct));
         }
