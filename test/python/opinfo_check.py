@@ -173,7 +173,7 @@ def run_sample(op, sample, expected, explain: bool = True) -> Outcome:
         fallbacks.append("dynamo.graph_break")
     kernels = counters.kernels_run
     depth = max((t.numel() for t in tensors), default=1)
-    values = op_id(op) not in UNSPECIFIED_VALUES and not _draws_random(sample)
+    values = op_id(op) not in UNSPECIFIED_VALUES and not _draws_random(op, sample)
     why = compare(actual, expected, tensors, depth, values)
     if why is not None and values and _16_bit(tensors):
         # Within DLFloat16's rounding of the 16-bit inputs (floor, tan, ...)?
@@ -191,10 +191,15 @@ def run_sample(op, sample, expected, explain: bool = True) -> Outcome:
     return Outcome("fallback", reason, fallbacks, kernels)
 
 
-def _draws_random(sample) -> bool:
+def _draws_random(op, sample) -> bool:
     """Whether the sample makes its op draw random numbers (attention with
     dropout): the card's generator is not eager's, so, as for the ops of
-    UNSPECIFIED_VALUES, only shapes and dtypes compare."""
+    UNSPECIFIED_VALUES, only shapes and dtypes compare.
+    multi_head_attention_forward takes its dropout_p positionally (the
+    tenth argument after the query) and applies it only when training."""
+    if op_id(op) == "nn.functional.multi_head_attention_forward":
+        return bool(sample.kwargs.get("training", True) and len(sample.args) > 9
+                    and sample.args[9])
     return bool(sample.kwargs.get("dropout_p", 0))
 
 
