@@ -486,9 +486,12 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       bool scalesHere = scale != 1 && scaleStep(local) == i,
            scalesNext = scale != 1 && local + 1 < unitsHere && scaleStep(local + 1) == i &&
                         i != firstStep[local + 1];
-      if (first && (local == 0 || queryPrefetchAt(local - 1) < 0)) {
+      bool queryHere = first && (local == 0 || queryPrefetchAt(local - 1) < 0);
+      if (queryHere) {
         step.loads.push_back(rowsLoad(attn.getQuery(), qView, unit.head, unit.q0, rows, qAt));
-        step.operandLoads = 1;
+        // The query, and without a mask the keys: the first product needs
+        // no more (a mask's add on the SFU comes first).
+        step.operandLoads = hasMask ? 1 : 2;
       }
       if (blk == queryPrefetchAt(local)) {
         const Unit &next = units[unitsOfCore[core][local + 1]];
@@ -629,11 +632,21 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           return binaryImm("mul", view(dtype, at, d * es, es), view(dtype, at, d * es, es), scale,
                            count, d, after);
         };
-        Operation *setup = nullptr;
+        // Without a mask, the step's first product waits for the query's
+        // scaling (after its query and keys arrived) where the step scales
+        // it, else for the set-up, which waits for all of the step's loads:
+        // the values are for the work after it (the 32 x 2048 x 128
+        // prefill's PT started 57 us in, waiting for the first values of all
+        // cores). Not with a mask yet: there the earlier start gained
+        // 0.2-1 us (1.1 us of a decode step's 10.1) but sped up an f32 dense
+        // mask's kernel past its causal form, whose tiles the estimate ranks
+        // poorly (53.3 us available, 64.5 chosen;
+        // test_causal_mask_runs_causal_on_the_card).
+        Operation *setup = nullptr, *scaled = nullptr;
         if (first) {
           bool setupFollows = scalesHere;
           if (scalesHere)
-            scaleQuery(qAt, rows, nullptr);
+            scaled = scaleQuery(qAt, rows, nullptr);
           if (i == 0) {
             // Constants, and the column of ones after the values in both
             // copies of their slot (loads leave it): once per core.
@@ -648,7 +661,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           // The query is scaled once it is loaded; the keys, values and
           // mask are waited for before the first product (by the first
           // instruction when nothing comes before this one).
-          if (setupFollows)
+          if (setupFollows && (hasMask || !queryHere))
             sc.waitsForLateLoads(setup);
         }
         // Where key j of a causal block lies after query row i: 1 + j - i > 0,
@@ -693,7 +706,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
             sc.waitsForNextLoads(started);
           }
         };
-        products.push_back(startedHere ? started : product(0, setup));
+        products.push_back(startedHere ? started : product(0, scaled && !hasMask ? scaled : setup));
         // The next panel's queries, prefetched by an earlier step of this
         // one, once this step's loads are in: after this step's first
         // product, which waited for them, or as the step's first
@@ -743,6 +756,11 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           unary("exp", row(kScale, it.r0), row(kScale, it.r0), r, 1);
           binary("sub", scores, scores, row(kSafeMax, it.r0), r, c);
           Operation *ready = unary("exp", probs, scores, r, c);
+          // Without a mask, the step's loads after its query and keys (the
+          // values) are first needed by this product of probabilities and
+          // values: its exponential waits for them, not the set-up.
+          if (queryHere && !hasMask && n == 0)
+            sc.waitsForLateLoads(ready);
           if (!first)
             ready = binary("mul", acc(it.r0), acc(it.r0), row(kScale, it.r0), r, dv + 1);
           Operation *previous = lastProduct;

@@ -24,23 +24,24 @@
 // CHECK: m 64 k 64 n 192 {{{.*}}transpose_b
 // CHECK: m 64 k 64 n 256 {{{.*}}transpose_b
 // CHECK: spyre.hw.core 1 {
-// The query panel is scaled once it has arrived (the first of the step's
-// three loads); the last set-up fill (the running maxima) waits for the keys
-// and values too, and the first product for it. The constants and the
+// The query panel is scaled once it and the keys have arrived (the first
+// two of the step's three loads), and the first product waits for that
+// scaling only: the values are first needed by the first probabilities x
+// values, whose exponential waits for them (below). The constants and the
 // values' column of ones are filled once per core.
-// CHECK: spyre.hw.binary "mul" {{.*}} imm 1.250000e-01 [128 x 64] {signal_sem = [[SFU:5]] : i64, wait_count = 1 : i64, wait_sem = 0 : i64}
+// CHECK: spyre.hw.binary "mul" {{.*}} imm 1.250000e-01 [128 x 64] {signal_sem = [[SFU:5]] : i64, wait_count = 2 : i64, wait_sem = 0 : i64}
 // CHECK: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, {{.*}}, 1.000000e+00 [256 x 1] {signal_sem = [[SFU]] : i64}
-// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, f32, {{.*}}, 0xFFF0000000000000 [128 x 1] {signal_sem = [[SFU]] : i64, wait_count = 3 : i64, wait_sem = 0 : i64}
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, f32, {{.*}}, 0xFFF0000000000000 [128 x 1] {signal_sem = [[SFU]] : i64}
 // CHECK-NOT: [128 x 65]
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, f32, offset = [[AFTER:[0-9]+]], strides = [256, 4, 0]>, 1.000000e+00 [64 x 64] {col_step = 1.000000e+00 : f64, row_step = -1.000000e+00 : f64, signal_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.binary "gt" #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 64]
-// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 64 {signal_sem = [[PT:4]] : i64, transpose_b, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
+// CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 64 {signal_sem = [[PT:4]] : i64, transpose_b, wait_count = 1 : i64, wait_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, {{.*}}> = {{.*}} m 64 k 64 n 128 {signal_sem = [[PT]] : i64, transpose_b}
 // CHECK-NEXT: spyre.hw.select #spyre.ref<lx, f32, offset = 4, {{.*}}>, #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 63] {signal_sem = [[SFU]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
 // CHECK: spyre.hw.reduce "max" {{.*}} [64 x 64] {accumulate
 // CHECK-NOT: spyre.hw.reduce "sum"
-// CHECK: spyre.hw.unary "exp" #spyre.ref<lx, dl16, {{.*}} [64 x 64]
+// CHECK: spyre.hw.unary "exp" #spyre.ref<lx, dl16, {{.*}} [64 x 64] {signal_sem = [[SFU]] : i64, wait_count = 3 : i64, wait_sem = 0 : i64}
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = {{[0-9]+}}, strides = [260, 0, 0]> = {{.*}}, strides = [130, 0, 0]> m 64 k 64 n 65 {signal_sem = [[PT]] : i64, wait_count = {{[0-9]+}} : i64, wait_sem = [[SFU]] : i64}
 // CHECK-NEXT: spyre.hw.select {{.*}}, #spyre.ref<lx, f32, offset = [[AFTER]], {{.*}} [64 x 63] {{.*}}wait_count = {{[0-9]+}} : i64, wait_sem = [[PT]] : i64}
 // CHECK-NOT: spyre.hw.binary "gt"
