@@ -403,7 +403,8 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
     // lastStep[local + 2] - 2 at the latest: that step's stores are what
     // step lastStep[local + 2], which writes the same copy of the output
     // slot, waits for (the pipeline's rule). None waits for the core's last
-    // step, after which nothing overlaps it.
+    // step, after which nothing overlaps it; the core's last unit stores
+    // its own blocks in that step (below).
     SmallVector<int64_t> firstStep(unitsHere, 0), lastStep(unitsHere, 0);
     for (auto [i, st] : llvm::enumerate(steps)) {
       if (st.second == 0)
@@ -414,12 +415,11 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       int64_t local, r0, rows;
     };
     SmallVector<SmallVector<Piece>> piecesAt(steps.size());
-    for (int64_t local = 0; local < unitsHere; ++local) {
+    for (int64_t local = 0; local + 1 < unitsHere; ++local) {
       const Unit &unit = units[unitsOfCore[core][local]];
       int64_t from = lastStep[local];
-      int64_t until = local + 2 < unitsHere   ? lastStep[local + 2] - 2
-                      : local + 1 < unitsHere ? std::max(from, int64_t(steps.size()) - 2)
-                                              : from;
+      int64_t until = local + 2 < unitsHere ? lastStep[local + 2] - 2
+                                            : std::max(from, int64_t(steps.size()) - 2);
       int64_t pieces = std::min<int64_t>(llvm::divideCeil(unit.rows, block), until - from + 1);
       int64_t per = int64_t(llvm::divideCeil(unit.rows, pieces));
       for (int64_t j = 0; j * per < unit.rows; ++j)
@@ -526,8 +526,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       bool finalPanel = last && local + 1 == unitsHere;
       assert(!itemsAt[i].empty() && "a step multiplies some rows");
       // The final panel's pieces come first in `stores`: the rows before the
-      // step's items (store 0, if any), then one per item (`itemStores`); the
-      // pieces that wait for the step's end after them.
+      // step's items (store 0, if any), then one per item (`itemStores`).
       SmallVector<Piece> pieces;
       SmallVector<int64_t> itemStores;
       int64_t rowsBefore = itemsAt[i].front().r0;
@@ -539,9 +538,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           pieces.push_back({local, it.r0, it.rows});
         }
       }
-      for (const Piece &piece : piecesAt[i])
-        if (!finalPanel || piece.local != local)
-          pieces.push_back(piece);
+      pieces.append(piecesAt[i].begin(), piecesAt[i].end());
       for (const Piece &piece : pieces) {
         const Unit &done = units[unitsOfCore[core][piece.local]];
         int64_t from = slotAt(kOut, piece.local % 2) + piece.r0 * dv * es, q = done.q0 + piece.r0;
@@ -658,9 +655,9 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
             setupFollows = true;
           }
           setup = fill(row(kMax, 0), -inf, rows, 1);
-          // The query is scaled once it is loaded; the keys, values and
-          // mask are waited for before the first product (by the first
-          // instruction when nothing comes before this one).
+          // The set-up waits for the step's loads when the first product
+          // waits for it (above), as the step's first instruction when
+          // nothing comes before it.
           if (setupFollows && (hasMask || !queryHere))
             sc.waitsForLateLoads(setup);
         }
