@@ -138,3 +138,28 @@ def test_a_norms_rsqrt_per_row_stays_in_the_row_kernel(kernels):
     assert counters.kernels_run == 1
     # Evaluated in the generic that normalizes the rows, not in one of its own.
     assert all(size == 256 * 512 for size in _domains_evaluating(kernels, "math.rsqrt"))
+
+
+@pytest.mark.parametrize("upcast", [False, True], ids=["f16-statistic", "f32-statistic"])
+def test_a_norms_statistic_is_computed_once_per_row(kernels, upcast):
+    # The mean square, its epsilon and rsqrt are one value per row: the
+    # vector unit computes them on a column, and only the products with the
+    # input and the weight (and the squares) run over every element. In
+    # fp16 Inductor rounds the mean through f16 (a narrowing the SFU does
+    # for free, then a widening), which hid that: 8 passes over the rows.
+    from spyre_mlir import compiler, simulator as sim
+
+    def rms_norm(x, w):
+        h = x.float() if upcast else x
+        variance = h.pow(2).mean(-1, keepdim=True)
+        return w * (h * torch.rsqrt(variance + 1e-6)).to(x.dtype)
+    x, w = rand(256, 512, dtype=torch.float16), rand(512, dtype=torch.float16)
+    actual, expected = compiled_and_eager(rms_norm, x, w)
+    torch.testing.assert_close(actual.float(), expected.float(), atol=2e-2, rtol=1e-2)
+    (mlir,) = kernels
+    program = sim.Program.parse(compiler.compile_kernel(mlir))
+    inputs = {b["name"]: sim.np.zeros(b["shape"], sim.np.float16)
+              for _, b in sim.host_buffers(program) if not sim.writes(b)}
+    stats = sim.run(program, inputs).stats
+    passes = sum(core["vector_ops"] for core in stats["cores"]) / x.numel()
+    assert passes < 4.5, passes

@@ -202,20 +202,27 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
       return std::nullopt;
     return index;
   };
-  auto lastUse = [&](Value v) {
+  // A widening renames its operand (below): the operand's temporary lives
+  // as long as the widened value is read.
+  std::function<int64_t(Value)> lastUser = [&](Value v) {
     int64_t last = -1;
-    for (Operation *user : v.getUsers())
+    for (Operation *user : v.getUsers()) {
       last = std::max(last, position[user]);
-    return last + 1;
+      if (isa<arith::ExtFOp>(user))
+        last = std::max(last, lastUser(user->getResult(0)));
+    }
+    return last;
   };
+  auto lastUse = [&](Value v) { return lastUser(v) + 1; };
   auto newTemp = [&](Value v, int64_t begin) {
     plan.temps.push_back({deviceDType(v.getType()), begin, lastUse(v)});
     return unsigned(plan.temps.size() - 1);
   };
 
   // Conversions the vector unit does for free. It reads any element type
-  // and computes in f32, so widening a float input is only another view of
-  // it. It rounds to the destination's type on store (after rounding to
+  // and computes in f32, so widening a float (an input, or a value the body
+  // narrowed, as Inductor rounds an fp16 model's intermediates) is only
+  // another view of it. It rounds to the destination's type on store (after rounding to
   // f32), so an op whose only use narrows its float result stores the
   // narrow type directly: the same value, one instruction and one f32
   // stream fewer.
@@ -234,7 +241,7 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
       BodyValue info = plan.values.at(source);
       plan.values[v] = info;
     };
-    if (auto widen = dyn_cast<arith::ExtFOp>(op); widen && isa<BlockArgument>(widen.getIn())) {
+    if (auto widen = dyn_cast<arith::ExtFOp>(op)) {
       alias(widen.getResult(), widen.getIn());
       continue;
     }
@@ -310,6 +317,34 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
   // index of the row) is computed once per row, its column 0, and read with
   // a zero column stride.
   DenseSet<Value> perRow;
+  // Conversions the SFU does for free (planBody folded them) emit nothing
+  // and rename their operand: a value and its renamings are one temporary.
+  // Inductor rounds row statistics through the narrow type (an RMSNorm's
+  // mean square: divide, narrow, widen, add epsilon, rsqrt), and a rule
+  // that stopped at the folded narrowing ran all of them over whole rows.
+  DenseSet<Operation *> emitted;
+  for (auto &[op, vop] : plan.ops)
+    emitted.insert(op);
+  auto renames = [&](Operation *op) {
+    return isa<arith::ExtFOp, arith::TruncFOp>(op) && !emitted.contains(op);
+  };
+  auto source = [&](Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!renames(def))
+        break;
+      v = def->getOperand(0);
+    }
+    return v;
+  };
+  // Whether only instructions read `v` and its renamings: not the yield,
+  // whose caller copies a yielded value over the whole tile.
+  std::function<bool(Value)> readByInstructionsOnly = [&](Value v) {
+    return llvm::all_of(v.getUsers(), [&](Operation *user) {
+      if (isa<YieldOp>(user))
+        return false;
+      return !renames(user) || readByInstructionsOnly(user->getResult(0));
+    });
+  };
   auto withStrides = [](RefAttr r, int64_t rowStride) {
     return RefAttr::get(r.getContext(), r.getBuffer(), r.getDtype(), r.getOffset(),
                         {rowStride, 0, 0}, r.getInc(), r.getCore());
@@ -318,27 +353,27 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
     RefAttr r = viewOf(v);
     if (plan.values.at(v).scalar)
       return withStrides(r, 0);
-    if (perRow.contains(v))
+    if (perRow.contains(source(v)))
       return withStrides(r, r.getStrides()[0]);
     return r;
   };
   auto constantAlongColumns = [&](Value v) {
     const BodyValue &info = plan.values.at(v);
-    return info.kind == BodyValue::Kind::immediate || info.scalar || perRow.contains(v) ||
+    return info.kind == BodyValue::Kind::immediate || info.scalar || perRow.contains(source(v)) ||
            (info.kind == BodyValue::Kind::input && viewOf(v).getStrides()[1] == 0);
   };
   auto rowTemp = [&](Operation *op) {
     Value result = op->getResult(0);
     return !isa<arith::ConstantOp, IndexExprOp>(op) &&
            plan.values.at(result).kind == BodyValue::Kind::temp &&
-           readByBodyInstructionsOnly(result) &&
+           readByInstructionsOnly(result) &&
            llvm::all_of(op->getOperands(), constantAlongColumns);
   };
   for (auto &[op, vop] : plan.ops) {
     Value result = op->getResult(0);
     if (auto expr = dyn_cast<IndexExprOp>(op)) {
       bool once = plan.values.at(result).kind == BodyValue::Kind::temp &&
-                  readByBodyInstructionsOnly(result) && indexAlongRowsOnly(expr);
+                  readByInstructionsOnly(result) && indexAlongRowsOnly(expr);
       if (once)
         perRow.insert(result);
       index(expr, view(result), once ? 1 : viewCols);
