@@ -163,3 +163,28 @@ def test_a_norms_statistic_is_computed_once_per_row(kernels, upcast):
     stats = sim.run(program, inputs).stats
     passes = sum(core["vector_ops"] for core in stats["cores"]) / x.numel()
     assert passes < 4.5, passes
+
+
+def test_a_table_over_positions_is_loaded_once_per_core(kernels):
+    # Every head is multiplied by the same rows of a table over the
+    # positions (a rotary embedding's cos and sin): a core running several
+    # heads at its positions loads those rows once, not once per head.
+    import re
+    from spyre_mlir import compiler, ir
+
+    def scale(x, t):
+        return x * t[:, None, :]
+    x, t = rand(512, 32, DIM, dtype=torch.float16), rand(512, DIM, dtype=torch.float16)
+    actual, expected = compiled_and_eager(scale, x, t)
+    torch.testing.assert_close(actual.float(), expected.float(), atol=2e-2, rtol=1e-2)
+    (mlir,) = kernels
+    with ir.Context():
+        module = compiler.parse_module(mlir)
+        compiler.compile_module(module)
+        program = str(module)
+    (table,) = re.findall(rf"spyre.hw.buffer @(\w+) input : !spyre.buffer<{t.numel()}xf16>",
+                          program)
+    cores = program.split("spyre.hw.core ")[1:]
+    steps = [core.count("spyre.hw.binary") for core in cores]
+    loads = [core.count(f"#spyre.ref<@{table}") for core in cores]
+    assert max(steps) > 1 and loads == [1] * len(cores), (steps, loads)

@@ -195,6 +195,9 @@ LogicalResult FusedPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
   int64_t groups = geometries.front().groups;
   for (int64_t core = 0; core < cores; ++core) {
     int64_t gBegin = groups * core / cores, gEnd = groups * (core + 1) / cores;
+    SmallVector<SmallVector<bool>> held;
+    for (auto [m, member] : llvm::enumerate(members))
+      held.push_back(member->heldOnCore(geometries[m], gBegin, gEnd));
     em.pipeline(core, fused.getLoc(), gEnd - gBegin, [&](int64_t i) {
       TileStep step;
       SmallVector<SmallVector<RefAttr>> results(members.size()), inputs(members.size());
@@ -207,7 +210,7 @@ LogicalResult FusedPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
           overrides.inputViews[input] = inputs[from.member][from.output];
         overrides.internalOutputs = internal[m];
         TileStep part = member->buildStep(em, geometries[m], gBegin + i, 0, i, &overrides,
-                                          &results[m], &inputs[m]);
+                                          &results[m], &inputs[m], held[m]);
         llvm::append_range(step.loads, part.loads);
         llvm::append_range(step.stores, part.stores);
         computes.push_back(std::move(part.compute));

@@ -39,13 +39,36 @@ GenericPlan::Geometry GenericPlan::geometry(ArrayRef<int64_t> tile, ArrayRef<int
   return g;
 }
 
+SmallVector<bool> GenericPlan::heldOnCore(const Geometry &g, int64_t firstGroup,
+                                          int64_t endGroup) const {
+  SmallVector<bool> held(inputs.size(), endGroup > firstGroup);
+  for (auto [k, access] : llvm::enumerate(inputs)) {
+    // Steps of one output tile walk the reduced loops' tiles.
+    for (int64_t r : g.red)
+      if (g.ntiles[r] > 1 && access.strides[r] != 0)
+        held[k] = false;
+    // Output tiles number the parallel loops' tiles, the last fastest.
+    int64_t inner = 1;
+    for (int64_t p : llvm::reverse(g.par)) {
+      auto tileOf = [&](int64_t group) { return group / inner % g.ntiles[p]; };
+      if (access.strides[p] != 0)
+        for (int64_t group = firstGroup + 1; held[k] && group < endGroup; ++group)
+          held[k] = tileOf(group) == tileOf(firstGroup);
+      inner *= g.ntiles[p];
+    }
+  }
+  return held;
+}
+
 LogicalResult GenericPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
                                  ArrayRef<int64_t> lx) const {
   Geometry g = geometry(tile, lx);
   for (int64_t core = 0; core < cores; ++core) {
     int64_t gBegin = g.groups * core / cores, gEnd = g.groups * (core + 1) / cores;
+    SmallVector<bool> held = heldOnCore(g, gBegin, gEnd);
     em.pipeline(core, generic.getLoc(), (gEnd - gBegin) * g.perGroup, [&](int64_t i) {
-      return buildStep(em, g, gBegin + i / g.perGroup, i % g.perGroup, i);
+      return buildStep(em, g, gBegin + i / g.perGroup, i % g.perGroup, i, nullptr, nullptr,
+                       nullptr, held);
     });
   }
   return success();
@@ -54,7 +77,8 @@ LogicalResult GenericPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t>
 TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group, int64_t s,
                                 int64_t i, const Overrides *overrides,
                                 SmallVectorImpl<RefAttr> *results,
-                                SmallVectorImpl<RefAttr> *inputViewsOut) const {
+                                SmallVectorImpl<RefAttr> *inputViewsOut,
+                                ArrayRef<bool> heldOnCore) const {
   int64_t n = sizes.size();
   int64_t tr = g.tr, tc = g.tc;
   ArrayRef<int64_t> tile = g.tile;
@@ -118,7 +142,7 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
                                  {l.rowStride, pl.colStride, 0});
       continue;
     }
-    bool resident = isResident(k, tile);
+    bool resident = isResident(k, tile) || (!heldOnCore.empty() && heldOnCore[k]);
     int64_t at = slotAt("input" + std::to_string(k), resident ? 0 : inCopy);
     Transfer load{em.lx(dtype, at, l.lxStrides),
                   em.device(generic.getInputs()[k], dtype,

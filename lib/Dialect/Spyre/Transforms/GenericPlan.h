@@ -164,10 +164,17 @@ public:
   /// Step `step` of output tile `group`: its loads, compute and stores. With
   /// `results`, also the LX view of every output's final value; with
   /// `inputViews`, the view of every input.
+  /// With `heldOnCore`, the inputs the core loads once (heldOnCore).
   TileStep buildStep(HwEmitter &em, const Geometry &g, int64_t group, int64_t step,
                      int64_t index, const Overrides *overrides = nullptr,
                      SmallVectorImpl<RefAttr> *results = nullptr,
-                     SmallVectorImpl<RefAttr> *inputViews = nullptr) const;
+                     SmallVectorImpl<RefAttr> *inputViews = nullptr,
+                     ArrayRef<bool> heldOnCore = {}) const;
+  /// Per input, whether every step of a core running output tiles
+  /// [firstGroup, endGroup) loads the same tile of it: the core loads it once
+  /// and its steps read that copy (a rotary embedding's cos and sin, the
+  /// same for every head at a core's positions).
+  SmallVector<bool> heldOnCore(const Geometry &g, int64_t firstGroup, int64_t endGroup) const;
 
   /// The instructions of plane `p` of a step (buildStep) over its views.
   void computePlane(StepCompute &sc, HwEmitter &em, const Geometry &g, Block &block,
