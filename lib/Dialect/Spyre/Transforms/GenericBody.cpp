@@ -222,10 +222,10 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
   // Conversions the vector unit does for free. It reads any element type
   // and computes in f32, so widening a float (an input, or a value the body
   // narrowed, as Inductor rounds an fp16 model's intermediates) is only
-  // another view of it. It rounds to the destination's type on store (after rounding to
-  // f32), so an op whose only use narrows its float result stores the
-  // narrow type directly: the same value, one instruction and one f32
-  // stream fewer.
+  // another view of it. It rounds to the destination's type on store (after
+  // rounding to f32), so an op whose only use narrows its float result
+  // stores the narrow type directly: the same value, one instruction and
+  // one f32 stream fewer.
   auto narrowedBy = [&](Value v) -> arith::TruncFOp {
     if (!v.hasOneUse() || !isa<FloatType>(v.getType()))
       return {};

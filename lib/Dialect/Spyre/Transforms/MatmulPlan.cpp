@@ -629,7 +629,8 @@ int64_t MatmulPlan::physicalCore(Grid grid, int64_t cores, int64_t core) const {
 
 bool MatmulPlan::numbersDownColumns(Grid grid, int64_t cores) const {
   int64_t used = grid.b * grid.m * grid.n, perPort = coresPerPort(grid, cores);
-  double lhsBytes = double(batch * m * k * esOf(lhs)), rhsBytes = double(batch * n * products * k * esOf(rhs));
+  double lhsBytes = double(batch * m * k * esOf(lhs)),
+         rhsBytes = double(batch * n * products * k * esOf(rhs));
   auto busiest = [&](bool columnsTogether) {
     double most = 0;
     for (int64_t first = 0; first < used; first += perPort) {
