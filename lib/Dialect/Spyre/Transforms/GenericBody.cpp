@@ -240,6 +240,7 @@ FailureOr<BodyPlan> mlir::spyre::planBody(GenericOp generic) {
     auto alias = [&](Value v, Value source) {
       BodyValue info = plan.values.at(source);
       plan.values[v] = info;
+      plan.renamed[v] = source;
     };
     if (auto widen = dyn_cast<arith::ExtFOp>(op)) {
       alias(widen.getResult(), widen.getIn());
@@ -317,23 +318,17 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
   // index of the row) is computed once per row, its column 0, and read with
   // a zero column stride.
   DenseSet<Value> perRow;
-  // Conversions the SFU does for free (planBody folded them) emit nothing
-  // and rename their operand: a value and its renamings are one temporary.
+  // Conversions the SFU does for free (plan.renamed) emit nothing and
+  // rename their operand: a value and its renamings are one temporary.
   // Inductor rounds row statistics through the narrow type (an RMSNorm's
   // mean square: divide, narrow, widen, add epsilon, rsqrt), and a rule
   // that stopped at the folded narrowing ran all of them over whole rows.
-  DenseSet<Operation *> emitted;
-  for (auto &[op, vop] : plan.ops)
-    emitted.insert(op);
   auto renames = [&](Operation *op) {
-    return isa<arith::ExtFOp, arith::TruncFOp>(op) && !emitted.contains(op);
+    return op->getNumResults() == 1 && plan.renamed.count(op->getResult(0));
   };
   auto source = [&](Value v) {
-    while (Operation *def = v.getDefiningOp()) {
-      if (!renames(def))
-        break;
-      v = def->getOperand(0);
-    }
+    for (auto it = plan.renamed.find(v); it != plan.renamed.end(); it = plan.renamed.find(v))
+      v = it->second;
     return v;
   };
   // Whether only instructions read `v` and its renamings: not the yield,

@@ -47,6 +47,9 @@ struct BodyPlan {
   SmallVector<BodyTemp> temps;
   /// Ops in order, with their instruction (constants excluded).
   SmallVector<std::pair<Operation *, VectorOp>> ops;
+  /// Results of the conversions the vector unit does for free (widenings,
+  /// narrowings folded into the op before), each with the value it renames.
+  DenseMap<Value, Value> renamed;
 };
 
 /// Plans the body of `op`, or reports on `op` what the vector unit cannot do.
