@@ -188,3 +188,25 @@ def test_a_table_over_positions_is_loaded_once_per_core(kernels):
     steps = [core.count("spyre.hw.binary") for core in cores]
     loads = [core.count(f"#spyre.ref<@{table}") for core in cores]
     assert max(steps) > 1 and loads == [1] * len(cores), (steps, loads)
+
+
+def test_a_residual_sum_is_computed_once_for_its_norm(kernels):
+    # Inductor's LayerNorm of a residual sum recomputes the sum in each of
+    # its passes (mean, variance, normalization). Grouped on the same row
+    # tiles, the card computes it once per tile and the passes read it.
+    from spyre_mlir import compiler, simulator as sim
+
+    def norm(x, y, w, b):
+        return torch.nn.functional.layer_norm(x + y, (x.shape[-1],), w, b)
+    x, y = rand(256, 512, dtype=torch.float16), rand(256, 512, dtype=torch.float16)
+    w, b = rand(512, dtype=torch.float16), rand(512, dtype=torch.float16)
+    actual, expected = compiled_and_eager(norm, x, y, w, b)
+    torch.testing.assert_close(actual.float(), expected.float(), atol=2e-2, rtol=1e-2)
+    (mlir,) = kernels
+    program = sim.Program.parse(compiler.compile_kernel(mlir))
+    inputs = {buf["name"]: sim.np.zeros(buf["shape"], sim.np.float16)
+              for _, buf in sim.host_buffers(program) if not sim.writes(buf)}
+    stats = sim.run(program, inputs).stats
+    passes = sum(core["vector_ops"] for core in stats["cores"]) / x.numel()
+    assert passes < 10, passes
+

@@ -119,6 +119,12 @@ std::string whyFusedCannotRun(FusedOp fused, const ::spyre::Arch &arch, StringRe
 /// Undoes a fusion: moves the members of `fused` back before it, erases it.
 void dissolve(FusedOp fused);
 
+/// Computes an expression of the group's inputs that several members of
+/// `fused` compute (a residual sum that a LayerNorm's passes each recompute)
+/// in a member of its own before them, whose tile the others read from LX.
+/// Returns whether it found any.
+bool shareRecomputedExpressions(FusedOp fused);
+
 } // namespace mlir::spyre
 
 #endif // SPYRE_TRANSFORMS_OPPLAN_H

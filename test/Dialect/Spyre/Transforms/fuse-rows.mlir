@@ -5,14 +5,21 @@
 #row = affine_map<(d0, d1) -> (d0)>
 
 // A softmax: the row maxima and sums become temporaries of the group, their
-// deallocs go; the input is read by all three (loaded once per row tile).
+// deallocs go. exp(x - max), which the sum and the normalization both
+// compute, is computed once per row tile by a member of its own after the
+// maxima, into an f32 tile that the two read (ShareExpressions.cpp).
 // CHECK-LABEL: spyre.kernel @softmax
 // CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: %[[E:.*]] = spyre.alloc() : !spyre.buffer<64000xf32>
 // CHECK-NEXT: %[[MX:.*]] = spyre.alloc() : !spyre.buffer<64xf32>
 // CHECK-NEXT: %[[SM:.*]] = spyre.alloc() : !spyre.buffer<64xf32>
 // CHECK-NEXT: spyre.generic {{.*}}outs(%[[MX]]
-// CHECK: spyre.generic {{.*}}outs(%[[SM]]
-// CHECK: spyre.generic {{.*}}ins(%{{.*}}, %[[MX]], %[[SM]] {{.*}}outs(%arg1
+// CHECK: spyre.generic {{.*}}ins(%arg0, %[[MX]] {{.*}}outs(%[[E]]
+// CHECK: math.exp
+// CHECK: spyre.generic {{.*}}ins(%[[E]] {{.*}}outs(%[[SM]]
+// CHECK-NOT: math.exp
+// CHECK: spyre.generic {{.*}}ins(%[[SM]], %[[E]] {{.*}}outs(%arg1
+// CHECK-NOT: math.exp
 // CHECK: spyre.yield
 // CHECK-NEXT: }
 // CHECK-NEXT: }
