@@ -46,6 +46,17 @@ def _domains_evaluating(kernels, op):
     return sizes
 
 
+def _vector_passes(mlir, elements):
+    """Elements the vector units process per element of the input, running
+    `mlir` on zeros."""
+    from spyre_mlir import compiler, simulator as sim
+    program = sim.Program.parse(compiler.compile_kernel(mlir))
+    inputs = {buf["name"]: sim.np.zeros(buf["shape"], sim.np.float16)
+              for _, buf in sim.host_buffers(program) if not sim.writes(buf)}
+    stats = sim.run(program, inputs).stats
+    return sum(core["vector_ops"] for core in stats["cores"]) / elements
+
+
 class _Arch:
     """The card with SFUs so slow that the rule realizes every candidate."""
     def __init__(self, card):
@@ -147,8 +158,6 @@ def test_a_norms_statistic_is_computed_once_per_row(kernels, upcast):
     # input and the weight (and the squares) run over every element. In
     # fp16 Inductor rounds the mean through f16 (a narrowing the SFU does
     # for free, then a widening), which hid that: 8 passes over the rows.
-    from spyre_mlir import compiler, simulator as sim
-
     def rms_norm(x, w):
         h = x.float() if upcast else x
         variance = h.pow(2).mean(-1, keepdim=True)
@@ -157,11 +166,7 @@ def test_a_norms_statistic_is_computed_once_per_row(kernels, upcast):
     actual, expected = compiled_and_eager(rms_norm, x, w)
     torch.testing.assert_close(actual.float(), expected.float(), atol=2e-2, rtol=1e-2)
     (mlir,) = kernels
-    program = sim.Program.parse(compiler.compile_kernel(mlir))
-    inputs = {b["name"]: sim.np.zeros(b["shape"], sim.np.float16)
-              for _, b in sim.host_buffers(program) if not sim.writes(b)}
-    stats = sim.run(program, inputs).stats
-    passes = sum(core["vector_ops"] for core in stats["cores"]) / x.numel()
+    passes = _vector_passes(mlir, x.numel())
     assert passes < 4.5, passes
 
 
@@ -194,8 +199,6 @@ def test_a_residual_sum_is_computed_once_for_its_norm(kernels):
     # Inductor's LayerNorm of a residual sum recomputes the sum in each of
     # its passes (mean, variance, normalization). Grouped on the same row
     # tiles, the card computes it once per tile and the passes read it.
-    from spyre_mlir import compiler, simulator as sim
-
     def norm(x, y, w, b):
         return torch.nn.functional.layer_norm(x + y, (x.shape[-1],), w, b)
     x, y = rand(256, 512, dtype=torch.float16), rand(256, 512, dtype=torch.float16)
@@ -203,10 +206,6 @@ def test_a_residual_sum_is_computed_once_for_its_norm(kernels):
     actual, expected = compiled_and_eager(norm, x, y, w, b)
     torch.testing.assert_close(actual.float(), expected.float(), atol=2e-2, rtol=1e-2)
     (mlir,) = kernels
-    program = sim.Program.parse(compiler.compile_kernel(mlir))
-    inputs = {buf["name"]: sim.np.zeros(buf["shape"], sim.np.float16)
-              for _, buf in sim.host_buffers(program) if not sim.writes(buf)}
-    stats = sim.run(program, inputs).stats
-    passes = sum(core["vector_ops"] for core in stats["cores"]) / x.numel()
+    passes = _vector_passes(mlir, x.numel())
     assert passes < 10, passes
 

@@ -77,26 +77,33 @@ struct Signatures {
   }
 };
 
-/// Whether `value` varies along every loop of `member` (a per-row value,
-/// such as a row statistic, is cheap already: the body computes it once
-/// per row).
-bool variesAlongEveryLoop(GenericOp member, Value value) {
-  llvm::SmallBitVector used(member.getNumLoops());
+/// The body arguments (the member's inputs) that `value` is computed from.
+SmallVector<BlockArgument> argumentsOf(Value value) {
+  SmallVector<BlockArgument> args;
   SmallVector<Value> work = {value};
   DenseSet<Value> seen;
   while (!work.empty()) {
     Value v = work.pop_back_val();
     if (!seen.insert(v).second)
       continue;
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      AffineMap map = member.getInputMap(arg.getArgNumber());
-      for (unsigned d = 0; d < member.getNumLoops(); ++d)
-        if (map.isFunctionOfDim(d))
-          used.set(d);
-      continue;
-    }
-    for (Value operand : v.getDefiningOp()->getOperands())
-      work.push_back(operand);
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      args.push_back(arg);
+    else
+      llvm::append_range(work, v.getDefiningOp()->getOperands());
+  }
+  return args;
+}
+
+/// Whether `value` varies along every loop of `member` (a per-row value,
+/// such as a row statistic, is cheap already: the body computes it once
+/// per row).
+bool variesAlongEveryLoop(GenericOp member, Value value) {
+  llvm::SmallBitVector used(member.getNumLoops());
+  for (BlockArgument arg : argumentsOf(value)) {
+    AffineMap map = member.getInputMap(arg.getArgNumber());
+    for (unsigned d = 0; d < member.getNumLoops(); ++d)
+      if (map.isFunctionOfDim(d))
+        used.set(d);
   }
   return used.all();
 }
@@ -232,19 +239,10 @@ bool mlir::spyre::shareRecomputedExpressions(FusedOp fused) {
   // than another term's first use stays where it is.
   auto firstMemberAfterWriters = [&](unsigned m, Value v) {
     unsigned after = 0;
-    SmallVector<Value> work = {v};
-    DenseSet<Value> seen;
-    while (!work.empty()) {
-      Value w = work.pop_back_val();
-      if (!seen.insert(w).second)
-        continue;
-      if (auto arg = dyn_cast<BlockArgument>(w)) {
-        auto it = writer.find(members[m].getInputs()[arg.getArgNumber()]);
-        if (it != writer.end())
-          after = std::max(after, it->second + 1);
-        continue;
-      }
-      llvm::append_range(work, w.getDefiningOp()->getOperands());
+    for (BlockArgument arg : argumentsOf(v)) {
+      auto it = writer.find(members[m].getInputs()[arg.getArgNumber()]);
+      if (it != writer.end())
+        after = std::max(after, it->second + 1);
     }
     return after;
   };
