@@ -94,3 +94,61 @@ spyre.kernel @cheap_terms(%x: !spyre.buffer<16x64xf16>, %r: !spyre.buffer<16xf32
   spyre.dealloc %sum : !spyre.buffer<16xf32>
   spyre.return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// Two shared terms: x * x (first computed by the first member) and x - s
+// (of the temporary s, which the first member writes). One member computing
+// both would have to run before the first member and after it: x * x is
+// computed once, before the first member; x - s stays in both its members.
+// CHECK-LABEL: spyre.kernel @late_temporary
+// CHECK: spyre.fused {
+// CHECK: %[[SQ:.*]] = spyre.alloc() : !spyre.buffer<1024xf32>
+// CHECK: spyre.generic {{.*}} ins(%arg0 : {{.*}}) outs(%[[SQ]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: spyre.yield
+// CHECK: spyre.generic {{.*}} ins(%[[SQ]] :
+// CHECK: spyre.generic {{.*}} ins(%arg0, %{{.*}} :
+// CHECK: arith.subf
+// CHECK: spyre.generic {{.*}} ins(%arg0, %{{.*}}, %{{.*}}, %[[SQ]] :
+// CHECK-NOT: arith.mulf %arg
+// CHECK: arith.subf
+// CHECK: spyre.return
+spyre.kernel @late_temporary(%x: !spyre.buffer<16x64xf32>, %out: !spyre.buffer<16x64xf32>) {
+  %s = spyre.alloc() : !spyre.buffer<16xf32>
+  %t = spyre.alloc() : !spyre.buffer<16xf32>
+  spyre.generic domain [16, 64] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%x : !spyre.buffer<16x64xf32>) outs(%s : !spyre.buffer<16xf32>) {
+  ^bb0(%a: f32):
+    %sq = arith.mulf %a, %a : f32
+    spyre.yield %sq : f32
+  }
+  spyre.generic domain [16, 64] {indexing_maps = [#id, #row, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%x, %s : !spyre.buffer<16x64xf32>, !spyre.buffer<16xf32>) outs(%t : !spyre.buffer<16xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %d = arith.subf %a, %m : f32
+    spyre.yield %d : f32
+  }
+  spyre.generic domain [16, 64] {indexing_maps = [#id, #row, #row, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %s, %t : !spyre.buffer<16x64xf32>, !spyre.buffer<16xf32>, !spyre.buffer<16xf32>)
+      outs(%out : !spyre.buffer<16x64xf32>) {
+  ^bb0(%a: f32, %m: f32, %u: f32):
+    %sq = arith.mulf %a, %a : f32
+    %d = arith.subf %a, %m : f32
+    %p = arith.mulf %d, %u : f32
+    %r = arith.addf %p, %sq : f32
+    spyre.yield %r : f32
+  }
+  spyre.dealloc %s : !spyre.buffer<16xf32>
+  spyre.dealloc %t : !spyre.buffer<16xf32>
+  spyre.return
+}
