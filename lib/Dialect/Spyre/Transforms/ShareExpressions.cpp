@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/MapVector.h"
@@ -119,55 +120,30 @@ bool costsWork(Value value) {
 }
 
 /// `member` reading each of `tiles` (a buffer, read through `map`) where
-/// it computed the values listed with it, and no longer reading inputs it
-/// then has no use for; the old op is erased.
-GenericOp readTiles(GenericOp member, AffineMap map,
-                    ArrayRef<std::pair<Value, SmallVector<Value>>> tiles) {
-  Block &old = member.getBody().front();
+/// it computed the values listed with it. What the values were computed
+/// from goes, and the inputs then unread with it (the generic's own
+/// canonicalization).
+void readTiles(GenericOp member, AffineMap map,
+               ArrayRef<std::pair<Value, SmallVector<Value>>> tiles) {
+  Block &body = member.getBody().front();
+  SmallVector<Attribute> maps(member.getIndexingMaps().getValue());
   for (auto &[buffer, replaced] : tiles) {
+    maps.insert(maps.begin() + member.getInputs().size(), AffineMapAttr::get(map));
+    member.getInputsMutable().append(buffer);
     BlockArgument arg =
-        old.addArgument(cast<BufferType>(buffer.getType()).getElementType(), member.getLoc());
+        body.addArgument(cast<BufferType>(buffer.getType()).getElementType(), member.getLoc());
     for (Value v : replaced)
       v.replaceAllUsesWith(arg);
   }
-  // The replaced expressions' ops, and what only they used.
+  member.setIndexingMapsAttr(ArrayAttr::get(member.getContext(), maps));
   SmallVector<Operation *> ops;
-  for (Operation &op : old.without_terminator())
+  for (Operation &op : body.without_terminator())
     ops.push_back(&op);
   for (Operation *op : llvm::reverse(ops))
     if (op->use_empty() && isPure(op))
       op->erase();
-  SmallVector<Value> inputs;
-  SmallVector<Attribute> maps;
-  SmallVector<unsigned> dropped;
-  unsigned numInputs = unsigned(member.getInputs().size());
-  for (BlockArgument arg : old.getArguments()) {
-    unsigned i = arg.getArgNumber();
-    if (arg.use_empty()) {
-      dropped.push_back(i);
-      continue;
-    }
-    if (i < numInputs) {
-      inputs.push_back(member.getInputs()[i]);
-      maps.push_back(AffineMapAttr::get(member.getInputMap(i)));
-    } else {
-      inputs.push_back(tiles[i - numInputs].first);
-      maps.push_back(AffineMapAttr::get(map));
-    }
-  }
-  for (unsigned i = 0; i < member.getOutputs().size(); ++i)
-    maps.push_back(AffineMapAttr::get(member.getOutputMap(i)));
-  OpBuilder b(member);
-  auto grown = GenericOp::create(b, member.getLoc(), member.getDomainSizes(),
-                                 member.getStaticDomainAttr(), member.getSymbols(), inputs,
-                                 member.getOutputs(), b.getArrayAttr(maps),
-                                 member.getIteratorTypes(), member.getCombinersAttr());
-  grown->setDiscardableAttrs(member->getDiscardableAttrDictionary());
-  grown.getBody().takeBody(member.getBody());
-  grown.getBody().front().eraseArguments(
-      [&](BlockArgument arg) { return llvm::is_contained(dropped, arg.getArgNumber()); });
-  member->erase();
-  return grown;
+  PatternRewriter rewriter(member.getContext());
+  (void)GenericOp::canonicalize(member, rewriter);
 }
 
 } // namespace
@@ -342,7 +318,7 @@ bool mlir::spyre::shareRecomputedExpressions(FusedOp fused) {
         tiles.push_back({outputs[i], replaced});
     }
     if (!tiles.empty())
-      members[m] = readTiles(members[m], tileMap, tiles);
+      readTiles(members[m], tileMap, tiles);
   }
   return true;
 }
