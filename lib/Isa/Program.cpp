@@ -363,7 +363,7 @@ private:
       case Opcode::dma: case Opcode::ring:
         checkDma(in, at, trips, s.core);
         break;
-      case Opcode::gather:
+      case Opcode::gather: case Opcode::scatter:
         checkGather(in, at, trips);
         break;
       case Opcode::matmul:
@@ -411,7 +411,7 @@ private:
         w.rows = rows, w.bytes = rows * sh[0];
       break;
     }
-    case Opcode::gather:
+    case Opcode::gather: case Opcode::scatter:
       limit(sh[1], kMaxRowsPerTransfer, "the rows of this transfer");
       limit(static_cast<i128>(sh[1]) * sh[0], kMaxBytesPerTransfer, "the bytes of this transfer");
       if (sh[0] > 0)
@@ -559,16 +559,22 @@ private:
                   " is invalid");
   }
 
+  /// A gather's rows (ops[0]) and table (ops[1]); a scatter's table (ops[0])
+  /// and rows (ops[1]). Either way ops[2] holds the i32 indices in LX.
   void checkGather(const Instr &in, const std::string &at, const std::vector<int64_t> &trips) {
     int64_t row = in.shape[0], n = in.shape[1], tableRows = in.shape[2];
     bool empty = row == 0 || n == 0;
-    checkOperand(in, 0, empty ? Range{} : viewRange({{n, in.ops[0].stride[0]}}, row), at, trips,
-                 true);
-    checkOperand(in, 1, empty || tableRows == 0 ? Range{}
-                                                : viewRange({{tableRows, in.ops[1].stride[0]}}, row),
-                 at, trips, false);
+    bool scatter = static_cast<Opcode>(in.opcode) == Opcode::scatter;
+    int rowsAt = scatter ? 1 : 0, tableAt = scatter ? 0 : 1;
+    checkOperand(in, rowsAt, empty ? Range{} : viewRange({{n, in.ops[rowsAt].stride[0]}}, row),
+                 at, trips, /*written=*/!scatter);
+    checkOperand(in, tableAt,
+                 empty || tableRows == 0
+                     ? Range{}
+                     : viewRange({{tableRows, in.ops[tableAt].stride[0]}}, row),
+                 at, trips, /*written=*/scatter);
     if (static_cast<DType>(in.ops[2].dtype) != DType::i32)
-      throw Error(at + "gather indices must be i32");
+      throw Error(at + (scatter ? "scatter" : "gather") + " indices must be i32");
     checkOperand(in, 2, empty ? Range{} : Range{0, static_cast<i128>(n) * 4}, at, trips, false,
                  /*lxOnly=*/true);
   }

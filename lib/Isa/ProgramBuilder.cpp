@@ -90,6 +90,15 @@ size_t StreamBuilder::gather(const OperandSpec &dst, const OperandSpec &table,
   return i;
 }
 
+size_t StreamBuilder::scatter(const OperandSpec &table, const OperandSpec &src,
+                              const OperandSpec &indices, int64_t rowBytes, int64_t count,
+                              int64_t tableRows, const Sync &sync) {
+  // Destination first, as in every transfer: the table, the rows, the indices.
+  size_t i = gather(table, src, indices, rowBytes, count, tableRows, sync);
+  stream().instrs[i].opcode = static_cast<uint8_t>(Opcode::scatter);
+  return i;
+}
+
 size_t StreamBuilder::matmul(const OperandSpec &c, const OperandSpec &a, const OperandSpec &b,
                              int64_t m, int64_t k, int64_t n, bool transposeA, bool transposeB,
                              bool accumulate, const Sync &sync) {

@@ -509,19 +509,27 @@ void execCopy(const Instr &in, uint32_t srcCore, uint32_t dstCore, Memory &mem) 
                      src + i0 * ss[0] + i1 * ss[1] + i2 * ss[2], row);
 }
 
-void execGather(const Instr &in, uint32_t core, Memory &mem) {
+/// Row j of a gather's rows is table row indices[j]; a scatter writes it
+/// there instead, in order, so that of two equal indices the later row stays.
+void execIndexed(const Instr &in, uint32_t core, Memory &mem) {
   int64_t row = in.shape[0], n = in.shape[1], tableRows = in.shape[2];
   if (!row || !n) return;
+  bool scatter = static_cast<Opcode>(in.opcode) == Opcode::scatter;
+  const Operand &rows = in.ops[scatter ? 1 : 0], &table = in.ops[scatter ? 0 : 1];
   const uint8_t *idx = mem.at(in.ops[2], core, 0, n * 4);
   for (int64_t j = 0; j < n; ++j) {
     int32_t i;
     std::memcpy(&i, idx + 4 * j, 4);
     if (i < 0 || i >= tableRows)
-      throw Error("gather index " + std::to_string(i) + " at position " +
-                  std::to_string(j) + " is outside [0, " + std::to_string(tableRows) + ")");
-    uint8_t *dst = mem.at(in.ops[0], core, j * in.ops[0].stride[0], j * in.ops[0].stride[0] + row);
-    const uint8_t *src = mem.at(in.ops[1], core, i * in.ops[1].stride[0], i * in.ops[1].stride[0] + row);
-    std::memmove(dst, src, row);
+      throw Error(std::string(scatter ? "scatter" : "gather") + " index " + std::to_string(i) +
+                  " at position " + std::to_string(j) + " is outside [0, " +
+                  std::to_string(tableRows) + ")");
+    uint8_t *r = mem.at(rows, core, j * rows.stride[0], j * rows.stride[0] + row);
+    uint8_t *t = mem.at(table, core, i * table.stride[0], i * table.stride[0] + row);
+    if (scatter)
+      std::memmove(t, r, row);
+    else
+      std::memmove(r, t, row);
   }
 }
 
@@ -555,7 +563,7 @@ int64_t execute(const Instr &in, uint32_t core, Memory &mem, const DLFloat16 &dl
     switch (static_cast<Opcode>(in.opcode)) {
     case Opcode::dma: execCopy(in, core, core, mem); break;
     case Opcode::ring: execCopy(in, core, in.ops[0].core, mem); break;
-    case Opcode::gather: execGather(in, core, mem); break;
+    case Opcode::gather: case Opcode::scatter: execIndexed(in, core, mem); break;
     case Opcode::matmul: execMatmul(in, core, mem, dl); break;
     case Opcode::unary: execUnary(in, core, mem, dl); break;
     case Opcode::binary: execBinary(in, core, mem, dl); break;

@@ -91,7 +91,8 @@ bool mayFlowBeside(const Instr &flowing, const Instr &next) {
 
 Engine engineOf(Opcode op) {
   switch (op) {
-  case Opcode::dma: case Opcode::ring: case Opcode::gather: return Engine::dma;
+  case Opcode::dma: case Opcode::ring: case Opcode::gather: case Opcode::scatter:
+    return Engine::dma;
   case Opcode::matmul: return Engine::pt;
   case Opcode::unary: case Opcode::binary: case Opcode::select: case Opcode::fill:
   case Opcode::reduce: return Engine::sfu;
@@ -104,6 +105,7 @@ const char *nameOf(const Instr &in) {
   case Opcode::dma: return "dma";
   case Opcode::ring: return "ring";
   case Opcode::gather: return "gather";
+  case Opcode::scatter: return "scatter";
   case Opcode::matmul: return "matmul";
   case Opcode::unary: return "unary";
   case Opcode::binary: return "binary";
@@ -401,7 +403,7 @@ struct Simulator::Impl {
   /// sticks, plus one more stick where the row is not stick aligned.
   int64_t dmaChargedBytes(const Instr &in, const Operand &device) const {
     int64_t row = in.shape[0], rows = in.shape[1] * in.shape[2] * in.shape[3];
-    if (static_cast<Opcode>(in.opcode) == Opcode::gather)
+    if (auto op = static_cast<Opcode>(in.opcode); op == Opcode::gather || op == Opcode::scatter)
       rows = in.shape[1];
     // Rows that all start at the same place within a stick (stick-multiple
     // strides) touch ceil((phase + row) / stick) sticks each: a half-stick
@@ -451,12 +453,12 @@ struct Simulator::Impl {
       k.macs += macs;
       break;
     }
-    case Opcode::dma: case Opcode::gather: case Opcode::ring: {
+    case Opcode::dma: case Opcode::gather: case Opcode::scatter: case Opcode::ring: {
       auto op = static_cast<Opcode>(in.opcode);
+      bool indexed = op == Opcode::gather || op == Opcode::scatter;
       bool dstDev = in.ops[0].buffer != kLx;
       bool srcDev = op != Opcode::ring && in.ops[1].buffer != kLx;
-      int64_t payload = in.shape[0] * (op == Opcode::gather ? in.shape[1]
-                                                             : in.shape[1] * in.shape[2] * in.shape[3]);
+      int64_t payload = in.shape[0] * (indexed ? in.shape[1] : in.shape[1] * in.shape[2] * in.shape[3]);
       if (op == Opcode::ring) {
         int64_t d = std::abs(static_cast<int64_t>(in.ops[0].core) - id);
         int64_t hops = std::min<int64_t>(d, program.numCores - d);

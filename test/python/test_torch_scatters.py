@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from eager_compare import compiled_and_eager
-from spyre_mlir.inductor import scatters
+from spyre_mlir.inductor import counters, scatters
 from test_torch_ops import tolerance
 from test_torch_scans_sorts import as_card_holds
 
@@ -99,10 +99,12 @@ def test_index_put_with_negative_and_repeated_indices(accumulate, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_index_put_of_whole_rows_gathers_them(dtype, monkeypatch):
-    # Over the comparison budget once the rows' length multiplies in (but
-    # not the indices by positions alone), a replace gathers each position's
-    # last source row: same values, repeated and negative indices included.
+def test_index_put_of_whole_rows(dtype, monkeypatch):
+    # Rows at one index tensor are scattered (the card writes them in index
+    # order, so the last of repeated indices wins; negative ones wrap).
+    # Rows at two index tensors, over the comparison budget once the rows'
+    # length multiplies in (but not the indices by positions alone): each
+    # position gathers its last source row.
     monkeypatch.setattr(scatters, "MAX_COMPARISONS", 64)
     self, v = values(dtype, 2, 6, 5, 3), values(dtype, 2, 4, 5, 3, seed=1)
     index = torch.tensor([4, -1, 0, 4])  # 4 is written twice: the last wins
@@ -135,22 +137,27 @@ def test_kv_cache_write_of_computed_transposed_keys_runs_on_the_card(dtype):
     run(lambda c, p, x: c.index_copy(2, p, x.transpose(1, 2) * 2), cache, torch.arange(512), x)
 
 
-def test_kv_cache_write_of_a_short_prompt_gathers_rows(monkeypatch):
-    # Within the comparison budget, a prompt's cache write still gathers its
-    # rows when that is cheaper than the square with the rows multiplied in
-    # (64 positions of 8 sequences' 4 heads: 917 -> 112 us of a 1B Llama
-    # layer's batch-8 prefill); a decode step's one position keeps the
-    # square, one kernel.
-    gathered = []
-    rows = scatters._index_put_rows
-    monkeypatch.setattr(scatters, "_index_put_rows",
-                        lambda *args: gathered.append(args[0].shape) or rows(*args))
-    cache, keys = values(torch.float16, 8, 4, 66, 64), values(torch.float16, 8, 4, 64, 64, seed=1)
-    run(lambda c, p, k: c.index_copy(2, p, k), cache, torch.arange(64) + 2, keys)
-    assert gathered == [cache.shape]
-    gathered.clear()
-    run(lambda c, p, k: c.index_copy(2, p, k), cache, torch.tensor([65]), keys[:, :, :1])
-    assert gathered == []
+@pytest.mark.parametrize("positions", [[65], [2, 3, 4, 5, 6, 7, 8, 9]])
+def test_kv_cache_write_moves_only_the_rows_written(positions):
+    # A static cache's update in place (HF's index_copy_) is a row scatter:
+    # a decode step's one position (or a prompt's few) moves those rows
+    # through device memory, not the whole cache (8 sequences' 4 heads of
+    # 66 positions, 270 KB).
+    def write(cache, position, keys):
+        cache.index_copy_(2, position, keys)
+
+    cache = values(torch.float16, 8, 4, 66, 64)
+    keys = values(torch.float16, 8, 4, len(positions), 64, seed=1)
+    expected = as_card_holds(cache.clone())
+    write(expected, torch.tensor(positions), as_card_holds(keys))
+    torch._dynamo.reset()
+    counters.reset()
+    torch.compile(write, backend="spyre")(cache, torch.tensor(positions), keys)
+    assert counters.fallbacks == {}
+    torch.testing.assert_close(cache, expected, atol=0, rtol=0)
+    rows = 8 * 4 * len(positions) * 64 * 2  # each row one stick of 128 bytes
+    assert rows <= counters.bus_write_bytes <= rows + 1024  # and the computed indices
+    assert counters.bus_read_bytes <= rows + 1024
 
 
 def test_index_put_on_middle_dimensions_broadcasts_values():
@@ -166,8 +173,8 @@ def test_index_add_copy_fill(dtype):
     index = torch.tensor([4, 0, 4])
     run(lambda s, i, x: s.index_add(0, i, x, alpha=2), self, index, src,
         on_card=sums_on_card(dtype))
-    run(lambda s, i, x: s.index_copy(0, torch.tensor([4, 0, 2]), x), self, index, src,
-        on_card=picks_on_card(dtype))
+    # Rows scattered: int32 values move as they are.
+    run(lambda s, i, x: s.index_copy(0, torch.tensor([4, 0, 2]), x), self, index, src)
     run(lambda s, i: s.index_fill(1, torch.tensor([3, 1]), -2), self, index)
 
 
@@ -223,3 +230,19 @@ def test_bilinear_on_the_vector_unit():
     x1, x2 = values(torch.float32, 4, 3), values(torch.float32, 4, 6, seed=1)
     weight, bias = values(torch.float32, 5, 3, 6, seed=2), values(torch.float32, 5, seed=3)
     run(lambda a, b, w, c: torch.nn.functional.bilinear(a, b, w, c), x1, x2, weight, bias)
+
+
+@pytest.mark.parametrize("position", [66, -67])
+def test_a_row_scatter_index_outside_the_table_raises(position):
+    # As eager raises: the card's scatter refuses the index rather than
+    # writing into the next head's rows (or before the table).
+    def write(cache, position, keys):
+        cache.index_copy_(2, position, keys)
+
+    cache, keys = values(torch.float16, 1, 4, 66, 64), values(torch.float16, 1, 4, 1, 64, seed=1)
+    with pytest.raises(IndexError):
+        write(cache.clone(), torch.tensor([position]), keys)
+    with torch.compiler.config.patch(force_disable_caches=True):
+        torch._dynamo.reset()
+        with pytest.raises(Exception, match="outside"):
+            torch.compile(write, backend="spyre")(cache, torch.tensor([position]), keys)

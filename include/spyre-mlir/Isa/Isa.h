@@ -48,6 +48,7 @@ enum class Opcode : uint8_t {
   dma = 16,     ///< strided copy between device memory and LX (or LX to LX)
   ring = 17,    ///< copy from this core's LX to another core's LX
   gather = 18,  ///< rows of a device table selected by i32 indices in LX
+  scatter = 19, ///< rows from LX written to a device table at i32 indices in LX
   // Matrix unit.
   matmul = 32,
   // Vector unit.

@@ -55,6 +55,9 @@ public:
   /// dst row j = table row indices[j]; table rows are strides[0] apart.
   size_t gather(const OperandSpec &dst, const OperandSpec &table, const OperandSpec &indices,
                 int64_t rowBytes, int64_t count, int64_t tableRows, const Sync &sync = {});
+  /// table row indices[j] = src row j; src rows are strides[0] apart.
+  size_t scatter(const OperandSpec &table, const OperandSpec &src, const OperandSpec &indices,
+                 int64_t rowBytes, int64_t count, int64_t tableRows, const Sync &sync = {});
   size_t matmul(const OperandSpec &c, const OperandSpec &a, const OperandSpec &b, int64_t m,
                 int64_t k, int64_t n, bool transposeA, bool transposeB, bool accumulate,
                 const Sync &sync = {});

@@ -154,6 +154,10 @@ private:
           s.gather(operand(o.getDst()), operand(o.getTable()), operand(o.getIndices()),
                    o.getRowBytes(), o.getCount(), o.getTableRows(), sync(o));
         })
+        .Case([&](HwScatterOp o) {
+          s.scatter(operand(o.getTable()), operand(o.getSrc()), operand(o.getIndices()),
+                    o.getRowBytes(), o.getCount(), o.getTableRows(), sync(o));
+        })
         .Case([&](HwMatmulOp o) {
           s.matmul(operand(o.getC()), operand(o.getA()), operand(o.getB()), o.getM(), o.getK(),
                    o.getN(), o.getTransposeA(), o.getTransposeB(), o.getAccumulate(), sync(o));

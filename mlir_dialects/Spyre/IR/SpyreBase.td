@@ -30,12 +30,13 @@ def Spyre_Dialect : Dialect {
     - `spyre.generic` for every elementwise or reduction computation, with one
       affine indexing map per operand and a body of `arith`/`math` ops;
     - data movement: `spyre.copy`, `spyre.permute`, `spyre.broadcast`,
-      `spyre.slice`, `spyre.concat`, `spyre.gather`, `spyre.fill` and
-      `spyre.constant`.
+      `spyre.slice`, `spyre.concat`, `spyre.gather`, `spyre.scatter`,
+      `spyre.fill` and `spyre.constant`.
 
     All ops except `spyre.constant` and `spyre.alloc` work in destination
     style: they read their `ins` buffers and write their `outs` buffers, and
-    declare exactly those memory effects.
+    declare exactly those memory effects (`spyre.scatter` also reads its
+    `outs` table: the rows it does not write keep their values).
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;

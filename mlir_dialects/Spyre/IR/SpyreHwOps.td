@@ -133,6 +133,18 @@ def Spyre_HwGatherOp : Spyre_HwEngineOp<"gather",
   let summary = "Rows of a device table selected by i32 indices in LX";
 }
 
+def Spyre_HwScatterOp : Spyre_HwEngineOp<"scatter",
+    (ins Spyre_Ref:$table, Spyre_Ref:$src, Spyre_Ref:$indices,
+         I64Attr:$row_bytes, I64Attr:$count, I64Attr:$table_rows),
+    "$table `[` $indices `]` `,` $src `row` $row_bytes `x` $count `of` $table_rows"> {
+  let summary = "Rows from LX written to a device table at i32 indices in LX";
+  let description = [{
+    Row `j` of `src` goes to row `indices[j]` of `table`, in order of `j`: of
+    two equal indices, the later row stays. An index outside
+    `[0, table_rows)` is a run-time error.
+  }];
+}
+
 def Spyre_HwMatmulOp : Spyre_HwEngineOp<"matmul",
     (ins Spyre_Ref:$c, Spyre_Ref:$a, Spyre_Ref:$b, I64Attr:$m,
          I64Attr:$k, I64Attr:$n, UnitAttr:$transpose_a, UnitAttr:$transpose_b,

@@ -469,6 +469,35 @@ def Spyre_GatherOp : Spyre_Op<"gather"> {
   let hasVerifier = 1;
 }
 
+def Spyre_ScatterOp : Spyre_Op<"scatter"> {
+  let summary = "Writes slices of a source into a table at an integer index buffer";
+  let description = [{
+    The mirror of `spyre.gather`: with `axis = a`, the source's shape is
+    `table[:a] ++ indices ++ table[a+1:]` and
+    `table[p..., indices[q...], r...] = source[p..., q..., r...]`; slices
+    of the table no index names keep their values (the table is read and
+    written in place: a KV cache written at a prompt's positions). Of two
+    equal indices the later one (in row-major order of `indices`) stays, as
+    a sequential loop leaves it. Indices are `i32`; an index outside
+    `[0, table.shape[a])` is an error reported at run time, never a write
+    outside the table.
+
+    Example (a key cache written at the positions of a step):
+    ```mlir
+    spyre.scatter ins(%keys, %pos : !spyre.buffer<4x7x64xf16>, !spyre.buffer<7xi32>)
+                  outs(%cache : !spyre.buffer<4x1024x64xf16>) axis = 1
+    ```
+  }];
+  let arguments = (ins Spyre_In:$source, Spyre_In:$indices,
+                       Arg<Spyre_Buffer, "read and written", [MemRead, MemWrite]>:$table,
+                       I64Attr:$axis);
+  let assemblyFormat = [{
+    `ins` `(` $source `,` $indices `:` type($source) `,` type($indices) `)`
+    `outs` `(` $table `:` type($table) `)` `axis` `=` $axis attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def Spyre_AttentionOp : Spyre_Op<"attention"> {
   let summary = "Scaled dot-product attention, scores kept on the card's cores";
   let description = [{

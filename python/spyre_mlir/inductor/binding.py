@@ -53,7 +53,7 @@ def bind(program: sim.Program, names: list[str], tensors, partial: dict,
     the elements it writes (export.partial_writes). `uninitialized`: the
     arguments nothing wrote before the kernel (torch.empty), whose int64
     garbage the kernel reads only to discard (a where over an index_put
-    into an empty tensor)."""
+    into an empty tensor) or leaves as it is (a scatter's rows not written)."""
     bound = [(index, buf, tensors[k]) for index, buf, k in arguments(program, names)]
     arrays, results = [], []
     aliased = set()
@@ -76,7 +76,9 @@ def bind(program: sim.Program, names: list[str], tensors, partial: dict,
             # Written whole before read: no need to convert (possibly
             # garbage) content.
             device, copied = sim.device_zeros(numel, buf["dtype"]), True
-        elif kind == sim.BufferKind.input and buf["name"] in uninitialized:
+        elif kind != sim.BufferKind.output and buf["name"] in uninitialized:
+            # Read (an input, or a scatter's table) but never written: garbage
+            # the kernel discards, or leaves where eager leaves it.
             device, copied = _to_device(flat, buf["dtype"], arch, strict=False)
         elif kind == sim.BufferKind.input:
             device, copied = _converted_input(tensor, flat, buf["dtype"], arch)

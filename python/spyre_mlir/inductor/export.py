@@ -5,9 +5,10 @@ Buffers are passed flat (one dimension covering every element the node
 touches) so that Inductor's index expressions, which are flat offsets, become
 one-result affine maps. Two shapes of node get a dedicated op: a sum of
 products that is a matrix product becomes `spyre.matmul` / `spyre.batch_matmul`
-(on 2-D / 3-D views of the buffers), and a load through an index loaded from
-another buffer becomes `spyre.gather`. Everything else becomes one
-`spyre.generic`.
+(on 2-D / 3-D views of the buffers), a load through an index loaded from
+another buffer becomes `spyre.gather`, and a store of whole rows through
+such an index (a KV cache written at its positions) `spyre.scatter`.
+Everything else becomes one `spyre.generic`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import sympy
 import torch
 
 from ..dialects import spyre
-from ..ir import AffineConstantExpr, AffineMap, Context, InsertionPoint, Location, Module, Type, Value
+from ..ir import (AffineConstantExpr, AffineDimExpr, AffineMap, Context, InsertionPoint, Location, Module,
+                  ShapedType, Type, Value)
 from .body import Body, affine_expr
 from .pieces import TORCH_OPS, split as split_pieces
 from .trace import _INDEXED, TV, Instr, Trace, Unsupported, element_type, fresh_values, linear
@@ -50,7 +52,7 @@ Box = tuple[int, tuple[int, ...], tuple[int, ...]]
 def export(name: str, trace: Trace, buffer_info: BufferInfo) -> ExportedKernel:
     with Context(), Location.unknown():
         split = _pieces(trace, buffer_info) is not None
-        for attempt in (_generic,) if split else (_gather, _matmul, _generic):
+        for attempt in (_generic,) if split else (_scatter, _gather, _matmul, _generic):
             module = attempt(name, trace, buffer_info)
             if module is not None:
                 module.operation.verify()
@@ -212,6 +214,8 @@ def partial_writes(traces: list[Trace], buffers: list[str],
         for store in (i for i in trace.instrs if i.op in ("store", "store_reduction")):
             if store.args[0] not in buffers:
                 continue  # a kernel temporary
+            if _indexed_by(store, {s.name for s in trace.indirect}):
+                continue  # a scatter's table: the kernel reads it whole, then writes rows
             offset, coeffs = linear(store.args[1], trace.variables)
             dims = []
             for size, stride in zip(sizes, coeffs):
@@ -385,8 +389,12 @@ def _emit_generic(trace: Trace, yields, buffer_of: dict, matrices: dict | None =
         kept = next(s for s in outs if s is not None)
         for s in outs:
             base, coeffs = linear((s or kept).args[1], variables)
-            maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs)]))
             buffer = buffer_of[kept.args[0]]
+            shape = ShapedType(buffer.type).shape
+            if len(shape) > 1:  # a temporary whose dimensions are loops (a scatter's values)
+                maps.append(_loops_map(shape, base, coeffs, trace.sizes))
+            else:
+                maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs)]))
             outputs.append(buffer if s is not None else spyre.AllocOp(buffer.type, []).result)
             out_types.append(_element_type_of(buffer))
     iterators = ["parallel"] * len(trace.sizes) + ["reduction"] * len(trace.reduction_sizes)
@@ -413,8 +421,28 @@ def _emit_generic(trace: Trace, yields, buffer_of: dict, matrices: dict | None =
                   combiners=[c for _, c, _ in yields] if reducing else None)
 
 
+def _loops_map(shape, base: int, coeffs: list[int], sizes: list[int]) -> AffineMap:
+    """The map that writes a shaped buffer at the flat position base +
+    coeffs . loops: each dimension of it is the loop of its size whose
+    coefficient is that dimension's row-major stride."""
+    results, used = [], set()
+    for d, n in enumerate(shape):
+        stride = math.prod(shape[d + 1:])
+        if n == 1:
+            results.append(AffineConstantExpr.get(0))
+            continue
+        k = next((k for k, c in enumerate(coeffs) if c == stride and sizes[k] == n and
+                  k not in used), None)
+        if k is None:
+            raise Unsupported("a shaped temporary written other than along its loops")
+        used.add(k)
+        results.append(AffineDimExpr.get(k))
+    if base != 0 or any(c and k not in used for k, c in enumerate(coeffs)):
+        raise Unsupported("a shaped temporary written other than along its loops")
+    return AffineMap.get(len(sizes), 0, results)
+
+
 def _element_type_of(buffer: Value) -> Type:
-    from ..ir import ShapedType
     return ShapedType(buffer.type).element_type
 
 
@@ -632,6 +660,106 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     return module
 
 
+# --------------------------------------------------------------------------
+# spyre.scatter: table[p, rows[q], r] = values[p, q, r] over the loops (p, q, r)
+
+
+def _scatter(name: str, trace: Trace, buffer_info: BufferInfo):
+    """Inductor's index_put of whole rows (index_copy: a static KV cache
+    written at a step's positions): one store through an indirect index,
+    over loops of three kinds in any order: over the table's outer
+    dimensions, over the indices (the loop the stored position does not
+    use; Inductor drops it when there is one index) and within a row, which
+    the store walks densely. The values are read where they are when a
+    buffer holds them in that order, else computed into a kernel temporary
+    first; the rows are computed into one (a cache position plus an arange,
+    negative indices wrapped)."""
+    stores = [i for i in trace.instrs if i.op == "store"]
+    if len(trace.indirect) != 1 or len(stores) != 1 or trace.reduction_sizes:
+        return None
+    (symbol, source), = trace.indirect.items()
+    store = stores[0]
+    if not _indexed_by(store, {symbol.name}):
+        return None
+    if any(_indexed_by(i, {symbol.name}) for i in trace.instrs if i.op == "load"):
+        raise Unsupported("a scatter whose values are read through its index")
+    rows = int(next(i.args[1] for i in trace.instrs if i.op == "indirect_indexing"))
+    base, coeffs = linear(store.args[1], trace.variables + [symbol])
+    *coeffs, width = coeffs
+    loops = [k for k, n in enumerate(trace.sizes) if n > 1]
+    at = [k for k in loops if coeffs[k] == 0]
+    outer = sorted((k for k in loops if coeffs[k] >= rows * width), key=lambda k: -coeffs[k])
+    inner = sorted((k for k in loops if 0 < coeffs[k] < width), key=lambda k: -coeffs[k])
+    if len(at) > 1 or len(at) + len(outer) + len(inner) != len(loops):
+        raise Unsupported("a scatter whose loops are not over rows, indices and a row")
+    count = trace.sizes[at[0]] if at else 1
+    table_shape = (*(trace.sizes[k] for k in outer), rows, *(trace.sizes[k] for k in inner))
+    values_shape = table_shape[:len(outer)] + (count,) + table_shape[len(outer) + 1:]
+    canonical = outer + at + inner if at else outer + inner
+    strides = {k: math.prod(table_shape[d + 1:]) for d, k in
+               enumerate(outer + [None] + inner) if k is not None}
+    if base != 0 or width != math.prod(table_shape[len(outer) + 1:]) or \
+            any(coeffs[k] != strides[k] for k in outer + inner):
+        raise Unsupported("a scatter that does not write whole rows of a dense table")
+    table, table_dtype = store.args[0], buffer_info(store.args[0])[1]
+    if buffer_info(table)[0] != math.prod(table_shape):
+        raise Unsupported("a scatter into part of a buffer")
+    values_dense = [0] * len(trace.sizes)
+    for d, k in enumerate(canonical):
+        values_dense[k] = math.prod(trace.sizes[j] for j in canonical[d + 1:])
+    index_cone = {id(i) for i in _cone(trace.instrs, source)}
+    index_loads = [i for i in trace.instrs if i.op == "load" and id(i) in index_cone]
+    index_exprs = [i for i in trace.instrs if i.op == "index_expr" and id(i) in index_cone]
+    index_var = trace.variables[at[0]] if at else sympy.Symbol("scatter_index", integer=True)
+    if any(c for i in index_loads for k, c in enumerate(linear(i.args[1], trace.variables)[1])
+           if not at or k != at[0]) or \
+            any(sympy.sympify(i.args[0]).free_symbols - {index_var} for i in index_exprs):
+        raise Unsupported("a scatter whose index depends on more than its index loop")
+    value_load = next((i for i in trace.instrs if i.op == "load" and i.result == store.args[2]),
+                      None)
+    plain_values = value_load is not None and id(value_load) not in index_cone and \
+        linear(value_load.args[1], trace.variables) == (0, values_dense) and \
+        buffer_info(value_load.args[0]) == (math.prod(values_shape), table_dtype)
+    element = element_type(table_dtype)
+    args = [(table, table_shape, element)]
+    if plain_values:
+        args.append((value_load.args[0], values_shape, element))
+    for n in dict.fromkeys(i.args[0] for i in trace.instrs if i.op == "load"):
+        if all(a[0] != n for a in args):
+            extent, dtype = buffer_info(n)
+            args.append((n, (max(extent, 1),), element_type(dtype)))
+    module, kernel, block = _new_kernel(name, args)
+    buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
+    with InsertionPoint(block):
+        # The rows, computed over the index loop: Inductor's indirect
+        # indexing wraps a negative index, which the card's scatter does not.
+        indices = buffer_of[_ROWS] = spyre.AllocOp(_buffer_type((count,), "i32"), []).result
+        fresh, serial = fresh_values(trace), itertools.count(len(trace.instrs))
+        zero, negative, bound, wrapped, row = (next(fresh) for _ in range(5))
+        wrap = [Instr("constant", (0, torch.int64), zero, {}, next(serial)),
+                Instr("lt", (source, zero), negative, {}, next(serial)),
+                Instr("constant", (rows, torch.int64), bound, {}, next(serial)),
+                Instr("add", (source, bound), wrapped, {}, next(serial)),
+                Instr("where", (negative, wrapped, source), row, {}, next(serial))]
+        rows_trace = Trace([count], [], [index_var], _cone(trace.instrs, source) + wrap + [
+            Instr("store", (_ROWS, index_var, row), None, {}, next(serial))])
+        _emit_generic(rows_trace, _yields(rows_trace), buffer_of)
+        if plain_values:
+            values = buffer_of[value_load.args[0]]
+        else:
+            values = buffer_of[_SCATTERED] = \
+                spyre.AllocOp(_buffer_type(values_shape, element), []).result
+            position = sum(c * v for c, v in zip(values_dense, trace.variables))
+            body = [i for i in trace.instrs if i.op != "indirect_indexing" and i is not store and
+                    (id(i) not in index_cone or _used_outside(trace.instrs, i, index_cone))]
+            values_trace = Trace(list(trace.sizes), [], list(trace.variables), body + [
+                Instr("store", (_SCATTERED, position, store.args[2]), None, {}, store.serial)])
+            _emit_generic(values_trace, _yields(values_trace), buffer_of)
+        spyre.ScatterOp(values, indices, buffer_of[table], len(outer))
+        spyre.ReturnOp()
+    return module
+
+
 def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
     """A node that reads rows of tables at computed rows and computes on
     them (MoE routing: a token's hidden row times its routing weight,
@@ -816,8 +944,9 @@ def _used_outside(instrs, instr: Instr, inside: set[int]) -> bool:
                if id(i) not in inside and i.op != "indirect_indexing")
 
 
-#: Kernel temporaries of a lookup: its computed rows, its gathered rows.
-_ROWS, _GATHERED = "gather_rows", "gathered"
+#: Kernel temporaries of a lookup: its computed rows, its gathered rows; of
+#: a scatter: its computed values.
+_ROWS, _GATHERED, _SCATTERED = "gather_rows", "gathered", "scattered"
 
 
 def _copy_trace(trace: Trace, store: Instr, dense: list[int]) -> Trace:

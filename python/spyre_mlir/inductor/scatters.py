@@ -234,7 +234,23 @@ def index_put(self, indices, values, accumulate=False):
     return _index_put(self, indices, values, "sum" if accumulate else "replace")
 
 
+def _writes_rows(self, indices, values, accumulate) -> bool:
+    """Whether an index_put replaces whole rows at one 1-D index tensor (a
+    static KV cache's `index_copy_`): Inductor then stores each row through
+    the index and the card runs that as a row scatter (export._scatter),
+    which moves the rows written, not the whole table."""
+    tensors = [i for i in indices if i is not None]
+    return not accumulate and self.dtype != torch.bool and len(tensors) == 1 and \
+        tensors[0].dim() == 1 and tensors[0].dtype in (torch.int64, torch.int32) and \
+        values.dtype == self.dtype and self.is_contiguous() and \
+        values.shape == (*self.shape[:len(indices) - 1], tensors[0].numel(),
+                         *self.shape[len(indices):]) and \
+        indices[-1] is not None and self.numel() > 0 and values.numel() > 0
+
+
 def _index_put_applies(self, indices, values, accumulate=False):
+    if _writes_rows(self, indices, values, accumulate):
+        return False
     positions = [d for d, i in enumerate(indices) if i is not None]
     tensors = [i for i in indices if i is not None]
     if not tensors or positions != list(range(positions[0], positions[0] + len(tensors))) \

@@ -71,7 +71,8 @@ constexpr double kAttentionPassesPerScore = 3;
 /// its whole buffer: an attention operand read through a strided view (the
 /// heads of a projection, whose buffer spans the other heads too), a
 /// gather's table (the gathered elements: an embedding lookup reads a few
-/// rows of a large table).
+/// rows of a large table), a scatter's table (the elements written: a
+/// cache update writes a few rows of a large cache).
 std::optional<double> elementsRead(Operation *op, unsigned i) {
   if (auto attention = dyn_cast<AttentionOp>(op); attention && i < 3)
     return double(computeProduct(attention.getView(i).shape));
@@ -79,6 +80,11 @@ std::optional<double> elementsRead(Operation *op, unsigned i) {
     auto target = cast<BufferType>(gather.getTarget().getType());
     if (target.hasStaticShape())
       return double(target.getNumElements());
+  }
+  if (auto scatter = dyn_cast<ScatterOp>(op); scatter && i == 2) {
+    auto source = cast<BufferType>(scatter.getSource().getType());
+    if (source.hasStaticShape())
+      return double(source.getNumElements());
   }
   return std::nullopt;
 }
@@ -202,7 +208,8 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      cost.computeCycles = points * cycles / cores;
                      return true;
                    })
-                   .Case<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, GatherOp, FillOp>(
+                   .Case<CopyOp, PermuteOp, BroadcastOp, SliceOp, ConcatOp, GatherOp, ScatterOp,
+                         FillOp>(
                        [&](auto) { return true; }) // data movement: bytes only
                    .Default([&](Operation *) {
                      why = "no cost model for '" + op->getName().getStringRef().str() + "'";

@@ -139,6 +139,12 @@ LogicalResult HwGatherOp::verify() {
   return verifyEngineOp(*this, {{"dst", getDst()}, {"table", getTable()}}, false);
 }
 
+LogicalResult HwScatterOp::verify() {
+  if (getIndices().getDtype() != static_cast<uint8_t>(ISA::DType::i32) || !getIndices().isLx())
+    return emitOpError("indices are i32 in LX");
+  return verifyEngineOp(*this, {{"table", getTable()}, {"src", getSrc()}}, false);
+}
+
 LogicalResult HwMatmulOp::verify() {
   return verifyEngineOp(*this, {{"c", getC()}, {"a", getA()}, {"b", getB()}}, true);
 }

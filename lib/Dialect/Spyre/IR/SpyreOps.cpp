@@ -423,6 +423,24 @@ LogicalResult GatherOp::verify() {
                                "table and target");
 }
 
+LogicalResult ScatterOp::verify() {
+  BufferType table = bufferType(getTable()), indices = bufferType(getIndices()),
+             source = bufferType(getSource());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= table.getRank())
+    return emitOpError() << "axis " << axis << " is out of range for a table "
+                         << "of rank " << table.getRank();
+  if (!indices.getElementType().isSignlessInteger(32))
+    return emitOpError() << "indices must be i32, got " << indices.getElementType();
+  SmallVector<int64_t> expected(table.getShape().take_front(axis));
+  llvm::append_range(expected, indices.getShape());
+  llvm::append_range(expected, table.getShape().drop_front(axis + 1));
+  if (failed(verifyCompatibleShape(expected, source.getShape())))
+    return emitOpError() << "source shape must be table[:axis] ++ indices ++ "
+                            "table[axis+1:]";
+  return verifySameElementType(*this, getSource(), getTable(), "source and table");
+}
+
 LogicalResult Conv2dOp::verify() {
   BufferType in = bufferType(getInput()), w = bufferType(getWeight()),
              out = bufferType(getTarget());

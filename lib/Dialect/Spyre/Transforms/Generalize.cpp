@@ -199,7 +199,7 @@ struct SpyreGeneralizePass
     if (!reportKept)
       return;
     getOperation().walk([&](Operation *op) {
-      if (isa<GatherOp>(op))
+      if (isa<GatherOp, ScatterOp>(op))
         op->emitRemark("kept: the index is loaded at run time, which an "
                        "affine map cannot express");
       else if (isa<CopyOp>(op))

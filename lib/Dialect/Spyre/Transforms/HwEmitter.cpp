@@ -10,7 +10,7 @@ namespace {
 enum class Engine { dma, pt, sfu };
 
 Engine engineOf(Operation *op) {
-  if (isa<HwDmaOp, HwRingOp, HwGatherOp>(op))
+  if (isa<HwDmaOp, HwRingOp, HwGatherOp, HwScatterOp>(op))
     return Engine::dma;
   return isa<HwMatmulOp>(op) ? Engine::pt : Engine::sfu;
 }

@@ -25,6 +25,8 @@ FailureOr<std::unique_ptr<OpPlan>> OpPlan::get(Operation *op, const ::spyre::Arc
     return makeMatmulPlan(op, arch);
   if (auto gather = dyn_cast<GatherOp>(op))
     return makeGatherPlan(gather, arch);
+  if (auto scatter = dyn_cast<ScatterOp>(op))
+    return makeScatterPlan(scatter, arch);
   if (auto attention = dyn_cast<AttentionOp>(op))
     return makeAttentionPlan(attention, arch);
   if (auto conv = dyn_cast<Conv2dOp>(op))

@@ -12,6 +12,7 @@ FailureOr<std::unique_ptr<OpPlan>> makeGenericPlan(GenericOp op, const ::spyre::
 /// spyre.matmul and its epilogue.
 FailureOr<std::unique_ptr<OpPlan>> makeMatmulPlan(Operation *op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeGatherPlan(GatherOp op, const ::spyre::Arch &arch);
+FailureOr<std::unique_ptr<OpPlan>> makeScatterPlan(ScatterOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeFusedPlan(FusedOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeAttentionPlan(AttentionOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeConvPlan(Conv2dOp op, const ::spyre::Arch &arch);

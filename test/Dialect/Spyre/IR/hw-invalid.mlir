@@ -147,3 +147,14 @@ spyre.hw.program @p num_cores = 1 {
   // expected-error @+1 {{has rank 9; the program binary holds at most 8 dimensions}}
   spyre.hw.buffer @x input : !spyre.buffer<1x1x1x1x1x1x1x1x2xf32>
 }
+
+// -----
+
+spyre.hw.program @p num_cores = 1 {
+  spyre.hw.buffer @x input : !spyre.buffer<64x64xf16>
+  spyre.hw.buffer @ids input : !spyre.buffer<8xi32>
+  spyre.hw.core 0 {
+    // expected-error @+1 {{'spyre.hw.scatter' op indices are i32 in LX}}
+    spyre.hw.scatter #spyre.ref<@x, dl16, strides = [128, 0, 0]>[#spyre.ref<@ids, i32>], #spyre.ref<lx, dl16> row 128 x 8 of 64
+  }
+}

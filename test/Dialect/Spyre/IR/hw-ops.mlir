@@ -31,6 +31,8 @@ spyre.hw.program @every_op num_cores = 2 {
     // CHECK: spyre.hw.matmul #spyre.ref<lx, f32, strides = [256, 0, 0]> = #spyre.ref<lx, dl16, strides = [128, 0, 0]> x #spyre.ref<lx, dl16, strides = [128, 0, 0]> m 64 k 64 n 64 {accumulate, transpose_b}
     spyre.hw.matmul #spyre.ref<lx, f32, strides = [256, 0, 0]> = #spyre.ref<lx, dl16, strides = [128, 0, 0]> x #spyre.ref<lx, dl16, strides = [128, 0, 0]> m 64 k 64 n 64 {transpose_b, accumulate}
     spyre.hw.gather #spyre.ref<lx, dl16>, #spyre.ref<@x, dl16, strides = [128, 0, 0]>[#spyre.ref<lx, i32, offset = 1024>] row 128 x 8 of 64
+    // CHECK: spyre.hw.scatter #spyre.ref<@x, dl16, strides = [128, 0, 0]>[#spyre.ref<lx, i32, offset = 1024>], #spyre.ref<lx, dl16> row 128 x 8 of 64
+    spyre.hw.scatter #spyre.ref<@x, dl16, strides = [128, 0, 0]>[#spyre.ref<lx, i32, offset = 1024>], #spyre.ref<lx, dl16> row 128 x 8 of 64
     // CHECK: spyre.hw.ring #spyre.ref<lx, f32, core = 1>, #spyre.ref<lx, f32> row 64 x [1, 1, 1] {signal_remote, signal_sem = 2 : i64}
     spyre.hw.ring #spyre.ref<lx, f32, core = 1>, #spyre.ref<lx, f32> row 64 x [1, 1, 1] {signal_remote, signal_sem = 2 : i64}
     // CHECK: spyre.hw.barrier

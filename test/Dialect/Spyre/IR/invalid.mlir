@@ -406,6 +406,38 @@ spyre.kernel @gather_index(%t: !spyre.buffer<100x16xf16>, %i: !spyre.buffer<5xf3
 
 // -----
 
+spyre.kernel @scatter_shape(%s: !spyre.buffer<4x5x8xf16>, %i: !spyre.buffer<5xi32>, %t: !spyre.buffer<4x16x64xf16>) {
+  // expected-error @+1 {{source shape must be table[:axis] ++ indices ++ table[axis+1:]}}
+  spyre.scatter ins(%s, %i : !spyre.buffer<4x5x8xf16>, !spyre.buffer<5xi32>) outs(%t : !spyre.buffer<4x16x64xf16>) axis = 1
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @scatter_index(%s: !spyre.buffer<4x5x64xf16>, %i: !spyre.buffer<5xi8>, %t: !spyre.buffer<4x16x64xf16>) {
+  // expected-error @+1 {{indices must be i32, got 'i8'}}
+  spyre.scatter ins(%s, %i : !spyre.buffer<4x5x64xf16>, !spyre.buffer<5xi8>) outs(%t : !spyre.buffer<4x16x64xf16>) axis = 1
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @scatter_axis(%s: !spyre.buffer<4x5x64xf16>, %i: !spyre.buffer<5xi32>, %t: !spyre.buffer<4x16x64xf16>) {
+  // expected-error @+1 {{axis 3 is out of range for a table of rank 3}}
+  spyre.scatter ins(%s, %i : !spyre.buffer<4x5x64xf16>, !spyre.buffer<5xi32>) outs(%t : !spyre.buffer<4x16x64xf16>) axis = 3
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @scatter_type(%s: !spyre.buffer<4x5x64xf32>, %i: !spyre.buffer<5xi32>, %t: !spyre.buffer<4x16x64xf16>) {
+  // expected-error @+1 {{source and table}}
+  spyre.scatter ins(%s, %i : !spyre.buffer<4x5x64xf32>, !spyre.buffer<5xi32>) outs(%t : !spyre.buffer<4x16x64xf16>) axis = 1
+  spyre.return
+}
+
+// -----
+
 spyre.kernel @fill_type(%a: !spyre.buffer<4xf16>) {
   // expected-error @+1 {{value of type 'f32' does not match element type 'f16'}}
   spyre.fill 1.0 : f32 outs(%a : !spyre.buffer<4xf16>)

@@ -115,3 +115,12 @@ spyre.kernel @side_by_side_accumulating(%x: !spyre.buffer<64x64xf16>, %w: !spyre
   }
   spyre.return
 }
+
+// -----
+
+spyre.kernel @scatter_tile(%s: !spyre.buffer<4x5x64xf16>, %i: !spyre.buffer<5xi32>, %t: !spyre.buffer<4x16x64xf16>) {
+  // expected-error @+1 {{spyre.tile of this scatter is [indices in [1, 5], row elements in [1, 64]]}}
+  spyre.scatter ins(%s, %i : !spyre.buffer<4x5x64xf16>, !spyre.buffer<5xi32>) outs(%t : !spyre.buffer<4x16x64xf16>) axis = 1
+                {spyre.tile = array<i64: 6, 64>}
+  spyre.return
+}

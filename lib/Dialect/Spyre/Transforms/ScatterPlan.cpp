@@ -1,0 +1,132 @@
+//===- ScatterPlan.cpp - running spyre.scatter (row updates) on the card --===//
+//
+// The table is seen as [outer, rows, row elements] around the scatter's
+// axis. A unit of work is one outer slice (a cache's head) and one column
+// piece of its rows; units never write the same table bytes, so they are
+// shared among cores. A unit's indices stay on one core, in order, so that
+// of two equal indices the later row is written last, as PyTorch's
+// sequential loop leaves it. A step loads a chunk of indices and the
+// matching source rows, and the DMA engine writes the rows to the table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlanKinds.h"
+#include "HwEmitter.h"
+#include "spyre-mlir/Isa/Isa.h"
+
+using namespace mlir;
+using namespace mlir::spyre;
+namespace ISA = ::spyre::isa;
+
+namespace {
+
+class ScatterPlan : public OpPlan {
+public:
+  ScatterPlan(ScatterOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), scatter(op) {}
+  LogicalResult analyze();
+
+  SPYRE_OPPLAN_OVERRIDES
+
+private:
+  /// Chunks of `ti` indices and pieces of `td` row elements.
+  int64_t chunks(int64_t ti) const { return llvm::divideCeil(count, ti); }
+  int64_t pieces(int64_t td) const { return llvm::divideCeil(rowElems, td); }
+
+  mutable ScatterOp scatter;
+  int64_t outer = 1, count = 0, rowElems = 1, tableRows = 0, es = 0;
+  uint8_t dtype = 0;
+};
+
+// Units are outer slices; a tile's column pieces multiply them (lower).
+int64_t ScatterPlan::parallelUnits() const { return outer; }
+
+SmallVector<LxSlot> ScatterPlan::slots(ArrayRef<int64_t> tile) const {
+  return {{"indices", tile[0] * 4, 2}, {"rows", tile[0] * tile[1] * es, 2}};
+}
+
+LogicalResult ScatterPlan::analyze() {
+  auto table = cast<BufferType>(scatter.getTable().getType());
+  auto indices = cast<BufferType>(scatter.getIndices().getType());
+  if (failed(checkStaticRowMajor(scatter)))
+    return failure();
+  int64_t axis = scatter.getAxis();
+  count = indices.getNumElements();
+  tableRows = table.getDimSize(axis);
+  for (int64_t d : table.getShape().take_front(axis))
+    outer *= d;
+  for (int64_t d : table.getShape().drop_front(axis + 1))
+    rowElems *= d;
+  dtype = deviceDType(table.getElementType());
+  es = deviceDTypeBytes(dtype);
+  if (count == 0 || rowElems == 0 || outer == 0 || tableRows == 0)
+    return scatter.emitError() << "cannot run on the card: an empty scatter";
+  return success();
+}
+
+LogicalResult ScatterPlan::verifyTile(ArrayRef<int64_t> tile) const {
+  if (tile.size() != 2 || tile[0] < 1 || tile[0] > count || tile[1] < 1 || tile[1] > rowElems)
+    return scatter.emitError() << "spyre.tile of this scatter is [indices in [1, " << count
+                               << "], row elements in [1, " << rowElems << "]]";
+  return success();
+}
+
+SmallVector<int64_t> ScatterPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
+  auto fits = [&](int64_t ti, int64_t td) {
+    int64_t total;
+    assignLx(slots({ti, td}), arch.stickBytes, total);
+    return total <= lxBytes;
+  };
+  int64_t td = largestFitting(rowElems, arch.stickBytes / es,
+                              [&](int64_t d) { return fits(1, d); });
+  if (!td)
+    return {};
+  int64_t ti = largestFitting(count, 1, [&](int64_t i) { return fits(i, td); });
+  if (!ti)
+    return {};
+  return {ti, td};
+}
+
+LogicalResult ScatterPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
+                                 ArrayRef<int64_t> lx) const {
+  int64_t ti = tile[0], td = tile[1];
+  SmallVector<LxSlot> slotList = slots(tile);
+  int64_t steps = chunks(ti), units = outer * pieces(td);
+  int64_t rowBytes = rowElems * es;
+  uint8_t i32 = uint8_t(ISA::DType::i32);
+  Location loc = scatter.getLoc();
+  for (int64_t core = 0; core < cores; ++core) {
+    int64_t uBegin = units * core / cores, uEnd = units * (core + 1) / cores;
+    auto stepAt = [&, uBegin](int64_t i) {
+      int64_t u = uBegin + i / steps, o = u / pieces(td), d0 = u % pieces(td) * td;
+      int64_t i0 = i % steps * ti;
+      int64_t ai = std::min(ti, count - i0), ad = std::min(td, rowElems - d0);
+      int64_t idxAt = lx[0] + i % 2 * slotList[0].bytes;
+      int64_t rowsAt = lx[1] + i % 2 * slotList[1].bytes;
+      TileStep step;
+      RefAttr idx = em.lx(i32, idxAt);
+      step.loads.push_back({idx, em.device(scatter.getIndices(), i32, i0 * 4), ai * 4, {1, 1, 1}});
+      RefAttr rows = em.lx(dtype, rowsAt, {td * es, 0, 0});
+      step.loads.push_back({rows,
+                            em.device(scatter.getSource(), dtype,
+                                      ((o * count + i0) * rowElems + d0) * es, {rowBytes, 0, 0}),
+                            ad * es,
+                            {ai, 1, 1}});
+      RefAttr table = em.device(scatter.getTable(), dtype, (o * tableRows * rowElems + d0) * es,
+                                {rowBytes, 0, 0});
+      step.compute = [=](StepCompute &sc) {
+        sc.add(HwScatterOp::create(sc.b(), loc, table, rows, idx, ad * es, ai, tableRows, nullptr,
+                                   0, nullptr, nullptr));
+      };
+      return step;
+    };
+    em.pipeline(core, loc, (uEnd - uBegin) * steps, stepAt);
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::unique_ptr<OpPlan>> mlir::spyre::makeScatterPlan(ScatterOp op,
+                                                               const ::spyre::Arch &arch) {
+  return analyzedPlan<ScatterPlan>(op, arch);
+}
