@@ -3,21 +3,25 @@ masked_scatter and what decomposes into them: index_add, index_copy,
 index_fill, put, max_unpool) as decompositions the card runs, used in spyre
 compiles (decompositions.py registers them).
 
-The card has no scatter: its stores go to addresses fixed at compile time.
-Each target position instead compares itself with every index (a one-hot
-square of indices by positions) and reduces the sources that chose it, so a
-scatter is elementwise ops and one reduction over the indices, with the
-result the CPU computes: sums and means add the same terms (in f32), prod,
-amax and amin are exact, and a plain scatter keeps the last source written to
-a position, as the CPU's sequential loop does. The square costs one
-comparison per index and position, so it is bounded (MAX_COMPARISONS); larger
-scatters stay on the CPU, counted, except an index_put that replaces whole
-rows (a KV cache written at a prompt's positions): its positions compare with
-the indices only and gather their last source row, which it also does within
-the budget where that is cheaper (_rows_are_cheaper).
+The card scatters whole rows only (its DMA engine writes rows at indices it
+reads from LX): an index_put that replaces rows at one index tensor (a
+static KV cache's index_copy_) is left to Inductor, whose indirect store
+becomes spyre.scatter (export._scatter). Every other scatter instead
+compares each target position with every index (a one-hot square of
+indices by positions) and reduces the sources that chose it, so a scatter
+is elementwise ops and one reduction over the indices, with the result the
+CPU computes: sums and means add the same terms (in f32), prod, amax and
+amin are exact, and a plain scatter keeps the last source written to a
+position, as the CPU's sequential loop does. The square costs one
+comparison per index and position, so it is bounded (MAX_COMPARISONS);
+larger scatters stay on the CPU, counted, except an index_put that replaces
+whole rows at several index tensors: its positions compare with the indices
+only and gather their last source row, which it also does within the budget
+where that is cheaper (_rows_are_cheaper).
 
 Indices out of range raise on the CPU; here they select no position (the
-card has no way to raise), as out-of-range gathers read zero.
+card has no way to raise), as out-of-range gathers read zero; the row
+scatter raises, as eager does.
 """
 
 from __future__ import annotations
@@ -202,10 +206,9 @@ def _rows_are_cheaper(k, positions, rest):
     in: that selects and sums k x positions x rest elements; the gather
     compares k x positions once, writes the k sources as a table and moves
     positions x rest elements twice (the gather and the choice of the old
-    value), in about four kernels more, counted as four times the work. A
-    prompt's KV-cache write (64 positions of 8 sequences' 4 heads of 64:
-    k = 64, rest = 2048) is 21 times cheaper so; a decode step's one
-    position (k = 1) is not, and keeps its single kernel."""
+    value), in about four kernels more, counted as four times the work: at
+    64 indices of rows of 2048 elements, 21 times cheaper; at one index, not.
+    (Rows at one index tensor, a KV cache's write, are scattered instead.)"""
     return k * positions * rest > 4 * (k * positions + k * rest + 2 * positions * rest)
 
 
@@ -234,18 +237,24 @@ def index_put(self, indices, values, accumulate=False):
     return _index_put(self, indices, values, "sum" if accumulate else "replace")
 
 
+_MOVED_AS_THEY_ARE = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int8)
+
+
 def _writes_rows(self, indices, values, accumulate) -> bool:
     """Whether an index_put replaces whole rows at one 1-D index tensor (a
     static KV cache's `index_copy_`): Inductor then stores each row through
     the index and the card runs that as a row scatter (export._scatter),
     which moves the rows written, not the whole table."""
     tensors = [i for i in indices if i is not None]
-    return not accumulate and self.dtype != torch.bool and len(tensors) == 1 and \
+    # int64 keeps the one-hot form, whose range analysis decides between the
+    # card's int32 and the CPU; moved as it is, a large value could not be.
+    return not accumulate and self.dtype in _MOVED_AS_THEY_ARE and len(tensors) == 1 and \
         tensors[0].dim() == 1 and tensors[0].dtype in (torch.int64, torch.int32) and \
         values.dtype == self.dtype and self.is_contiguous() and \
         values.shape == (*self.shape[:len(indices) - 1], tensors[0].numel(),
                          *self.shape[len(indices):]) and \
-        indices[-1] is not None and self.numel() > 0 and values.numel() > 0
+        indices[-1] is not None and self.numel() > 0 and values.numel() > 0 and \
+        self.shape[len(indices) - 1] > 1  # one row: Inductor's store drops the index
 
 
 def _index_put_applies(self, indices, values, accumulate=False):
