@@ -246,3 +246,29 @@ def test_a_row_scatter_index_outside_the_table_raises(position):
         torch._dynamo.reset()
         with pytest.raises(Exception, match="outside"):
             torch.compile(write, backend="spyre")(cache, torch.tensor([position]), keys)
+
+
+@pytest.mark.parametrize("step", [1, 2, -1])
+def test_a_prompt_write_reads_the_projection_and_spreads_over_cores(kernels, step):
+    # As HF's static cache writes a prompt: the keys a projection's output
+    # [positions, heads, dim] viewed as heads, at positions start + step *
+    # arange. The scatter reads the keys where the projection put them
+    # (source_axis), and positions that cannot repeat are written from as
+    # many cores as there are chunks of them (unique_indices). A step of -1
+    # from position 7 wraps below 0 to the cache's end, as eager's index_put.
+    def write(cache, start, x):
+        positions = start + step * torch.arange(x.shape[1])
+        cache[:, :, positions] = x.transpose(1, 2)
+
+    cache = values(torch.float16, 1, 4, 66, 64)
+    x, start = values(torch.float16, 1, 9, 4, 64, seed=1), torch.tensor([7 if step < 0 else 3])
+    expected = as_card_holds(cache.clone())
+    write(expected, start, as_card_holds(x))
+    torch._dynamo.reset()
+    counters.reset()
+    torch.compile(write, backend="spyre")(cache, start, x)
+    assert counters.fallbacks == {}
+    torch.testing.assert_close(cache, expected, atol=0, rtol=0)
+    scatters_ = [line for k in kernels for line in k.splitlines() if "spyre.scatter" in line]
+    assert len(scatters_) == 1 and "source_axis = 0" in scatters_[0] and \
+        "unique_indices" in scatters_[0], scatters_

@@ -482,15 +482,26 @@ def Spyre_ScatterOp : Spyre_Op<"scatter"> {
     `[0, table.shape[a])` is an error reported at run time, never a write
     outside the table.
 
+    `source_axis = s` reads the source with its index dimensions at `s`
+    instead of `a` (the keys of a projection, [positions, heads, dim], into
+    a cache of [heads, positions, dim]): its shape is then `table[:a] ++
+    table[a+1:]` with `indices`' shape inserted at `s`. `unique_indices`
+    says that no index repeats (a prompt's positions): the card may then
+    write rows of one outer slice from several cores.
+
     Example (a key cache written at the positions of a step):
     ```mlir
     spyre.scatter ins(%keys, %pos : !spyre.buffer<4x7x64xf16>, !spyre.buffer<7xi32>)
                   outs(%cache : !spyre.buffer<4x1024x64xf16>) axis = 1
+    spyre.scatter ins(%proj, %pos : !spyre.buffer<7x4x64xf16>, !spyre.buffer<7xi32>)
+                  outs(%cache : !spyre.buffer<4x1024x64xf16>) axis = 1
+                  {source_axis = 0 : i64, unique_indices}
     ```
   }];
   let arguments = (ins Spyre_In:$source, Spyre_In:$indices,
                        Arg<Spyre_Buffer, "read and written", [MemRead, MemWrite]>:$table,
-                       I64Attr:$axis);
+                       I64Attr:$axis, OptionalAttr<I64Attr>:$source_axis,
+                       UnitAttr:$unique_indices);
   let assemblyFormat = [{
     `ins` `(` $source `,` $indices `:` type($source) `,` type($indices) `)`
     `outs` `(` $table `:` type($table) `)` `axis` `=` $axis attr-dict

@@ -23,8 +23,8 @@ import sympy
 import torch
 
 from ..dialects import spyre
-from ..ir import (AffineConstantExpr, AffineDimExpr, AffineMap, Context, InsertionPoint, Location, Module,
-                  ShapedType, Type, Value)
+from ..ir import (AffineConstantExpr, AffineDimExpr, AffineMap, Context, InsertionPoint,
+                  IntegerAttr, IntegerType, Location, Module, ShapedType, Type, UnitAttr, Value)
 from .body import Body, affine_expr
 from .pieces import TORCH_OPS, split as split_pieces
 from .trace import _INDEXED, TV, Instr, Trace, Unsupported, element_type, fresh_values, linear
@@ -695,7 +695,7 @@ def _scatter(name: str, trace: Trace, buffer_info: BufferInfo):
     count = trace.sizes[at[0]] if at else 1
     table_shape = (*(trace.sizes[k] for k in outer), rows, *(trace.sizes[k] for k in inner))
     values_shape = table_shape[:len(outer)] + (count,) + table_shape[len(outer) + 1:]
-    canonical = outer + at + inner if at else outer + inner
+    canonical = outer + at + inner
     strides = {k: math.prod(table_shape[d + 1:]) for d, k in
                enumerate(outer + [None] + inner) if k is not None}
     if base != 0 or width != math.prod(table_shape[len(outer) + 1:]) or \
@@ -704,9 +704,7 @@ def _scatter(name: str, trace: Trace, buffer_info: BufferInfo):
     table, table_dtype = store.args[0], buffer_info(store.args[0])[1]
     if buffer_info(table)[0] != math.prod(table_shape):
         raise Unsupported("a scatter into part of a buffer")
-    values_dense = [0] * len(trace.sizes)
-    for d, k in enumerate(canonical):
-        values_dense[k] = math.prod(trace.sizes[j] for j in canonical[d + 1:])
+    values_dense = _dense_over(canonical, trace.sizes)
     index_cone = {id(i) for i in _cone(trace.instrs, source)}
     index_loads = [i for i in trace.instrs if i.op == "load" and id(i) in index_cone]
     index_exprs = [i for i in trace.instrs if i.op == "index_expr" and id(i) in index_cone]
@@ -717,13 +715,24 @@ def _scatter(name: str, trace: Trace, buffer_info: BufferInfo):
         raise Unsupported("a scatter whose index depends on more than its index loop")
     value_load = next((i for i in trace.instrs if i.op == "load" and i.result == store.args[2]),
                       None)
-    plain_values = value_load is not None and id(value_load) not in index_cone and \
-        linear(value_load.args[1], trace.variables) == (0, values_dense) and \
-        buffer_info(value_load.args[0]) == (math.prod(values_shape), table_dtype)
+    # The values where a buffer holds them: in the table's order, or with
+    # the index loop elsewhere among the outer ones (a projection's keys,
+    # [positions, heads, dim], into a cache of [heads, positions, dim]).
+    source_axis = None
+    if value_load is not None and id(value_load) not in index_cone and \
+            [i for i in trace.instrs if i.op == "load" and i.args[0] == value_load.args[0]] == \
+            [value_load] and \
+            buffer_info(value_load.args[0]) == (math.prod(values_shape), table_dtype):
+        read = linear(value_load.args[1], trace.variables)
+        source_axis = next((a for a in range(len(outer) + 1) if read == (0, _dense_over(
+            outer[:a] + at + outer[a:] + inner, trace.sizes))), None)
+    plain_values = source_axis is not None
     element = element_type(table_dtype)
     args = [(table, table_shape, element)]
     if plain_values:
-        args.append((value_load.args[0], values_shape, element))
+        order = outer[:source_axis] + at + outer[source_axis:] + inner
+        args.append((value_load.args[0],
+                     tuple(trace.sizes[k] for k in order) if at else values_shape, element))
     for n in dict.fromkeys(i.args[0] for i in trace.instrs if i.op == "load"):
         if all(a[0] != n for a in args):
             extent, dtype = buffer_info(n)
@@ -755,9 +764,57 @@ def _scatter(name: str, trace: Trace, buffer_info: BufferInfo):
             values_trace = Trace(list(trace.sizes), [], list(trace.variables), body + [
                 Instr("store", (_SCATTERED, position, store.args[2]), None, {}, store.serial)])
             _emit_generic(values_trace, _yields(values_trace), buffer_of)
-        spyre.ScatterOp(values, indices, buffer_of[table], len(outer))
+        scatter = spyre.ScatterOp(values, indices, buffer_of[table], len(outer))
+        if plain_values and at and source_axis != len(outer):
+            scatter.attributes["source_axis"] = IntegerAttr.get(IntegerType.get_signless(64),
+                                                                source_axis)
+        if _distinct_rows(trace.instrs, source, index_var, count, rows):
+            scatter.attributes["unique_indices"] = UnitAttr.get()
         spyre.ReturnOp()
     return module
+
+
+def _dense_over(order: list[int], sizes: list[int]) -> list[int]:
+    """Each loop's coefficient when the loops in `order` walk a buffer
+    row-major (the others do not move it)."""
+    coeffs = [0] * len(sizes)
+    for d, k in enumerate(order):
+        coeffs[k] = math.prod(sizes[j] for j in order[d + 1:])
+    return coeffs
+
+
+def _distinct_rows(instrs, row: TV, index_var, count: int, rows: int) -> bool:
+    """Whether the rows a scatter's index loop computes never repeat: c *
+    i + s for a start s that does not depend on the loop (a prompt's cache
+    positions, start + arange), with |c| (count - 1) < rows, so that even
+    wrapped negative ones differ."""
+    by_result = {i.result: i for i in instrs if isinstance(i.result, TV)}
+
+    def slope(value) -> int | None:
+        """The coefficient of the index loop in `value`, None if not affine."""
+        instr = by_result.get(value)
+        if instr is None:
+            return None
+        if instr.op == "to_dtype":
+            return slope(instr.args[0])
+        if instr.op == "load":
+            return None if index_var.name in {v.name for v in
+                                              sympy.sympify(instr.args[1]).free_symbols} else 0
+        if instr.op == "index_expr":
+            expr = sympy.expand(sympy.sympify(instr.args[0]))
+            if expr.free_symbols - {index_var} or not expr.is_polynomial(index_var) or \
+                    sympy.degree(expr, index_var) > 1:
+                return None
+            return int(expr.coeff(index_var, 1))
+        if instr.op in ("add", "sub"):
+            a, b = (slope(v) for v in instr.args)
+            if a is None or b is None:
+                return None
+            return a + b if instr.op == "add" else a - b
+        return None
+
+    c = slope(row)
+    return c is not None and c != 0 and abs(c) * (count - 1) < rows
 
 
 def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):

@@ -246,14 +246,19 @@ def _writes_rows(self, indices, values, accumulate) -> bool:
     the index and the card runs that as a row scatter (export._scatter),
     which moves the rows written, not the whole table."""
     tensors = [i for i in indices if i is not None]
+    if len(tensors) != 1 or indices[-1] is None or tensors[0].dim() != 1:
+        return False
+    rows = (*self.shape[:len(indices) - 1], tensors[0].numel(), *self.shape[len(indices):])
+    try:
+        fits = torch.broadcast_shapes(values.shape, rows) == rows
+    except RuntimeError:
+        return False  # eager's error, from eager's code
     # int64 keeps the one-hot form, whose range analysis decides between the
     # card's int32 and the CPU; moved as it is, a large value could not be.
-    return not accumulate and self.dtype in _MOVED_AS_THEY_ARE and len(tensors) == 1 and \
-        tensors[0].dim() == 1 and tensors[0].dtype in (torch.int64, torch.int32) and \
+    return fits and not accumulate and self.dtype in _MOVED_AS_THEY_ARE and \
+        tensors[0].dtype in (torch.int64, torch.int32) and \
         values.dtype == self.dtype and self.is_contiguous() and \
-        values.shape == (*self.shape[:len(indices) - 1], tensors[0].numel(),
-                         *self.shape[len(indices):]) and \
-        indices[-1] is not None and self.numel() > 0 and values.numel() > 0 and \
+        self.numel() > 0 and values.numel() > 0 and \
         self.shape[len(indices) - 1] > 1  # one row: Inductor's store drops the index
 
 

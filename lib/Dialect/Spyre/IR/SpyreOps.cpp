@@ -432,12 +432,16 @@ LogicalResult ScatterOp::verify() {
                          << "of rank " << table.getRank();
   if (!indices.getElementType().isSignlessInteger(32))
     return emitOpError() << "indices must be i32, got " << indices.getElementType();
-  SmallVector<int64_t> expected(table.getShape().take_front(axis));
-  llvm::append_range(expected, indices.getShape());
-  llvm::append_range(expected, table.getShape().drop_front(axis + 1));
+  int64_t at = getSourceAxis().value_or(axis);
+  if (at < 0 || at >= table.getRank())
+    return emitOpError() << "source_axis " << at << " is out of range for a table "
+                         << "of rank " << table.getRank();
+  SmallVector<int64_t> expected(table.getShape());
+  expected.erase(expected.begin() + axis);
+  expected.insert(expected.begin() + at, indices.getShape().begin(), indices.getShape().end());
   if (failed(verifyCompatibleShape(expected, source.getShape())))
-    return emitOpError() << "source shape must be table[:axis] ++ indices ++ "
-                            "table[axis+1:]";
+    return emitOpError() << "source shape must be table[:axis] ++ table[axis+1:] with "
+                            "the indices' shape at source_axis (axis if not given)";
   return verifySameElementType(*this, getSource(), getTable(), "source and table");
 }
 

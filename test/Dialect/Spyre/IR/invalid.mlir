@@ -407,8 +407,16 @@ spyre.kernel @gather_index(%t: !spyre.buffer<100x16xf16>, %i: !spyre.buffer<5xf3
 // -----
 
 spyre.kernel @scatter_shape(%s: !spyre.buffer<4x5x8xf16>, %i: !spyre.buffer<5xi32>, %t: !spyre.buffer<4x16x64xf16>) {
-  // expected-error @+1 {{source shape must be table[:axis] ++ indices ++ table[axis+1:]}}
+  // expected-error @+1 {{source shape must be table[:axis] ++ table[axis+1:] with the indices' shape at source_axis (axis if not given)}}
   spyre.scatter ins(%s, %i : !spyre.buffer<4x5x8xf16>, !spyre.buffer<5xi32>) outs(%t : !spyre.buffer<4x16x64xf16>) axis = 1
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @scatter_source_axis(%s: !spyre.buffer<4x5x64xf16>, %i: !spyre.buffer<5xi32>, %t: !spyre.buffer<4x16x64xf16>) {
+  // expected-error @+1 {{source shape must be table[:axis] ++ table[axis+1:] with the indices' shape at source_axis}}
+  spyre.scatter ins(%s, %i : !spyre.buffer<4x5x64xf16>, !spyre.buffer<5xi32>) outs(%t : !spyre.buffer<4x16x64xf16>) axis = 1 {source_axis = 0 : i64}
   spyre.return
 }
 

@@ -112,6 +112,8 @@ spyre.kernel @movement(%a: !spyre.buffer<4x8xf16>, %b: !spyre.buffer<8x4xf16>,
   spyre.gather ins(%t, %ids : !spyre.buffer<100x16xf16>, !spyre.buffer<?x3xi32>) outs(%g : !spyre.buffer<?x3x16xf16>) axis = 0
   // CHECK: spyre.scatter {{.*}} axis = 0
   spyre.scatter ins(%g, %ids : !spyre.buffer<?x3x16xf16>, !spyre.buffer<?x3xi32>) outs(%t : !spyre.buffer<100x16xf16>) axis = 0
+  // CHECK: spyre.scatter {{.*}} axis = 0 {source_axis = 0 : i64, unique_indices}
+  spyre.scatter ins(%g, %ids : !spyre.buffer<?x3x16xf16>, !spyre.buffer<?x3xi32>) outs(%t : !spyre.buffer<100x16xf16>) axis = 0 {source_axis = 0 : i64, unique_indices}
   // CHECK: spyre.fill 0.000000e+00 : f16 outs
   spyre.fill 0.0 : f16 outs(%d : !spyre.buffer<16x64xf16>)
   // CHECK: spyre.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf16> -> !spyre.buffer<2xf16>

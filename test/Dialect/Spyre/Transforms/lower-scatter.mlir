@@ -1,6 +1,7 @@
-// RUN: spyre-opt %s -spyre-lower-to-hw | FileCheck %s
-// RUN: spyre-opt %s -spyre-lower-to-hw -spyre-check-hw -o /dev/null
-// RUN: sed -e '/spyre.cores = 2/d' %s | spyre-opt -spyre-compile | FileCheck %s --check-prefix=AUTO
+// RUN: spyre-opt %s -split-input-file -spyre-lower-to-hw | FileCheck %s
+// RUN: spyre-opt %s -split-input-file -spyre-lower-to-hw | FileCheck %s --check-prefix=UNIQUE
+// RUN: spyre-opt %s -split-input-file -spyre-lower-to-hw -spyre-check-hw -o /dev/null
+// RUN: sed -e 's/, spyre.cores[^}]*}/}/' -e 's/{spyre.cores[^}]*}//' %s | spyre-opt -split-input-file -spyre-compile | FileCheck %s --check-prefix=AUTO
 
 // A key cache of 3 heads x 16 positions x 64 written at 5 positions: one
 // head per unit of work, one unit on core 0 and two on core 1. A unit's
@@ -26,9 +27,10 @@
 // CHECK: spyre.hw.scatter #spyre.ref<@cache, dl16, offset = 2048, strides = [128, 0, 0]>{{.*}} row 128 x 1 of 16
 // CHECK: spyre.hw.scatter #spyre.ref<@cache, dl16, offset = 4096, strides = [128, 0, 0]>
 // CHECK-NOT: spyre.hw.core 2
+// CHECK: // -----
 
-// Scheduled by the pipeline (the schedule above deleted): one head per
-// core, all 5 positions in one step.
+// Scheduled by the pipeline (the schedules given here deleted): one head
+// per core, all 5 positions in one step.
 // AUTO-LABEL: spyre.hw.program @cache_write num_cores = 3
 // AUTO-COUNT-3: spyre.hw.scatter {{.*}} row 128 x 5 of 16
 spyre.kernel @cache_write(%keys: !spyre.buffer<3x5x64xf16> {spyre.name = "keys"},
@@ -37,5 +39,36 @@ spyre.kernel @cache_write(%keys: !spyre.buffer<3x5x64xf16> {spyre.name = "keys"}
   spyre.scatter ins(%keys, %pos : !spyre.buffer<3x5x64xf16>, !spyre.buffer<5xi32>)
                 outs(%cache : !spyre.buffer<3x16x64xf16>) axis = 1
                 {spyre.cores = 2 : i64, spyre.tile = array<i64: 2, 64>, spyre.lx = array<i64: 4096, 4352>}
+  spyre.return
+}
+
+// -----
+
+// The keys as a projection holds them, [positions, heads, dim]
+// (source_axis = 0): a head's rows are 3 x 128 bytes apart. Positions that
+// do not repeat (unique_indices) are chunks of their own, shared among
+// cores: 3 heads x 3 chunks of 2, 9 units on 6 cores, where without them a
+// core would write a head's 6 rows.
+// UNIQUE-LABEL: spyre.hw.program @prompt_write num_cores = 6
+// UNIQUE: spyre.hw.core 0 {
+// UNIQUE: spyre.hw.dma #spyre.ref<lx, i32{{.*}}>, #spyre.ref<@pos, i32> row 8 x [1, 1, 1]
+// UNIQUE-NEXT: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@keys, dl16, strides = [384, 0, 0]> row 128 x [2, 1, 1]
+// UNIQUE-NEXT: spyre.hw.scatter #spyre.ref<@cache, dl16, strides = [128, 0, 0]>{{.*}} row 128 x 2 of 16
+// UNIQUE: spyre.hw.core 1 {
+// UNIQUE: spyre.hw.dma #spyre.ref<lx, i32{{.*}}>, #spyre.ref<@pos, i32, offset = 8> row 8 x [1, 1, 1]
+// UNIQUE-NEXT: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@keys, dl16, offset = 768, strides = [384, 0, 0]> row 128 x [2, 1, 1]
+// UNIQUE: spyre.hw.core 2 {
+// The second head: 128 bytes on in each position's row of the keys.
+// UNIQUE: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@keys, dl16, offset = 128, strides = [384, 0, 0]> row 128 x [2, 1, 1]
+// UNIQUE-NEXT: spyre.hw.scatter #spyre.ref<@cache, dl16, offset = 2048, strides = [128, 0, 0]>
+// UNIQUE-NOT: spyre.hw.core 6
+// Scheduled by the pipeline: 3 heads x 6 unique positions on 18 cores.
+// AUTO-LABEL: spyre.hw.program @prompt_write num_cores = 18
+spyre.kernel @prompt_write(%keys: !spyre.buffer<6x3x64xf16> {spyre.name = "keys"},
+                           %pos: !spyre.buffer<6xi32> {spyre.name = "pos"},
+                           %cache: !spyre.buffer<3x16x64xf16> {spyre.name = "cache"}) {
+  spyre.scatter ins(%keys, %pos : !spyre.buffer<6x3x64xf16>, !spyre.buffer<6xi32>)
+                outs(%cache : !spyre.buffer<3x16x64xf16>) axis = 1
+                {source_axis = 0 : i64, unique_indices, spyre.cores = 6 : i64, spyre.tile = array<i64: 2, 64>, spyre.lx = array<i64: 512, 0>}
   spyre.return
 }
