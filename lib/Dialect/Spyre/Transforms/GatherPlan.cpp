@@ -8,6 +8,7 @@
 
 #include "PlanKinds.h"
 #include "HwEmitter.h"
+#include "RowsByIndexPlan.h"
 #include "spyre-mlir/Isa/Isa.h"
 
 using namespace mlir;
@@ -16,24 +17,22 @@ namespace ISA = ::spyre::isa;
 
 namespace {
 
-class GatherPlan : public OpPlan {
+class GatherPlan : public RowsByIndexPlan {
 public:
-  GatherPlan(GatherOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), gather(op) {}
+  GatherPlan(GatherOp op, const ::spyre::Arch &arch)
+      : RowsByIndexPlan(op, arch, "gather"), gather(op) {}
   LogicalResult analyze();
 
-  SPYRE_OPPLAN_OVERRIDES
+  int64_t parallelUnits() const override;
+  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
+  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
+                      ArrayRef<int64_t> lxOffsets) const override;
 
 private:
   mutable GatherOp gather;
-  int64_t count = 0, rowElems = 1, tableRows = 0, es = 0;
-  uint8_t dtype = 0;
 };
 
 int64_t GatherPlan::parallelUnits() const { return count; }
-
-SmallVector<LxSlot> GatherPlan::slots(ArrayRef<int64_t> tile) const {
-  return {{"indices", tile[0] * 4, 2}, {"rows", tile[0] * tile[1] * es, 2}};
-}
 
 LogicalResult GatherPlan::analyze() {
   auto table = cast<BufferType>(gather.getTable().getType());
@@ -58,28 +57,8 @@ LogicalResult GatherPlan::analyze() {
   return success();
 }
 
-LogicalResult GatherPlan::verifyTile(ArrayRef<int64_t> tile) const {
-  if (tile.size() != 2 || tile[0] < 1 || tile[0] > count || tile[1] < 1 || tile[1] > rowElems)
-    return gather.emitError() << "spyre.tile of this gather is [indices in [1, " << count
-                              << "], row elements in [1, " << rowElems << "]]";
-  return success();
-}
-
 SmallVector<int64_t> GatherPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  auto fits = [&](int64_t ti, int64_t td) {
-    int64_t total;
-    assignLx(slots({ti, td}), arch.stickBytes, total);
-    return total <= lxBytes;
-  };
-  int64_t td = largestFitting(rowElems, arch.stickBytes / es,
-                              [&](int64_t d) { return fits(1, d); });
-  if (!td)
-    return {};
-  int64_t ti = largestFitting(llvm::divideCeil(count, cores), 1,
-                              [&](int64_t i) { return fits(i, td); });
-  if (!ti)
-    return {};
-  return {ti, td};
+  return tileOf(llvm::divideCeil(count, cores), lxBytes);
 }
 
 LogicalResult GatherPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,

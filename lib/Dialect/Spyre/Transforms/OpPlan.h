@@ -71,9 +71,10 @@ protected:
   ::spyre::Arch arch;
 };
 
-/// The overrides every kind of plan (GenericPlan, MatmulPlan, GatherPlan,
-/// FusedPlan) declares, written once: a kind's class body says
-/// `SPYRE_OPPLAN_OVERRIDES` and its .cpp defines them.
+/// The overrides every kind of plan (GenericPlan, MatmulPlan, FusedPlan, ...)
+/// declares, written once: a kind's class body says `SPYRE_OPPLAN_OVERRIDES`
+/// and its .cpp defines them (RowsByIndexPlan.h defines some for gathers and
+/// scatters).
 #define SPYRE_OPPLAN_OVERRIDES                                                                  \
   int64_t parallelUnits() const override;                                                      \
   SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;              \

@@ -15,6 +15,7 @@
 
 #include "PlanKinds.h"
 #include "HwEmitter.h"
+#include "RowsByIndexPlan.h"
 #include "spyre-mlir/Isa/Isa.h"
 
 using namespace mlir;
@@ -23,12 +24,16 @@ namespace ISA = ::spyre::isa;
 
 namespace {
 
-class ScatterPlan : public OpPlan {
+class ScatterPlan : public RowsByIndexPlan {
 public:
-  ScatterPlan(ScatterOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), scatter(op) {}
+  ScatterPlan(ScatterOp op, const ::spyre::Arch &arch)
+      : RowsByIndexPlan(op, arch, "scatter"), scatter(op) {}
   LogicalResult analyze();
 
-  SPYRE_OPPLAN_OVERRIDES
+  int64_t parallelUnits() const override;
+  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
+  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
+                      ArrayRef<int64_t> lxOffsets) const override;
 
 private:
   /// Chunks of `ti` indices and pieces of `td` row elements.
@@ -38,13 +43,12 @@ private:
   int64_t sourceOffset(int64_t o) const;
 
   mutable ScatterOp scatter;
-  int64_t outer = 1, count = 0, rowElems = 1, tableRows = 0, es = 0;
+  int64_t outer = 1;
   /// The source's strides (elements) of the table's outer dimensions and of
   /// its index (the innermost index dimension: the indices are dense).
   SmallVector<int64_t> outerSizes, outerStrides;
   int64_t indexStride = 0;
   bool unique = false;
-  uint8_t dtype = 0;
 };
 
 // Units are outer slices (and chunks of unique indices, at most one index
@@ -58,10 +62,6 @@ int64_t ScatterPlan::sourceOffset(int64_t o) const {
     o /= outerSizes[d];
   }
   return offset;
-}
-
-SmallVector<LxSlot> ScatterPlan::slots(ArrayRef<int64_t> tile) const {
-  return {{"indices", tile[0] * 4, 2}, {"rows", tile[0] * tile[1] * es, 2}};
 }
 
 LogicalResult ScatterPlan::analyze() {
@@ -97,29 +97,10 @@ LogicalResult ScatterPlan::analyze() {
   return success();
 }
 
-LogicalResult ScatterPlan::verifyTile(ArrayRef<int64_t> tile) const {
-  if (tile.size() != 2 || tile[0] < 1 || tile[0] > count || tile[1] < 1 || tile[1] > rowElems)
-    return scatter.emitError() << "spyre.tile of this scatter is [indices in [1, " << count
-                               << "], row elements in [1, " << rowElems << "]]";
-  return success();
-}
-
 SmallVector<int64_t> ScatterPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
-  auto fits = [&](int64_t ti, int64_t td) {
-    int64_t total;
-    assignLx(slots({ti, td}), arch.stickBytes, total);
-    return total <= lxBytes;
-  };
-  int64_t td = largestFitting(rowElems, arch.stickBytes / es,
-                              [&](int64_t d) { return fits(1, d); });
-  if (!td)
-    return {};
   // Unique indices: chunks small enough that every core gets one.
-  int64_t most = unique ? llvm::divideCeil(count, llvm::divideCeil(cores, outer)) : count;
-  int64_t ti = largestFitting(most, 1, [&](int64_t i) { return fits(i, td); });
-  if (!ti)
-    return {};
-  return {ti, td};
+  return tileOf(unique ? llvm::divideCeil(count, llvm::divideCeil(cores, outer)) : count,
+                lxBytes);
 }
 
 LogicalResult ScatterPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> tile,
