@@ -55,6 +55,13 @@ protected:
   uint8_t dtype = 0;
 };
 
+/// The overrides a gather's or a scatter's plan declares besides those above.
+#define SPYRE_ROWS_BY_INDEX_OVERRIDES                                                           \
+  int64_t parallelUnits() const override;                                                      \
+  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;              \
+  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,               \
+                      ArrayRef<int64_t> lxOffsets) const override;
+
 } // namespace mlir::spyre
 
 #endif // SPYRE_TRANSFORMS_ROWSBYINDEXPLAN_H

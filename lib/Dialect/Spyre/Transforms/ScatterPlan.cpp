@@ -30,10 +30,7 @@ public:
       : RowsByIndexPlan(op, arch, "scatter"), scatter(op) {}
   LogicalResult analyze();
 
-  int64_t parallelUnits() const override;
-  SmallVector<int64_t> chooseTile(int64_t cores, int64_t lxBytes) const override;
-  LogicalResult lower(HwEmitter &emitter, int64_t cores, ArrayRef<int64_t> tile,
-                      ArrayRef<int64_t> lxOffsets) const override;
+  SPYRE_ROWS_BY_INDEX_OVERRIDES
 
 private:
   /// Chunks of `ti` indices and pieces of `td` row elements.
