@@ -579,14 +579,22 @@ LogicalResult AttentionOp::verify() {
     if (l.size() == 7 && (l[5] == 0 || l[0] % l[5] != 0))
       return emitOpError() << names[i] << "_layout's heads per batch (" << l[5]
                            << ") must divide its heads (" << l[0] << ")";
-    // The last element's offset, plus one: the buffer must hold it.
-    int64_t span = 0;
+    // The last element's offset, plus one: the buffer must hold it. In 128
+    // bits (every term a product of two values below 2^63), so that sizes
+    // near 2^63 are refused here rather than wrap.
+    using u128 = unsigned __int128;
+    const u128 limit = u128(1) << 63;
+    u128 span = 0, headsByLength = u128(l[0]) * u128(l[1]);
     if (!llvm::is_contained(l.take_front(3), 0)) {
-      View view = getView(i);
-      span = view.headOffset(l[0] - 1) + (l[1] - 1) * l[4] + l[2];
+      int64_t last = l[0] - 1, perBatch = l.size() == 7 ? l[5] : l[0];
+      u128 batchStride = l.size() == 7 ? u128(l[6]) : 0;
+      span = u128(last / perBatch) * batchStride + u128(last % perBatch) * u128(l[3]) +
+             u128(l[1] - 1) * u128(l[4]) + u128(l[2]);
     }
-    if (!type.isDynamicDim(0) && type.getDimSize(0) < span)
-      return emitOpError() << names[i] << "_layout spans " << span << " elements, more than the "
+    if (span >= limit || headsByLength >= limit || headsByLength * u128(l[2]) >= limit)
+      return emitOpError() << names[i] << "_layout spans or holds 2^63 elements or more";
+    if (!type.isDynamicDim(0) && u128(type.getDimSize(0)) < span)
+      return emitOpError() << names[i] << "_layout spans " << int64_t(span) << " elements, more than the "
                            << type.getDimSize(0) << " of its buffer";
   }
   auto logical = [&](unsigned i) {

@@ -658,6 +658,15 @@ spyre.kernel @attention_layout_span(%q: !spyre.buffer<23000xf16>, %k: !spyre.buf
 
 // -----
 
+// Sizes near 2^63 (a fuzzed input): refused, not wrapped into a small span.
+spyre.kernel @attention_layout_huge(%q: !spyre.buffer<23000xf16>, %k: !spyre.buffer<2x32x64xf16>, %o: !spyre.buffer<8x16x64xf16>) {
+  // expected-error @+1 {{query_layout spans or holds 2^63 elements or more}}
+  spyre.attention ins(%q, %k, %k : !spyre.buffer<23000xf16>, !spyre.buffer<2x32x64xf16>, !spyre.buffer<2x32x64xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {query_layout = array<i64: 9223372036854775807, 16, 64, 64, 1536>}
+  spyre.return
+}
+
+// -----
+
 spyre.kernel @attention_layout_batches(%q: !spyre.buffer<8x16x64xf16>, %k: !spyre.buffer<4096xf16>, %o: !spyre.buffer<8x16x64xf16>) {
   // expected-error @+1 {{key_layout's heads per batch (3) must divide its heads (2)}}
   spyre.attention ins(%q, %k, %k : !spyre.buffer<8x16x64xf16>, !spyre.buffer<4096xf16>, !spyre.buffer<4096xf16>) outs(%o : !spyre.buffer<8x16x64xf16>) scale = 1.0 {key_layout = array<i64: 2, 32, 64, 64, 128, 3, 2048>}
