@@ -32,6 +32,7 @@ import torch
 
 from .picks import position_matches
 from .ranges import integer_limits
+from .trace import TORCH_TO_MLIR
 
 #: Index-by-position comparisons beyond which the CPU is the better place.
 MAX_COMPARISONS = 1 << 24
@@ -237,7 +238,9 @@ def index_put(self, indices, values, accumulate=False):
     return _index_put(self, indices, values, "sum" if accumulate else "replace")
 
 
-_MOVED_AS_THEY_ARE = (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int8)
+#: The element types a row scatter moves as they are: the card's, but int64
+#: (narrowed to int32 on the card) and bool.
+_MOVED_AS_THEY_ARE = frozenset(TORCH_TO_MLIR) - {torch.int64, torch.bool}
 
 
 def _writes_rows(self, indices, values, accumulate) -> bool:

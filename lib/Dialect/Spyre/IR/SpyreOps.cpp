@@ -403,20 +403,37 @@ LogicalResult ConcatOp::canonicalize(ConcatOp op, PatternRewriter &rewriter) {
   return replaceByCopy(op, op.getInputs().front(), op.getTarget(), rewriter);
 }
 
+/// A gather's or scatter's `name` (axis, source_axis) must be a dimension
+/// of its table.
+static LogicalResult verifyTableDim(Operation *op, StringRef name, int64_t dim,
+                                    BufferType table) {
+  if (dim < 0 || dim >= table.getRank())
+    return op->emitOpError() << name << " " << dim << " is out of range for a table "
+                             << "of rank " << table.getRank();
+  return success();
+}
+
+/// The shape a gather's target or a scatter's source has: the table's
+/// without dimension `axis`, the indices' shape at `at`.
+static SmallVector<int64_t> tableShapeWithIndices(BufferType table, int64_t axis,
+                                                  BufferType indices, int64_t at) {
+  SmallVector<int64_t> shape(table.getShape());
+  shape.erase(shape.begin() + axis);
+  shape.insert(shape.begin() + at, indices.getShape().begin(), indices.getShape().end());
+  return shape;
+}
+
 LogicalResult GatherOp::verify() {
   BufferType table = bufferType(getTable()), indices = bufferType(getIndices()),
              dst = bufferType(getTarget());
   int64_t axis = getAxis();
-  if (axis < 0 || axis >= table.getRank())
-    return emitOpError() << "axis " << axis << " is out of range for a table "
-                         << "of rank " << table.getRank();
+  if (failed(verifyTableDim(*this, "axis", axis, table)))
+    return failure();
   Type indexType = indices.getElementType();
   if (!indexType.isSignlessInteger(32) && !indexType.isSignlessInteger(8))
     return emitOpError() << "indices must be i32 or i8, got " << indexType;
-  SmallVector<int64_t> expected(table.getShape().take_front(axis));
-  llvm::append_range(expected, indices.getShape());
-  llvm::append_range(expected, table.getShape().drop_front(axis + 1));
-  if (failed(verifyCompatibleShape(expected, dst.getShape())))
+  if (failed(verifyCompatibleShape(tableShapeWithIndices(table, axis, indices, axis),
+                                   dst.getShape())))
     return emitOpError() << "target shape must be table[:axis] ++ indices ++ "
                             "table[axis+1:]";
   return verifySameElementType(*this, getTable(), getTarget(),
@@ -427,19 +444,15 @@ LogicalResult ScatterOp::verify() {
   BufferType table = bufferType(getTable()), indices = bufferType(getIndices()),
              source = bufferType(getSource());
   int64_t axis = getAxis();
-  if (axis < 0 || axis >= table.getRank())
-    return emitOpError() << "axis " << axis << " is out of range for a table "
-                         << "of rank " << table.getRank();
+  if (failed(verifyTableDim(*this, "axis", axis, table)))
+    return failure();
   if (!indices.getElementType().isSignlessInteger(32))
     return emitOpError() << "indices must be i32, got " << indices.getElementType();
   int64_t at = getSourceAxis().value_or(axis);
-  if (at < 0 || at >= table.getRank())
-    return emitOpError() << "source_axis " << at << " is out of range for a table "
-                         << "of rank " << table.getRank();
-  SmallVector<int64_t> expected(table.getShape());
-  expected.erase(expected.begin() + axis);
-  expected.insert(expected.begin() + at, indices.getShape().begin(), indices.getShape().end());
-  if (failed(verifyCompatibleShape(expected, source.getShape())))
+  if (failed(verifyTableDim(*this, "source_axis", at, table)))
+    return failure();
+  if (failed(verifyCompatibleShape(tableShapeWithIndices(table, axis, indices, at),
+                                   source.getShape())))
     return emitOpError() << "source shape must be table[:axis] ++ table[axis+1:] with "
                             "the indices' shape at source_axis (axis if not given)";
   return verifySameElementType(*this, getSource(), getTable(), "source and table");
