@@ -17,23 +17,25 @@ _registered = False
 
 def register() -> None:
     """Hooks our Scheduling and lowerings into Inductor (idempotent). They act
-    only while a spyre compile runs."""
+    only while a spyre compile runs. Called by every spyre compile, which also
+    adds the decompositions of ops other libraries have defined since."""
     global _registered
-    if _registered:
-        return
-    from torch._inductor.codegen.common import (get_wrapper_codegen_for_device,
-                                                init_backend_registration,
-                                                register_backend_for_device)
+    from . import decompositions
+    if not _registered:
+        from torch._inductor.codegen.common import (get_wrapper_codegen_for_device,
+                                                    init_backend_registration,
+                                                    register_backend_for_device)
 
-    from .. import logs
-    from . import decompositions, lowerings
-    from .scheduling import make_scheduling
-    logs.register()  # when torch's autoload of our entry point is off
-    init_backend_registration()
-    register_backend_for_device("cpu", make_scheduling, get_wrapper_codegen_for_device("cpu"))
-    lowerings.install()
-    decompositions.install()
-    _registered = True
+        from .. import logs
+        from . import lowerings
+        from .scheduling import make_scheduling
+        logs.register()  # when torch's autoload of our entry point is off
+        init_backend_registration()
+        register_backend_for_device("cpu", make_scheduling, get_wrapper_codegen_for_device("cpu"))
+        lowerings.install()
+        decompositions.install()
+        _registered = True
+    decompositions.install_late()
 
 
 def set_strict(value: bool) -> None:

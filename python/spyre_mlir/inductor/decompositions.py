@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from . import attention, convolution, linalg, losses, scans, scatters, searches, state
-from . import causal_masks, pooling
+from . import causal_masks, experts, pooling
 from .extern_kernels import ELEMENT
 from .picks import pick_last
 
@@ -558,15 +558,40 @@ def _declined_to_eager(op) -> None:
     lowering.make_fallback(op, layout_constraint=constraint, warn=False)
 
 
+def wrap(ours, original, applies=lambda *args, **kwargs: True):
+    """`ours` in spyre compiles where it `applies`, else `original` (None:
+    decline, the op runs as it is)."""
+    def decompose(*args, **kwargs):
+        if _for_spyre(args) and applies(*args, **kwargs):
+            return ours(*args, **kwargs)
+        return NotImplemented if original is None else original(*args, **kwargs)
+    return decompose
+
+
+def _add(entries) -> None:
+    from torch._inductor import decomposition
+    for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
+        table.update(entries)  # the second is a cached copy of the first
+
+
+_installed_late = set()
+
+
+def install_late() -> None:
+    """Decompositions of ops that other libraries define when they are
+    imported (transformers' MoE grouped product, experts.py): checked at
+    every spyre compile, added once their op exists."""
+    from torch._inductor import decomposition
+    late = {op: wrap(ours, decomposition.decompositions.get(op), applies)
+            for op, (ours, applies) in experts.entries().items()
+            if op not in _installed_late}
+    if late:
+        _add(late)
+        _installed_late.update(late)
+
+
 def install() -> None:
     from torch._inductor import decomposition
-
-    def wrap(ours, original, applies=lambda *args, **kwargs: True):
-        def decompose(*args, **kwargs):
-            if _for_spyre(args) and applies(*args, **kwargs):
-                return ours(*args, **kwargs)
-            return NotImplemented if original is None else original(*args, **kwargs)
-        return decompose
 
     flash = aten._scaled_dot_product_flash_attention_for_cpu.default
     flash_backward = aten._scaled_dot_product_flash_attention_for_cpu_backward.default
@@ -652,6 +677,5 @@ def install() -> None:
             table.pop(op, None)
         _declined_to_eager(op)
         entries[op] = wrap(ours, None, applies)
-    for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
-        table.update(entries)  # the second is a cached copy of the first
+    _add(entries)
     attention.register_lowering()

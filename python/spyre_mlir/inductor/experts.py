@@ -1,0 +1,73 @@
+"""Hugging Face mixture-of-experts layers on the card: transformers' grouped
+matrix product (`torch.ops.transformers.grouped_mm_fallback`, what its MoE
+experts call under torch.compile for weights other than bf16) as products
+the card runs, used in spyre compiles (decompositions.py registers it once
+transformers has defined the op).
+
+The op multiplies row s of `input` (S, K), its rows sorted by expert, by
+`weight[e]` (E, K, N) of the expert e whose run of rows holds s: expert e's
+rows end at `offs[e]`, cumulative. Rows past `offs[-1]` are zero. Eager
+loops over the experts on the host with data-dependent row counts; here
+every shape is static:
+
+- few rows (decode: a token's top-k experts): each row's expert's weight is
+  gathered and the rows multiplied as a batch of vector-matrix products, so
+  only the chosen experts' weights are read;
+- many rows (prefill): every row is multiplied by every expert's weight and
+  each row keeps its own expert's product, a selection (not a weighted
+  sum), so the result is the product eager computes.
+
+The crossover counts weight bytes: a gathered weight is read, written and
+read again, 3 S matrices against the E that the dense form reads.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .extern_kernels import ELEMENT
+
+
+def _op():
+    """transformers' grouped product, if transformers has defined it."""
+    try:
+        return torch.ops.transformers.grouped_mm_fallback.default
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def grouped_mm(input, weight, offs):
+    rows, experts = input.shape[0], weight.shape[0]
+    positions = torch.arange(rows, device=input.device, dtype=offs.dtype)
+    # The expert of each row: how many runs end at or before it (E past the last).
+    expert = (offs.unsqueeze(0) <= positions.unsqueeze(1)).sum(1)
+    zero = torch.zeros((), dtype=input.dtype, device=input.device)
+    if 3 * rows < experts:
+        valid = expert < experts
+        chosen = torch.clamp(expert, max=experts - 1)
+        # Gathered in the weight's own layout (a transposed view's storage
+        # holds whole (N, K) matrices).
+        if weight.transpose(1, 2).is_contiguous():
+            picked = weight.transpose(1, 2)[chosen].transpose(1, 2)
+        else:
+            picked = weight[chosen]
+        products = torch.bmm(input.unsqueeze(1), picked).squeeze(1)
+        return torch.where(valid.unsqueeze(1), products, zero)
+    products = torch.matmul(input.unsqueeze(0), weight)  # (E, S, N)
+    own = expert.unsqueeze(0) == torch.arange(experts, device=input.device).unsqueeze(1)
+    return torch.where(own.unsqueeze(2), products, zero).sum(0)
+
+
+def _applies(input, weight, offs) -> bool:
+    return (input.dim() == 2 and weight.dim() == 3 and offs.dim() == 1 and
+            input.dtype in ELEMENT and weight.dtype == input.dtype and
+            offs.dtype in (torch.int32, torch.int64) and
+            offs.shape[0] == weight.shape[0] and input.shape[1] == weight.shape[1] and
+            all(isinstance(s, int) for s in (*input.shape, *weight.shape)))
+
+
+def entries():
+    """{custom op overload: (decomposition, whether it applies)}, empty until
+    transformers has defined the op."""
+    op = _op()
+    return {} if op is None else {op: (grouped_mm, _applies)}
