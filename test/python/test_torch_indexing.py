@@ -131,6 +131,29 @@ def test_a_table_read_through_a_view_at_computed_rows():
     torch.testing.assert_close(actual, fn(x, order), rtol=1e-5, atol=1e-5)
 
 
+def _interleaved_rotary(x, table, positions):
+    """CodeGen's and GPT-J's rotary embedding: sin and cos looked up at the
+    positions, each of their columns repeated twice."""
+    sin, cos = torch.split(table[positions], table.shape[1] // 2, dim=-1)
+    sin = torch.repeat_interleave(sin[:, :, None, :], 2, 3)
+    cos = torch.repeat_interleave(cos[:, :, None, :], 2, 3)
+    return x * cos + x.flip(-1) * sin
+
+
+@pytest.mark.parametrize("positions", [1, 8])
+def test_a_lookup_whose_columns_repeat_at_one_or_more_positions(positions):
+    # At one position (a decode step) Inductor's node has one loop, over the
+    # heads' columns: no rows to look up, its elements are gathered.
+    g = torch.Generator().manual_seed(5)
+    x, table = torch.randn(1, positions, 4, 16, generator=g), torch.randn(128, 16, generator=g)
+    at = torch.arange(positions).unsqueeze(0) + 3
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(_interleaved_rotary, backend="spyre")(x, table, at)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    torch.testing.assert_close(actual, _interleaved_rotary(x, table, at), rtol=1e-5, atol=1e-5)
+
+
 def _disentangled_scores(q, k, positions, mask):
     # DeBERTa's and SEW-D's relative attention: content-to-position and
     # position-to-content scores gathered at each pair's clamped distance,

@@ -586,8 +586,10 @@ def _matmul_spec(trace: Trace, buffer_info: BufferInfo) -> _MatmulSpec | None:
 def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     if len(trace.indirect) > 1 and not trace.reduction_sizes:
         return _element_lookups(name, trace, buffer_info)
-    if len(trace.indirect) != 1 or trace.reduction_sizes or len(trace.sizes) < 2:
+    if len(trace.indirect) != 1 or trace.reduction_sizes:
         return None
+    if len(trace.sizes) < 2:  # one loop (a decode step's one position): no rows to look up
+        return _element_lookups(name, trace, buffer_info)
     ops = trace.instrs
     symbol, source = next(iter(trace.indirect.items()))
     loads = [i for i in ops if i.op == "load"]
