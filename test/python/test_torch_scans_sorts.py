@@ -78,6 +78,28 @@ def test_cumsum_dtype_and_scalar():
     check(lambda x: torch.cumsum(x, 0), torch.tensor(2.5))
 
 
+def test_integer_scans_keep_the_dtype_asked_for():
+    # Without a dtype an integer scan is int64, as eager's; with one it is
+    # that one (MoE routing's offsets: cumsum(counts, dtype=int32), which
+    # torch._grouped_mm refuses as int64).
+    x = data(torch.float32)
+    check(lambda x: torch.cumsum(x > 0, 1, dtype=torch.int32), x, exact=True)
+    check(lambda x: torch.cumprod(x > -1, 0, dtype=torch.int32), x, exact=True)
+    check(lambda x: torch.cumsum(x > 0, 1), x, exact=True)
+
+
+def test_integer_scans_of_floats_keep_the_dtype_asked_for():
+    # An integer sum of floats runs on the CPU (counted): the SFU sums in
+    # f32. Its type is still the one asked for.
+    x = (data(torch.float32) * 3).round()
+    for fn in (lambda x: torch.cumsum(x, 1, dtype=torch.int32),
+               lambda x: torch.cumprod(x.clamp(-2, 2), 0, dtype=torch.int32)):
+        torch._dynamo.reset()
+        actual = torch.compile(fn, backend="spyre")(x)
+        assert actual.dtype == torch.int32
+        assert torch.equal(actual, fn(x))
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_cummax_cummin(dtype):
     for x in (data(dtype), with_ties_and_nans(dtype)):

@@ -119,14 +119,14 @@ def _blocked_fits(x, dim) -> bool:
 
 def cumsum(self, dim, *, dtype=None):
     x = self if dtype is None else self.to(dtype)
-    if not x.is_floating_point():
-        x = x.to(torch.int64)  # as eager: integer sums are int64
+    if dtype is None and not x.is_floating_point():
+        x = x.to(torch.int64)  # as eager: integer sums are int64 unless a dtype is given
     return _scan(x, dim, 0, lambda s: s.sum(-1, dtype=x.dtype), torch.add)
 
 
 def cumprod(self, dim, *, dtype=None):
     x = self if dtype is None else self.to(dtype)
-    if not x.is_floating_point():
+    if dtype is None and not x.is_floating_point():
         x = x.to(torch.int64)
     return _scan(x, dim, 1, lambda s: s.prod(-1, dtype=x.dtype), torch.mul)
 
