@@ -1,8 +1,9 @@
 """Hugging Face mixture-of-experts layers on the card: transformers' grouped
 matrix product (`torch.ops.transformers.grouped_mm_fallback`, what its MoE
-experts call under torch.compile for weights other than bf16) as products
-the card runs, used in spyre compiles (decompositions.py registers it once
-transformers has defined the op).
+experts call under torch.compile for weights other than bf16, and
+`aten._grouped_mm`, what they call for bf16) as products the card runs, used
+in spyre compiles (decompositions.py registers them, transformers' once it
+has defined its op).
 
 The op multiplies row s of `input` (S, K), its rows sorted by expert, by
 `weight[e]` (E, K, N) of the expert e whose run of rows holds s: expert e's
@@ -66,8 +67,25 @@ def _applies(input, weight, offs) -> bool:
             all(isinstance(s, int) for s in (*input.shape, *weight.shape)))
 
 
+def aten_grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None):
+    return grouped_mm(self, mat2, offs)
+
+
+def _aten_applies(self, mat2, offs=None, bias=None, out_dtype=None) -> bool:
+    """PyTorch's own grouped product (what transformers calls for bf16
+    weights) in the form MoE experts use: rows grouped by `offs`, one 3-D
+    weight, no bias. Rows past the last group are left undefined by eager;
+    here they are zeros."""
+    return (offs is not None and bias is None and out_dtype in (None, self.dtype) and
+            _applies(self, mat2, offs))
+
+
 def entries():
-    """{custom op overload: (decomposition, whether it applies)}, empty until
-    transformers has defined the op."""
+    """{op overload: (decomposition, whether it applies)}; transformers' op
+    once transformers has defined it."""
+    found = {torch.ops.aten._grouped_mm.default: (aten_grouped_mm, _aten_applies)} \
+        if hasattr(torch.ops.aten, "_grouped_mm") else {}
     op = _op()
-    return {} if op is None else {op: (grouped_mm, _applies)}
+    if op is not None:
+        found[op] = (grouped_mm, _applies)
+    return found
