@@ -33,12 +33,12 @@ def compiled(fn, *args):
     return out
 
 
-# (rows, experts, rows per expert): 3 * rows < experts gathers each row's
+# (rows, experts, rows per expert): 4 * rows < experts gathers each row's
 # expert; the others select among all products. Empty experts, and rows
 # past the last expert's run (zero in eager), in both.
 CASES = {
-    "gathered": (2, 8, [0, 1, 0, 0, 1, 0, 0, 0]),
-    "gathered_rows_past_the_last": (3, 12, [1, 0, 0, 1] + [0] * 8),
+    "gathered": (2, 12, [0, 1, 0, 0, 1] + [0] * 7),
+    "gathered_rows_past_the_last": (3, 16, [1, 0, 0, 1] + [0] * 12),
     "selected": (16, 4, [5, 0, 8, 3]),
     "selected_rows_past_the_last": (12, 3, [4, 0, 5]),
 }
@@ -131,11 +131,11 @@ def test_moe_model_matches_eager_on_the_card(name, dtype):
 
 
 def test_moe_generation_matches_eager_with_one_prefill_and_one_decode_compile():
-    """Decode reads a token's two experts out of eight through the gathered
-    form, prefill selects among all eight."""
+    """Decode reads a token's two experts out of twelve through the gathered
+    form, prefill selects among all twelve."""
     torch.manual_seed(0)
     model = transformers.MixtralForCausalLM(transformers.MixtralConfig(
-        **COMMON, num_local_experts=8, num_experts_per_tok=2)).to(torch.float16).eval()
+        **COMMON, num_local_experts=12, num_experts_per_tok=2)).to(torch.float16).eval()
     ids = torch.randint(3, VOCAB, (1, 8), generator=torch.Generator().manual_seed(0))
 
     def greedy(m):

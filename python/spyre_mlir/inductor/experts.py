@@ -18,8 +18,12 @@ every shape is static:
   each row keeps its own expert's product, a selection (not a weighted
   sum), so the result is the product eager computes.
 
-The crossover counts weight bytes: a gathered weight is read, written and
-read again, 3 S matrices against the E that the dense form reads.
+The crossover counts device-memory time: a gathered weight is read,
+written (paying the read/write turnaround) and read again, about four
+reads of S matrices, against E matrices read once by the dense form. A
+1-layer Mixtral-like decode step (hidden 1024, 8 experts of 2048, top 2,
+fp16): gathered 1003.8 us, dense 920.6 us simulated; the gathered form wins
+from about 4 S < E (a top-8 router over 64 experts).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ def grouped_mm(input, weight, offs):
     # The expert of each row: how many runs end at or before it (E past the last).
     expert = (offs.unsqueeze(0) <= positions.unsqueeze(1)).sum(1)
     zero = torch.zeros((), dtype=input.dtype, device=input.device)
-    if 3 * rows < experts:
+    if 4 * rows < experts:
         valid = expert < experts
         chosen = torch.clamp(expert, max=experts - 1)
         # Gathered in the weight's own layout (a transposed view's storage
