@@ -485,3 +485,38 @@ def test_control_flow_operators_run_their_own_kernels():
         lambda i, a: i < 3, lambda i, a: (i + 1, a * 1.5 - 0.1), (torch.tensor(0), a))[1]
     torch._dynamo.reset()
     torch.testing.assert_close(torch.compile(loop, backend="spyre")(x), loop(x))
+
+
+# Found by the integer OpInfo sweep (opinfo_check.py --dtype i32 --all-samples).
+def test_an_integer_linspace_truncates_its_bounds_as_eager():
+    # Inductor's decomposition kept the fractional start: 7 of 50 values
+    # differed. Python bounds give a constant; tensor bounds run eager's
+    # kernel (counted).
+    for start, end, steps in ((4.3, -3, 50), (0, 7, 50), (-2.5, 1000, 37), (3, 10, 1)):
+        for dtype in (torch.int32, torch.int64):
+            fn = lambda: torch.linspace(start, end, steps, dtype=dtype)  # noqa: E731
+            torch._dynamo.reset()
+            counters.reset()
+            actual = torch.compile(fn, backend="spyre")()
+            assert not counters.fallbacks
+            assert actual.dtype == dtype and torch.equal(actual, fn())
+    bounds = torch.tensor(4.3), torch.tensor(-3.0)
+    fn = lambda a, b: torch.linspace(a, b, 50, dtype=torch.int32)  # noqa: E731
+    torch._dynamo.reset()
+    counters.reset()
+    assert torch.equal(torch.compile(fn, backend="spyre")(*bounds), fn(*bounds))
+    assert set(counters.fallbacks) == {"aten.linspace.Tensor_Tensor"}
+
+
+def test_an_integer_addbmm_truncates_its_scalars_as_eager():
+    # beta 0.6 and alpha 0.2 are 0 for integer tensors in eager; the
+    # decomposition multiplied by them and returned floats.
+    g = torch.Generator().manual_seed(0)
+    c = torch.randint(-5, 5, (5, 10), generator=g, dtype=torch.int32)
+    a = torch.randint(-5, 5, (4, 5, 6), generator=g, dtype=torch.int32)
+    b = torch.randint(-5, 5, (4, 6, 10), generator=g, dtype=torch.int32)
+    for beta, alpha in ((0.6, 0.2), (1.7, 2.9), (1, 1)):
+        fn = lambda c, a, b: torch.addbmm(c, a, b, beta=beta, alpha=alpha)  # noqa: E731
+        torch._dynamo.reset()
+        actual = torch.compile(fn, backend="spyre")(c, a, b)
+        assert actual.dtype == torch.int32 and torch.equal(actual, fn(c, a, b))

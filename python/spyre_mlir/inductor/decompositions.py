@@ -359,6 +359,8 @@ def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
     """The sum over the batch of products as one product over the batch and
     the inner dimension together (Inductor calls a library kernel)."""
     b, n, p = batch1.shape
+    if not batch1.is_floating_point():  # as eager: integer products take integer scalars
+        alpha, beta = int(alpha), int(beta)
     product = torch.mm(batch1.transpose(0, 1).reshape(n, b * p), batch2.reshape(b * p, -1))
     product = product if alpha == 1 else product * alpha
     if beta == 0:  # self is ignored, NaN included
@@ -377,6 +379,44 @@ def eye(n, m=None, *, dtype=None, layout=None, device=None, pin_memory=False):
     rows = torch.arange(n, dtype=torch.int32, device=device).unsqueeze(-1)
     columns = torch.arange(m, dtype=torch.int32, device=device)
     return (rows == columns).to(dtype or torch.get_default_dtype())
+
+
+_INTEGERS = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+def linspace_integers(start, end, steps, *, dtype=None, layout=None, device=None,
+                      pin_memory=False):
+    """An integer linspace as eager's kernel computes it: start and end
+    truncated to integers, the step and each value in double (the second
+    half counted back from the end), each value truncated. Inductor's own
+    decomposition keeps a fractional start and gives other values (4.3 to
+    -3 in 50 steps: 7 differ). The values depend on the Python scalars
+    only, and the card has no double: they are computed here, a constant of
+    the graph."""
+    import numpy as np
+    first, last = int(start), int(end)
+    if steps == 1:
+        values = [first]
+    else:
+        position = np.arange(steps, dtype=np.float64)
+        step = (float(last) - float(first)) / (steps - 1)
+        values = np.where(position < steps // 2, first + step * position,
+                          last - step * (steps - 1 - position))
+        values = np.trunc(values).astype(np.int64).tolist()
+    return torch.tensor(values, dtype=dtype, device=device)
+
+
+def _linspace(original, scalar_bounds: bool):
+    """aten.linspace (an overload) in spyre compiles: int32 and int64 of
+    Python bounds as eager's kernel (linspace_integers), other integers and
+    tensor bounds on eager's kernel (counted), floats as before."""
+    def decompose(start, end, steps, *, dtype=None, **kwargs):
+        if not _for_spyre((start, end)) or dtype not in _INTEGERS:
+            return original(start, end, steps, dtype=dtype, **kwargs)
+        if scalar_bounds and dtype in (torch.int32, torch.int64):
+            return linspace_integers(start, end, steps, dtype=dtype, **kwargs)
+        return NotImplemented
+    return decompose
 
 
 def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
@@ -677,5 +717,13 @@ def install() -> None:
             table.pop(op, None)
         _declined_to_eager(op)
         entries[op] = wrap(ours, None, applies)
+    # Integer linspaces need double arithmetic (linspace_integers).
+    for op in (aten.linspace.default, aten.linspace.Tensor_Tensor, aten.linspace.Tensor_Scalar,
+               aten.linspace.Scalar_Tensor):
+        original = decomposition.decompositions[op]
+        for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
+            table.pop(op, None)
+        _declined_to_eager(op)
+        entries[op] = _linspace(original, op is aten.linspace.default)
     _add(entries)
     attention.register_lowering()
