@@ -65,3 +65,29 @@ def test_a_rotary_embedding_compiles_without_the_concatenation(monkeypatch):
         out = torch.compile(rotary, backend="spyre")(q, cos, sin)
     torch.testing.assert_close(out, rotary(q, cos, sin), atol=2e-2, rtol=2e-2)
     assert rewrites == [1] and counters.fallbacks == {}
+
+
+def _rotary_from_positions(q, inv_freq):
+    """Llama's rotary embedding with its angles computed in the graph: the
+    frequency table repeated twice (cat(freqs, freqs))."""
+    angles = torch.outer(torch.arange(q.shape[-2], dtype=torch.float32), inv_freq)
+    emb = torch.cat((angles, angles), -1)
+    return q * emb.cos() + hf_rotate_half(q) * emb.sin()
+
+
+def test_the_backward_of_a_rotary_embedding_runs_on_card():
+    # Its halves' masks are conditions on the head dimension, which the
+    # repeated frequency table splits in two loops (8 * q + lo >= 8): a
+    # condition of both that depends on one (pieces._one_loop_condition).
+    q = torch.randn(2, 4, 16, 16, requires_grad=True, generator=torch.Generator().manual_seed(0))
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, 16, 2, dtype=torch.float32) / 16))
+    weights = torch.randn(2, 4, 16, 16, generator=torch.Generator().manual_seed(1))
+
+    def loss(q):
+        return (_rotary_from_positions(q, inv_freq) * weights).sum()
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.autograd.grad(torch.compile(loss, backend="spyre")(q), q)[0]
+    assert dict(counters.fallbacks) == {}
+    expected = torch.autograd.grad(loss(q), q)[0]
+    torch.testing.assert_close(actual, expected, rtol=1e-5, atol=1e-5)

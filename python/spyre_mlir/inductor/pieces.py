@@ -350,10 +350,9 @@ def _resolve(trace: Trace, dtype_of) -> list[Trace] | None:
             continue
         for leaf in _mask_leaves(cone):
             sub = _Cone(trace, leaf.result)
-            free = sub.variables()
-            if len(free) == 1:
-                (n,) = free
-                values = sub.evaluate(_box([n], trace)).numpy().astype(np.int64).reshape(-1)
+            found = _one_loop_condition(sub, trace)
+            if found is not None:
+                n, values = found
                 if len(np.unique(values)) > 1:
                     pending.setdefault(n, []).append((values, True))
         if not pending:
@@ -372,6 +371,27 @@ def _resolve(trace: Trace, dtype_of) -> list[Trace] | None:
         return [_cut(trace, v, *s) for s in segments]
     _drop_masks(trace, decided, dtype_of)
     return None
+
+
+def _one_loop_condition(cone, trace: Trace):
+    """(loop, its values) when the condition `cone` computes depends on one
+    loop only, else None. A loop split in two (v = q * hi + lo, periodic
+    segments) makes a condition on v one of both halves, which may still
+    depend on one of them: 8 * q + lo >= 8 with lo < 8 is q >= 1 (a rotary
+    embedding's halves in the backward of a split frequency table)."""
+    names = sorted(cone.variables())
+    if not names:
+        return None
+    sizes = dict(zip((v.name for v in trace.variables), trace.sizes + trace.reduction_sizes))
+    values = np.broadcast_to(cone.evaluate(_box(names, trace)).numpy().astype(np.int64),
+                             [sizes[n] for n in names])
+    varying = [k for k in range(len(names))
+               if values.shape[k] > 1 and not (values == values.take([0], axis=k)).all()]
+    if len(varying) > 1:
+        return None
+    k = varying[0] if varying else 0
+    first = tuple(slice(None) if j == k else 0 for j in range(len(names)))
+    return names[k], values[first].reshape(-1)
 
 
 def _drop_masks(trace: Trace, decided: dict[int, bool], dtype_of) -> None:
