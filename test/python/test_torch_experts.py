@@ -64,6 +64,29 @@ def test_grouped_product_matches_eager(case, transposed, dtype):
     assert (actual[int(offs[-1]):] == 0).all()
 
 
+@pytest.mark.parametrize("case", ["selected", "gathered_rows_past_the_last"])
+def test_grouped_product_gradients_match_eager(case):
+    """The custom op's backward (transformers' grouped_mm_fallback_backward):
+    the rows' gradients through their experts, each expert's weight's from
+    its rows (none for an empty expert)."""
+    rows, experts, counts = CASES[case]
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(rows, 16, generator=g, requires_grad=True)
+    weight = torch.randn(experts, 16, 24, generator=g, requires_grad=True)
+    offs = torch.cumsum(torch.tensor(counts), 0).to(torch.int32)
+    upstream = torch.randn(rows, 24, generator=g)
+
+    def loss(a, w):
+        return (grouped(a, w, offs) * upstream).sum()
+    expected = torch.autograd.grad(loss(x, weight), (x, weight))
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.autograd.grad(torch.compile(loss, backend="spyre")(x, weight), (x, weight))
+    assert dict(counters.fallbacks) == {}
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e, **tolerance(torch.float32, rows))
+
+
 def test_the_offsets_are_read_when_the_kernel_runs():
     """The experts' runs are an input, not a constant of the compile: other
     routings reuse the compiled code and give their own products."""
@@ -152,3 +175,19 @@ def test_moe_generation_matches_eager_with_one_prefill_and_one_decode_compile():
     assert dict(counters.fallbacks) == {}
     assert dynamo_counters["stats"]["unique_graphs"] == 2
     assert sum(dynamo_counters["recompiles"].values()) == 0
+
+
+def test_a_moe_training_step_runs_on_the_card():
+    torch.manual_seed(0)
+    model = MODELS["mixtral"]().train()
+    ids = torch.randint(3, VOCAB, (2, 12), generator=torch.Generator().manual_seed(0))
+    reference = copy.deepcopy(model)
+    reference(input_ids=ids, labels=ids).loss.backward()
+    torch._dynamo.reset()
+    counters.reset()
+    loss = torch.compile(model, backend="spyre")(input_ids=ids, labels=ids).loss
+    loss.backward()
+    assert dict(counters.fallbacks) == {}
+    for (name, p), q in zip(model.named_parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=2e-2, atol=2e-2 * q.grad.abs().max().item(),
+                                   msg=name)

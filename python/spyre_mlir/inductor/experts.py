@@ -33,19 +33,25 @@ import torch
 from .extern_kernels import ELEMENT
 
 
-def _op():
-    """transformers' grouped product, if transformers has defined it."""
+def _op(name: str = "grouped_mm_fallback"):
+    """transformers' grouped product (or its backward), if transformers has
+    defined it."""
     try:
-        return torch.ops.transformers.grouped_mm_fallback.default
+        return getattr(torch.ops.transformers, name).default
     except (AttributeError, RuntimeError):
         return None
 
 
+def _experts_of_rows(rows, offs, device):
+    """The expert of each row: how many runs end at or before it (E past
+    the last)."""
+    positions = torch.arange(rows, device=device, dtype=offs.dtype)
+    return (offs.unsqueeze(0) <= positions.unsqueeze(1)).sum(1)
+
+
 def grouped_mm(input, weight, offs):
     rows, experts = input.shape[0], weight.shape[0]
-    positions = torch.arange(rows, device=input.device, dtype=offs.dtype)
-    # The expert of each row: how many runs end at or before it (E past the last).
-    expert = (offs.unsqueeze(0) <= positions.unsqueeze(1)).sum(1)
+    expert = _experts_of_rows(rows, offs, input.device)
     zero = torch.zeros((), dtype=input.dtype, device=input.device)
     if 4 * rows < experts:
         valid = expert < experts
@@ -61,6 +67,23 @@ def grouped_mm(input, weight, offs):
     products = torch.matmul(input.unsqueeze(0), weight)  # (E, S, N)
     own = expert.unsqueeze(0) == torch.arange(experts, device=input.device).unsqueeze(1)
     return torch.where(own.unsqueeze(2), products, zero).sum(0)
+
+
+def grouped_mm_backward(input, weight, offs, grad_output):
+    """The gradients of grouped_mm: each row's through its expert's weight
+    (the same grouped product), each expert's weight's from its rows alone
+    (a product over the rows with the other experts' rows zeroed)."""
+    grad_input = grouped_mm(grad_output, weight.transpose(1, 2), offs)
+    expert = _experts_of_rows(input.shape[0], offs, input.device)
+    own = expert.unsqueeze(0) == torch.arange(weight.shape[0], device=input.device).unsqueeze(1)
+    zero = torch.zeros((), dtype=input.dtype, device=input.device)
+    rows = torch.where(own.unsqueeze(1), input.t().unsqueeze(0), zero)  # (E, K, S)
+    return grad_input, torch.matmul(rows, grad_output)
+
+
+def _backward_applies(input, weight, offs, grad_output) -> bool:
+    return _applies(input, weight, offs) and grad_output.dtype == input.dtype and \
+        grad_output.shape == (input.shape[0], weight.shape[2])
 
 
 def _applies(input, weight, offs) -> bool:
@@ -89,7 +112,10 @@ def entries():
     once transformers has defined it."""
     found = {torch.ops.aten._grouped_mm.default: (aten_grouped_mm, _aten_applies)} \
         if hasattr(torch.ops.aten, "_grouped_mm") else {}
-    op = _op()
-    if op is not None:
-        found[op] = (grouped_mm, _applies)
+    for name, entry in (("grouped_mm_fallback", (grouped_mm, _applies)),
+                        ("grouped_mm_fallback_backward", (grouped_mm_backward,
+                                                          _backward_applies))):
+        op = _op(name)
+        if op is not None:
+            found[op] = entry
     return found
