@@ -2,7 +2,8 @@
 fallbacks: 2-D ones (strided, dilated, padded, grouped, depthwise) as one
 implicit-GEMM kernel (spyre.conv2d), one image's 1x1 ones as a product;
 1-D and 3-D, transposed (stride, padding, output padding, dilation, groups)
-and those needing gradients as im2col and a product."""
+and those needing gradients as im2col and a product; the backward of one of
+disjoint patches (stride = kernel, no padding) as products."""
 
 import pytest
 import torch
@@ -310,6 +311,34 @@ def test_conv2d_with_gradients_keeps_im2col():
     conv(x).sum().backward()
     for actual, expected in zip(grads, (x.grad, conv.weight.grad)):
         torch.testing.assert_close(actual, expected, **tolerance(torch.float32, 36))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("ci,co,k,side,bias", [
+    (3, 16, 8, 32, True),   # ViT's patch embedding
+    (3, 16, 4, 30, True),   # the last rows and columns in no patch: zero gradient
+    (16, 8, 1, 7, False),   # a 1 x 1 convolution
+], ids=["patches", "uncovered_edge", "pointwise"])
+def test_the_backward_of_a_convolution_of_disjoint_patches_runs_on_card(dtype, ci, co, k, side,
+                                                                        bias):
+    # Stride = kernel, no padding: both gradients are products with the
+    # patches' matrix (decompositions.patch_convolution_backward).
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, ci, side, side, generator=g).to(dtype).requires_grad_()
+    w = torch.randn(co, ci, k, k, generator=g).to(dtype).requires_grad_()
+    b = torch.randn(co, generator=g).to(dtype).requires_grad_() if bias else None
+    upstream = torch.randn(2, co, side // k, side // k, generator=g).to(dtype)
+    leaves = [t for t in (x, w, b) if t is not None]
+
+    def loss(x, w, b):
+        return (F.conv2d(x, w, b, stride=k) * upstream).sum()
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.autograd.grad(torch.compile(loss, backend="spyre")(x, w, b), leaves)
+    assert dict(counters.fallbacks) == {}
+    expected = torch.autograd.grad(loss(x, w, b), leaves)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e, **tolerance(dtype, 2 * (side // k) ** 2))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])

@@ -168,6 +168,40 @@ def convolution_forward(x, weight, bias, stride, padding, dilation, transposed,
     return NotImplemented
 
 
+def patch_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                               transposed, output_padding, groups, output_mask):
+    """The backward of a convolution whose patches do not overlap (stride =
+    kernel, no padding: ViT's patch embedding, 1 x 1 convolutions): the
+    patches are a view of the input, so both gradients are products with
+    their matrix (eager's would be an extern call). Rows and columns no
+    patch covers get a zero gradient."""
+    n, ci, h, w = input.shape
+    co, _, kh, kw = weight.shape
+    ho, wo = grad_output.shape[2:]
+    rows = grad_output.permute(0, 2, 3, 1).reshape(n * ho * wo, co)
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        patches = torch.mm(rows, weight.reshape(co, ci * kh * kw))
+        grad_input = patches.reshape(n, ho, wo, ci, kh, kw).permute(0, 3, 1, 4, 2, 5) \
+            .reshape(n, ci, ho * kh, wo * kw)
+        if (ho * kh, wo * kw) != (h, w):
+            grad_input = F.pad(grad_input, (0, w - wo * kw, 0, h - ho * kh))
+    if output_mask[1]:
+        patches = input[:, :, :ho * kh, :wo * kw].reshape(n, ci, ho, kh, wo, kw) \
+            .permute(0, 2, 4, 1, 3, 5).reshape(n * ho * wo, ci * kh * kw)
+        grad_weight = torch.mm(rows.t(), patches).reshape(weight.shape)
+    if output_mask[2]:
+        grad_bias = grad_output.sum((0, 2, 3))
+    return grad_input, grad_weight, grad_bias
+
+
+def _patch_convolution_applies(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                               transposed, output_padding, groups, output_mask):
+    return (not transposed and groups == 1 and input.dim() == 4 and weight.dim() == 4 and
+            list(stride) == list(weight.shape[2:]) and not any(padding) and
+            all(d == 1 for d in dilation) and _card_floats(grad_output, input, weight))
+
+
 def causal_attention(query, key, value, mask, scale, enable_gqa):
     """spyre::causal_attention: its mask masks every key after its query,
     so causal attention with the mask computes the same."""
@@ -658,6 +692,10 @@ def install() -> None:
         aten._native_multi_head_attention.default: wrap(native_multi_head_attention, None,
                                                         _card_floats),
         aten.convolution.default: wrap(convolution_forward, None),
+        aten.convolution_backward.default: wrap(
+            patch_convolution_backward,
+            decomposition.decompositions.get(aten.convolution_backward.default),
+            _patch_convolution_applies),
         aten._transformer_encoder_layer_fwd.default: wrap(transformer_encoder_layer, None,
                                                           _card_floats),
         aten.gather.default: wrap(gather, decomposition.decompositions.get(aten.gather.default),
