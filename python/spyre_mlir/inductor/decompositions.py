@@ -195,6 +195,51 @@ def patch_convolution_backward(grad_output, input, weight, bias_sizes, stride, p
     return grad_input, grad_weight, grad_bias
 
 
+def unit_stride_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+                                     dilation, transposed, output_padding, groups, output_mask):
+    """The backward of a convolution of stride 1 (ResNet's 3 x 3): the
+    input's gradient is a convolution of the output's with the flipped,
+    transposed weight (the card's implicit GEMM), the weight's a product of
+    the output's gradient with the input's patches (im2col)."""
+    n, ci = input.shape[:2]
+    co, _, kh, kw = weight.shape
+    ph, pw = padding
+    grad_input = grad_weight = grad_bias = None
+    if output_mask[0]:
+        grad_input = F.conv2d(grad_output, weight.flip(2, 3).transpose(0, 1),
+                              padding=(kh - 1 - ph, kw - 1 - pw))
+    if output_mask[1]:
+        # The patches as shifted slices of the padded input (affine reads;
+        # F.unfold's indices would be gathered element by element).
+        ho, wo = grad_output.shape[2:]
+        padded = F.pad(input, (pw, pw, ph, ph))
+        patches = torch.stack([padded[:, :, i:i + ho, j:j + wo] for i in range(kh)
+                               for j in range(kw)], 2).reshape(n, ci * kh * kw, ho * wo)
+        grad_weight = torch.matmul(grad_output.reshape(n, co, -1), patches.transpose(1, 2)) \
+            .sum(0).reshape(weight.shape)
+    if output_mask[2]:
+        grad_bias = grad_output.sum((0, 2, 3))
+    return grad_input, grad_weight, grad_bias
+
+
+def _unit_stride_convolution_applies(grad_output, input, weight, bias_sizes, stride, padding,
+                                     dilation, transposed, output_padding, groups, output_mask):
+    return (not transposed and groups == 1 and input.dim() == 4 and weight.dim() == 4 and
+            all(s == 1 for s in stride) and all(d == 1 for d in dilation) and
+            len(padding) == 2 and all(0 <= p < k for p, k in zip(padding, weight.shape[2:])) and
+            _card_floats(grad_output, input, weight))
+
+
+def convolution_backward(*args):
+    if _patch_convolution_applies(*args):
+        return patch_convolution_backward(*args)
+    return unit_stride_convolution_backward(*args)
+
+
+def _convolution_backward_applies(*args) -> bool:
+    return _patch_convolution_applies(*args) or _unit_stride_convolution_applies(*args)
+
+
 def _patch_convolution_applies(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                                transposed, output_padding, groups, output_mask):
     return (not transposed and groups == 1 and input.dim() == 4 and weight.dim() == 4 and
@@ -693,9 +738,9 @@ def install() -> None:
                                                         _card_floats),
         aten.convolution.default: wrap(convolution_forward, None),
         aten.convolution_backward.default: wrap(
-            patch_convolution_backward,
+            convolution_backward,
             decomposition.decompositions.get(aten.convolution_backward.default),
-            _patch_convolution_applies),
+            _convolution_backward_applies),
         aten._transformer_encoder_layer_fwd.default: wrap(transformer_encoder_layer, None,
                                                           _card_floats),
         aten.gather.default: wrap(gather, decomposition.decompositions.get(aten.gather.default),
