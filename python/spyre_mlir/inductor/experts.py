@@ -50,6 +50,7 @@ def _experts_of_rows(rows, offs, device):
 
 
 def grouped_mm(input, weight, offs):
+    """transformers' grouped_mm_fallback with static shapes (above)."""
     rows, experts = input.shape[0], weight.shape[0]
     expert = _experts_of_rows(rows, offs, input.device)
     zero = torch.zeros((), dtype=input.dtype, device=input.device)
@@ -81,17 +82,17 @@ def grouped_mm_backward(input, weight, offs, grad_output):
     return grad_input, torch.matmul(rows, grad_output)
 
 
-def _backward_applies(input, weight, offs, grad_output) -> bool:
-    return _applies(input, weight, offs) and grad_output.dtype == input.dtype and \
-        grad_output.shape == (input.shape[0], weight.shape[2])
-
-
 def _applies(input, weight, offs) -> bool:
     return (input.dim() == 2 and weight.dim() == 3 and offs.dim() == 1 and
             input.dtype in ELEMENT and weight.dtype == input.dtype and
             offs.dtype in (torch.int32, torch.int64) and
             offs.shape[0] == weight.shape[0] and input.shape[1] == weight.shape[1] and
             all(isinstance(s, int) for s in (*input.shape, *weight.shape)))
+
+
+def _backward_applies(input, weight, offs, grad_output) -> bool:
+    return _applies(input, weight, offs) and grad_output.dtype == input.dtype and \
+        grad_output.shape == (input.shape[0], weight.shape[2])
 
 
 def aten_grouped_mm(self, mat2, offs=None, bias=None, out_dtype=None):

@@ -380,9 +380,9 @@ def _one_loop_condition(cone, trace: Trace):
     depend on one of them: 8 * q + lo >= 8 with lo < 8 is q >= 1 (a rotary
     embedding's halves in the backward of a split frequency table)."""
     names = sorted(cone.variables())
-    if not names:
-        return None
     sizes = dict(zip((v.name for v in trace.variables), trace.sizes + trace.reduction_sizes))
+    if not names or math.prod(sizes[n] for n in names) > MAX_TABLE:
+        return None
     values = np.broadcast_to(cone.evaluate(_box(names, trace)).numpy().astype(np.int64),
                              [sizes[n] for n in names])
     varying = [k for k in range(len(names))
