@@ -195,6 +195,13 @@ def patch_convolution_backward(grad_output, input, weight, bias_sizes, stride, p
     return grad_input, grad_weight, grad_bias
 
 
+def _patch_convolution_applies(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                               transposed, output_padding, groups, output_mask):
+    return (not transposed and groups == 1 and input.dim() == 4 and weight.dim() == 4 and
+            list(stride) == list(weight.shape[2:]) and not any(padding) and
+            all(d == 1 for d in dilation) and _card_floats(grad_output, input, weight))
+
+
 def unit_stride_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
                                      dilation, transposed, output_padding, groups, output_mask):
     """The backward of a convolution of stride 1 (ResNet's 3 x 3): the
@@ -238,13 +245,6 @@ def convolution_backward(*args):
 
 def _convolution_backward_applies(*args) -> bool:
     return _patch_convolution_applies(*args) or _unit_stride_convolution_applies(*args)
-
-
-def _patch_convolution_applies(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                               transposed, output_padding, groups, output_mask):
-    return (not transposed and groups == 1 and input.dim() == 4 and weight.dim() == 4 and
-            list(stride) == list(weight.shape[2:]) and not any(padding) and
-            all(d == 1 for d in dilation) and _card_floats(grad_output, input, weight))
 
 
 def causal_attention(query, key, value, mask, scale, enable_gqa):
