@@ -340,7 +340,7 @@ def check_gradients(dtype, ci, co, k, side, bias, **kwargs):
     (4, 6, 3, 1, 8, True), (4, 6, 3, 0, 9, False), (8, 8, 5, 2, 12, True), (16, 16, 3, 1, 14, True),
 ], ids=["3x3", "3x3_unpadded", "5x5", "3x3_16"])
 def test_the_backward_of_a_unit_stride_convolution_runs_on_card(dtype, ci, co, k, pad, side, bias):
-    # decompositions.unit_stride_convolution_backward: the input's gradient
+    # decompositions._unit_stride_backward: the input's gradient
     # a convolution (the implicit GEMM), the weight's a product with the
     # input's shifted slices.
     check_gradients(dtype, ci, co, k, side, bias, padding=pad)
@@ -355,7 +355,7 @@ def test_the_backward_of_a_unit_stride_convolution_runs_on_card(dtype, ci, co, k
 def test_the_backward_of_a_convolution_of_disjoint_patches_runs_on_card(dtype, ci, co, k, side,
                                                                         bias):
     # Stride = kernel, no padding: both gradients are products with the
-    # patches' matrix (decompositions.patch_convolution_backward).
+    # patches' matrix (decompositions._patches_backward).
     check_gradients(dtype, ci, co, k, side, bias, stride=k)
 
 

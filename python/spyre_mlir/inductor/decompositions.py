@@ -168,83 +168,71 @@ def convolution_forward(x, weight, bias, stride, padding, dilation, transposed,
     return NotImplemented
 
 
-def patch_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                               transposed, output_padding, groups, output_mask):
-    """The backward of a convolution whose patches do not overlap (stride =
-    kernel, no padding: ViT's patch embedding, 1 x 1 convolutions): the
-    patches are a view of the input, so both gradients are products with
-    their matrix (eager's would be an extern call). Rows and columns no
-    patch covers get a zero gradient."""
+def _patches_backward(grad_output, input, weight):
+    """The gradients (input, weight) of a convolution whose patches do not
+    overlap (stride = kernel, no padding: ViT's patch embedding, 1 x 1
+    convolutions): the patches are a view of the input, so both are products
+    with their matrix. Rows and columns no patch covers get zero."""
     n, ci, h, w = input.shape
     co, _, kh, kw = weight.shape
     ho, wo = grad_output.shape[2:]
     rows = grad_output.permute(0, 2, 3, 1).reshape(n * ho * wo, co)
-    grad_input = grad_weight = grad_bias = None
-    if output_mask[0]:
-        patches = torch.mm(rows, weight.reshape(co, ci * kh * kw))
-        grad_input = patches.reshape(n, ho, wo, ci, kh, kw).permute(0, 3, 1, 4, 2, 5) \
-            .reshape(n, ci, ho * kh, wo * kw)
-        if (ho * kh, wo * kw) != (h, w):
-            grad_input = F.pad(grad_input, (0, w - wo * kw, 0, h - ho * kh))
-    if output_mask[1]:
-        patches = input[:, :, :ho * kh, :wo * kw].reshape(n, ci, ho, kh, wo, kw) \
-            .permute(0, 2, 4, 1, 3, 5).reshape(n * ho * wo, ci * kh * kw)
-        grad_weight = torch.mm(rows.t(), patches).reshape(weight.shape)
-    if output_mask[2]:
-        grad_bias = grad_output.sum((0, 2, 3))
-    return grad_input, grad_weight, grad_bias
+    patches = torch.mm(rows, weight.reshape(co, ci * kh * kw))
+    grad_input = patches.reshape(n, ho, wo, ci, kh, kw).permute(0, 3, 1, 4, 2, 5) \
+        .reshape(n, ci, ho * kh, wo * kw)
+    if (ho * kh, wo * kw) != (h, w):
+        grad_input = F.pad(grad_input, (0, w - wo * kw, 0, h - ho * kh))
+    patches = input[:, :, :ho * kh, :wo * kw].reshape(n, ci, ho, kh, wo, kw) \
+        .permute(0, 2, 4, 1, 3, 5).reshape(n * ho * wo, ci * kh * kw)
+    return grad_input, torch.mm(rows.t(), patches).reshape(weight.shape)
 
 
-def _patch_convolution_applies(grad_output, input, weight, bias_sizes, stride, padding, dilation,
-                               transposed, output_padding, groups, output_mask):
-    return (not transposed and groups == 1 and input.dim() == 4 and weight.dim() == 4 and
-            list(stride) == list(weight.shape[2:]) and not any(padding) and
-            all(d == 1 for d in dilation) and _card_floats(grad_output, input, weight))
-
-
-def unit_stride_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
-                                     dilation, transposed, output_padding, groups, output_mask):
-    """The backward of a convolution of stride 1 (ResNet's 3 x 3): the
-    input's gradient is a convolution of the output's with the flipped,
+def _unit_stride_backward(grad_output, input, weight, padding):
+    """The gradients (input, weight) of a convolution of stride 1 (ResNet's
+    3 x 3): the input's a convolution of the output's with the flipped,
     transposed weight (the card's implicit GEMM), the weight's a product of
-    the output's gradient with the input's patches (im2col)."""
+    the output's gradient with the padded input's shifted slices (affine
+    reads; F.unfold's indices would be gathered element by element)."""
     n, ci = input.shape[:2]
     co, _, kh, kw = weight.shape
     ph, pw = padding
-    grad_input = grad_weight = grad_bias = None
-    if output_mask[0]:
-        grad_input = F.conv2d(grad_output, weight.flip(2, 3).transpose(0, 1),
-                              padding=(kh - 1 - ph, kw - 1 - pw))
-    if output_mask[1]:
-        # The patches as shifted slices of the padded input (affine reads;
-        # F.unfold's indices would be gathered element by element).
-        ho, wo = grad_output.shape[2:]
-        padded = F.pad(input, (pw, pw, ph, ph))
-        patches = torch.stack([padded[:, :, i:i + ho, j:j + wo] for i in range(kh)
-                               for j in range(kw)], 2).reshape(n, ci * kh * kw, ho * wo)
-        grad_weight = torch.matmul(grad_output.reshape(n, co, -1), patches.transpose(1, 2)) \
-            .sum(0).reshape(weight.shape)
-    if output_mask[2]:
-        grad_bias = grad_output.sum((0, 2, 3))
-    return grad_input, grad_weight, grad_bias
+    ho, wo = grad_output.shape[2:]
+    grad_input = F.conv2d(grad_output, weight.flip(2, 3).transpose(0, 1),
+                          padding=(kh - 1 - ph, kw - 1 - pw))
+    padded = F.pad(input, (pw, pw, ph, ph))
+    patches = torch.stack([padded[:, :, i:i + ho, j:j + wo] for i in range(kh)
+                           for j in range(kw)], 2).reshape(n, ci * kh * kw, ho * wo)
+    grad_weight = torch.matmul(grad_output.reshape(n, co, -1), patches.transpose(1, 2)) \
+        .sum(0).reshape(weight.shape)
+    return grad_input, grad_weight
 
 
-def _unit_stride_convolution_applies(grad_output, input, weight, bias_sizes, stride, padding,
-                                     dilation, transposed, output_padding, groups, output_mask):
+def _disjoint_patches(stride, padding, weight) -> bool:
+    return list(stride) == list(weight.shape[2:]) and not any(padding)
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    """aten.convolution_backward of a plain 2-D convolution (no groups or
+    dilation) whose patches do not overlap or whose stride is 1, as products
+    and convolutions the card runs (eager's would be an extern call)."""
+    if _disjoint_patches(stride, padding, weight):
+        grad_input, grad_weight = _patches_backward(grad_output, input, weight)
+    else:
+        grad_input, grad_weight = _unit_stride_backward(grad_output, input, weight, padding)
+    grad_bias = grad_output.sum((0, 2, 3)) if output_mask[2] else None
+    return (grad_input if output_mask[0] else None,
+            grad_weight if output_mask[1] else None, grad_bias)
+
+
+def _convolution_backward_applies(grad_output, input, weight, bias_sizes, stride, padding,
+                                  dilation, transposed, output_padding, groups,
+                                  output_mask) -> bool:
+    unit_stride = all(s == 1 for s in stride) and len(padding) == 2 and \
+        all(0 <= p < k for p, k in zip(padding, weight.shape[2:]))
     return (not transposed and groups == 1 and input.dim() == 4 and weight.dim() == 4 and
-            all(s == 1 for s in stride) and all(d == 1 for d in dilation) and
-            len(padding) == 2 and all(0 <= p < k for p, k in zip(padding, weight.shape[2:])) and
-            _card_floats(grad_output, input, weight))
-
-
-def convolution_backward(*args):
-    if _patch_convolution_applies(*args):
-        return patch_convolution_backward(*args)
-    return unit_stride_convolution_backward(*args)
-
-
-def _convolution_backward_applies(*args) -> bool:
-    return _patch_convolution_applies(*args) or _unit_stride_convolution_applies(*args)
+            all(d == 1 for d in dilation) and _card_floats(grad_output, input, weight) and
+            (_disjoint_patches(stride, padding, weight) or unit_stride))
 
 
 def causal_attention(query, key, value, mask, scale, enable_gqa):
@@ -677,6 +665,18 @@ def _declined_to_eager(op) -> None:
     lowering.make_fallback(op, layout_constraint=constraint, warn=False)
 
 
+def _take_over(op):
+    """Takes `op` out of Inductor's decomposition tables, so that where ours
+    declines eager's own kernel runs (counted); returns the decomposition it
+    had."""
+    from torch._inductor import decomposition
+    original = decomposition.decompositions.get(op)
+    for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
+        table.pop(op, None)
+    _declined_to_eager(op)
+    return original
+
+
 def wrap(ours, original, applies=lambda *args, **kwargs: True):
     """`ours` in spyre compiles where it `applies`, else `original` (None:
     decline, the op runs as it is)."""
@@ -796,17 +796,11 @@ def install() -> None:
         # Where ours declines, eager's own kernel runs (counted), not
         # Inductor's decomposition of grid_sampler_2d: that one differs from
         # eager on non-finite coordinates and reflects huge ones wrongly.
-        for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
-            table.pop(op, None)
-        _declined_to_eager(op)
+        _take_over(op)
         entries[op] = wrap(ours, None, applies)
     # Integer linspaces need double arithmetic (linspace_integers).
     for op in (aten.linspace.default, aten.linspace.Tensor_Tensor, aten.linspace.Tensor_Scalar,
                aten.linspace.Scalar_Tensor):
-        original = decomposition.decompositions[op]
-        for table in (decomposition.decompositions, decomposition.fast_random_decomps()):
-            table.pop(op, None)
-        _declined_to_eager(op)
-        entries[op] = _linspace(original, op is aten.linspace.default)
+        entries[op] = _linspace(_take_over(op), op is aten.linspace.default)
     _add(entries)
     attention.register_lowering()

@@ -49,6 +49,11 @@ def _experts_of_rows(rows, offs, device):
     return (offs.unsqueeze(0) <= positions.unsqueeze(1)).sum(1)
 
 
+def _rows_of_experts(expert, experts: int):
+    """(E, S): whether row s is expert e's."""
+    return expert.unsqueeze(0) == torch.arange(experts, device=expert.device).unsqueeze(1)
+
+
 def grouped_mm(input, weight, offs):
     """transformers' grouped_mm_fallback with static shapes (above)."""
     rows, experts = input.shape[0], weight.shape[0]
@@ -66,7 +71,7 @@ def grouped_mm(input, weight, offs):
         products = torch.bmm(input.unsqueeze(1), picked).squeeze(1)
         return torch.where(valid.unsqueeze(1), products, zero)
     products = torch.matmul(input.unsqueeze(0), weight)  # (E, S, N)
-    own = expert.unsqueeze(0) == torch.arange(experts, device=input.device).unsqueeze(1)
+    own = _rows_of_experts(expert, experts)
     return torch.where(own.unsqueeze(2), products, zero).sum(0)
 
 
@@ -75,8 +80,7 @@ def grouped_mm_backward(input, weight, offs, grad_output):
     (the same grouped product), each expert's weight's from its rows alone
     (a product over the rows with the other experts' rows zeroed)."""
     grad_input = grouped_mm(grad_output, weight.transpose(1, 2), offs)
-    expert = _experts_of_rows(input.shape[0], offs, input.device)
-    own = expert.unsqueeze(0) == torch.arange(weight.shape[0], device=input.device).unsqueeze(1)
+    own = _rows_of_experts(_experts_of_rows(input.shape[0], offs, input.device), weight.shape[0])
     zero = torch.zeros((), dtype=input.dtype, device=input.device)
     rows = torch.where(own.unsqueeze(1), input.t().unsqueeze(0), zero)  # (E, K, S)
     return grad_input, torch.matmul(rows, grad_output)
