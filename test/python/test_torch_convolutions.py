@@ -2,8 +2,8 @@
 fallbacks: 2-D ones (strided, dilated, padded, grouped, depthwise) as one
 implicit-GEMM kernel (spyre.conv2d), one image's 1x1 ones as a product;
 1-D and 3-D, transposed (stride, padding, output padding, dilation, groups)
-and those needing gradients as im2col and a product; the backward of one of
-disjoint patches (stride = kernel, no padding) as products."""
+and those needing gradients as im2col and a product; the backward of a 2-D
+one as products and convolutions (stride, padding, dilation, groups)."""
 
 import pytest
 import torch
@@ -319,7 +319,8 @@ def check_gradients(dtype, ci, co, k, side, bias, **kwargs):
     gradient's largest element."""
     g = torch.Generator().manual_seed(0)
     x = torch.randn(2, ci, side, side, generator=g).to(dtype).requires_grad_()
-    w = (torch.randn(co, ci, k, k, generator=g) * 0.2).to(dtype).requires_grad_()
+    w = (torch.randn(co, ci // kwargs.get("groups", 1), k, k, generator=g) * 0.2) \
+        .to(dtype).requires_grad_()
     b = torch.randn(co, generator=g).to(dtype).requires_grad_() if bias else None
     upstream = torch.randn(F.conv2d(x, w, **kwargs).shape, generator=g).to(dtype)
     leaves = [t for t in (x, w, b) if t is not None]
@@ -336,14 +337,31 @@ def check_gradients(dtype, ci, co, k, side, bias, **kwargs):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
-@pytest.mark.parametrize("ci,co,k,pad,side,bias", [
-    (4, 6, 3, 1, 8, True), (4, 6, 3, 0, 9, False), (8, 8, 5, 2, 12, True), (16, 16, 3, 1, 14, True),
-], ids=["3x3", "3x3_unpadded", "5x5", "3x3_16"])
-def test_the_backward_of_a_unit_stride_convolution_runs_on_card(dtype, ci, co, k, pad, side, bias):
-    # decompositions._unit_stride_backward: the input's gradient
-    # a convolution (the implicit GEMM), the weight's a product with the
+@pytest.mark.parametrize("ci,co,k,side,bias,conv", [
+    (4, 6, 3, 8, True, dict(padding=1)), (4, 6, 3, 9, False, dict()),
+    (8, 8, 5, 12, True, dict(padding=2)), (16, 16, 3, 14, True, dict(padding=1)),
+    # Strided: the output's gradient spread on the input's grid; odd sizes
+    # leave the last row and column to the transposed convolution's output
+    # padding.
+    (4, 6, 3, 9, True, dict(stride=2, padding=1)), (4, 6, 3, 8, True, dict(stride=2, padding=1)),
+    (4, 8, 1, 9, False, dict(stride=2)), (3, 8, 7, 16, False, dict(stride=2, padding=3)),
+    (4, 6, 3, 11, True, dict(stride=(2, 1), padding=(1, 0))),
+    # Grouped: each group's weight transposed; depthwise weights' gradient
+    # a sum of elementwise products.
+    (8, 8, 3, 8, True, dict(padding=1, groups=8)), (8, 8, 7, 12, True, dict(padding=3, groups=8)),
+    (8, 16, 3, 8, False, dict(padding=1, groups=8)),
+    (8, 12, 3, 9, True, dict(stride=2, padding=1, groups=4)),
+    # Dilated: the flipped convolution dilated as the forward.
+    (4, 6, 3, 12, True, dict(padding=2, dilation=2)),
+    (4, 6, 3, 13, False, dict(stride=2, padding=1, dilation=(2, 3))),
+], ids=["3x3", "3x3_unpadded", "5x5", "3x3_16", "3x3_s2_odd", "3x3_s2_even", "1x1_s2",
+        "7x7_s2", "3x1_s2x1", "depthwise_3x3", "depthwise_7x7", "depthwise_x2",
+        "grouped_s2", "dilated", "dilated_s2"])
+def test_the_backward_of_a_convolution_runs_on_card(dtype, ci, co, k, side, bias, conv):
+    # decompositions._shifted_slices_backward: the input's gradient a
+    # convolution (the implicit GEMM), the weight's products with the
     # input's shifted slices.
-    check_gradients(dtype, ci, co, k, side, bias, padding=pad)
+    check_gradients(dtype, ci, co, k, side, bias, **conv)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])

@@ -187,24 +187,53 @@ def _patches_backward(grad_output, input, weight):
     return grad_input, torch.mm(rows.t(), patches).reshape(weight.shape)
 
 
-def _unit_stride_backward(grad_output, input, weight, padding):
-    """The gradients (input, weight) of a convolution of stride 1 (ResNet's
-    3 x 3): the input's a convolution of the output's with the flipped,
-    transposed weight (the card's implicit GEMM), the weight's a product of
-    the output's gradient with the padded input's shifted slices (affine
-    reads; F.unfold's indices would be gathered element by element)."""
-    n, ci = input.shape[:2]
-    co, _, kh, kw = weight.shape
-    ph, pw = padding
+def _zeros_between(x, stride, rows, cols):
+    """x [n, c, h, w] with stride - 1 zeros after each element along both
+    image axes, cut to rows x cols: a strided convolution's output gradient
+    laid out on its input's grid (a pad and views, no scatter)."""
+    (sh, sw), (n, c, h, w) = stride, x.shape
+    spread = F.pad(x.reshape(n, c, h, 1, w, 1), (0, sw - 1, 0, 0, 0, sh - 1))
+    return spread.reshape(n, c, h * sh, w * sw)[:, :, :rows, :cols]
+
+
+def _shifted_slices_backward(grad_output, input, weight, stride, padding, dilation, groups):
+    """The gradients (input, weight) of a convolution with any stride,
+    dilation and groups (ResNet's 3 x 3 and strided 1 x 1, ConvNeXt's
+    depthwise 7 x 7).
+    The input's: a convolution (the card's implicit GEMM) of the output's
+    gradient, spread on the input's grid when strided, with the flipped
+    weight, each group's transposed. The weight's: a product of the output's
+    gradient with the padded input's shifted slices, every stride-th row and
+    column (affine reads; F.unfold's indices would be gathered element by
+    element), group by group; a depthwise one a sum of elementwise products."""
+    n, ci, h, w = input.shape
+    co, cig, kh, kw = weight.shape
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
     ho, wo = grad_output.shape[2:]
-    grad_input = F.conv2d(grad_output, weight.flip(2, 3).transpose(0, 1),
-                          padding=(kh - 1 - ph, kw - 1 - pw))
+    cog = co // groups
+    # The rows and columns a window spans.
+    eh, ew = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+    # A strided output's size was rounded down: the transposed
+    # convolution's output padding (h - reach, under the stride; 0 at
+    # stride 1) makes the input's gradient as large as the input.
+    reach_h, reach_w = (ho - 1) * sh + eh - 2 * ph, (wo - 1) * sw + ew - 2 * pw
+    spread = grad_output if (sh, sw) == (1, 1) else _zeros_between(
+        grad_output, (sh, sw), (ho - 1) * sh + 1 + h - reach_h, (wo - 1) * sw + 1 + w - reach_w)
+    flipped = weight.reshape(groups, cog, cig, kh, kw).transpose(1, 2) \
+        .reshape(ci, cog, kh, kw).flip(2, 3)
+    grad_input = F.conv2d(spread, flipped, padding=(eh - 1 - ph, ew - 1 - pw),
+                          dilation=(dh, dw), groups=groups)
     padded = F.pad(input, (pw, pw, ph, ph))
-    patches = torch.stack([padded[:, :, i:i + ho, j:j + wo] for i in range(kh)
-                           for j in range(kw)], 2).reshape(n, ci * kh * kw, ho * wo)
-    grad_weight = torch.matmul(grad_output.reshape(n, co, -1), patches.transpose(1, 2)) \
-        .sum(0).reshape(weight.shape)
-    return grad_input, grad_weight
+    patches = torch.stack([padded[:, :, i * dh:i * dh + (ho - 1) * sh + 1:sh,
+                                  j * dw:j * dw + (wo - 1) * sw + 1:sw]
+                           for i in range(kh) for j in range(kw)], 2)
+    if cog == 1 and cig == 1:
+        grad_weight = (grad_output.unsqueeze(2) * patches).sum((0, 3, 4))
+    else:
+        rows = grad_output.reshape(n, groups, cog, ho * wo)
+        patches = patches.reshape(n, groups, cig * kh * kw, ho * wo)
+        grad_weight = torch.matmul(rows, patches.transpose(2, 3)).sum(0)
+    return grad_input, grad_weight.reshape(weight.shape)
 
 
 def _disjoint_patches(stride, padding, weight) -> bool:
@@ -213,13 +242,14 @@ def _disjoint_patches(stride, padding, weight) -> bool:
 
 def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
                          transposed, output_padding, groups, output_mask):
-    """aten.convolution_backward of a plain 2-D convolution (no groups or
-    dilation) whose patches do not overlap or whose stride is 1, as products
-    and convolutions the card runs (eager's would be an extern call)."""
-    if _disjoint_patches(stride, padding, weight):
+    """aten.convolution_backward of a 2-D convolution, as products and
+    convolutions the card runs (eager's would be an extern call)."""
+    if groups == 1 and all(d == 1 for d in dilation) and \
+            _disjoint_patches(stride, padding, weight):
         grad_input, grad_weight = _patches_backward(grad_output, input, weight)
     else:
-        grad_input, grad_weight = _unit_stride_backward(grad_output, input, weight, padding)
+        grad_input, grad_weight = _shifted_slices_backward(grad_output, input, weight, stride,
+                                                           padding, dilation, groups)
     grad_bias = grad_output.sum((0, 2, 3)) if output_mask[2] else None
     return (grad_input if output_mask[0] else None,
             grad_weight if output_mask[1] else None, grad_bias)
@@ -228,11 +258,13 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 def _convolution_backward_applies(grad_output, input, weight, bias_sizes, stride, padding,
                                   dilation, transposed, output_padding, groups,
                                   output_mask) -> bool:
-    unit_stride = all(s == 1 for s in stride) and len(padding) == 2 and \
-        all(0 <= p < k for p, k in zip(padding, weight.shape[2:]))
-    return (not transposed and groups == 1 and input.dim() == 4 and weight.dim() == 4 and
-            all(d == 1 for d in dilation) and _card_floats(grad_output, input, weight) and
-            (_disjoint_patches(stride, padding, weight) or unit_stride))
+    # A padding as wide as the window would read only zeros at the edge
+    # (the flipped convolution's padding would be negative).
+    return (not transposed and input.dim() == 4 and weight.dim() == 4 and
+            len(stride) == len(padding) == len(dilation) == 2 and
+            all(0 <= p < d * (k - 1) + 1
+                for p, d, k in zip(padding, dilation, weight.shape[2:])) and
+            _card_floats(grad_output, input, weight))
 
 
 def causal_attention(query, key, value, mask, scale, enable_gqa):

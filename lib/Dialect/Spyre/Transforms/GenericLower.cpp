@@ -180,18 +180,21 @@ TileStep GenericPlan::buildStep(HwEmitter &em, const Geometry &g, int64_t group,
     std::string name = "output" + std::to_string(k);
     int64_t es = deviceDTypeBytes(out.dtype);
     if (out.combiner == CombinerKind::none) {
-      PlanedLayout pl = layoutPlanes(out.access, es, tile, rows, cols, planes, 0);
+      PlanedLayout pl = layoutPlanes(out.access, es, tile, rows, cols, planes, outputSpan(out));
       const TileLayout &l = pl.tile;
       int64_t at = slotAt(name, inCopy);
       for (int64_t p = 0; p < planes; ++p)
         outputViews[p].push_back(
             em.lx(out.dtype, at + pl.viewOffset(p, planes), {l.rowStride, pl.colStride, 0}));
-      if (!internal(k))
-        step.stores.push_back(
-            {em.device(generic.getOutputs()[k], out.dtype,
-                       deviceOffset(out.access, origin, es) + pl.deviceShift * es,
-                       l.deviceStrides),
-             em.lx(out.dtype, at, l.lxStrides), l.rowBytes, l.counts});
+      if (!internal(k)) {
+        RefAttr device = em.device(generic.getOutputs()[k], out.dtype,
+                                   deviceOffset(out.access, origin, es) + pl.deviceShift * es,
+                                   l.deviceStrides);
+        RefAttr local = em.lx(out.dtype, at, l.lxStrides);
+        if (rewritesRuns(out))
+          step.loads.push_back({local, device, l.rowBytes, l.counts});
+        step.stores.push_back({device, local, l.rowBytes, l.counts});
+      }
       accViews.push_back({});
       bestViews.push_back({});
       stagingViews.push_back({});

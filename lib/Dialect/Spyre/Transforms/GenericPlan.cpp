@@ -313,7 +313,7 @@ SmallVector<LxSlot> GenericPlan::slots(ArrayRef<int64_t> tile) const {
     std::string name = "output" + std::to_string(i);
     if (out.combiner == CombinerKind::none) {
       int64_t es = deviceDTypeBytes(out.dtype);
-      PlanedLayout l = layoutPlanes(out.access, es, tile, tr, tc, tp, 0);
+      PlanedLayout l = layoutPlanes(out.access, es, tile, tr, tc, tp, outputSpan(out));
       result.push_back({name, l.tile.bytes, 2});
       continue;
     }
@@ -394,8 +394,14 @@ std::pair<double, double> GenericPlan::deviceBytes(ArrayRef<int64_t> tile) const
   double read = 0, write = 0;
   for (auto [i, access] : llvm::enumerate(inputs))
     read += moved(access, inputTypes[i]);
-  for (const Output &out : outputs)
-    write += moved(out.access, out.dtype);
+  for (const Output &out : outputs) {
+    double bytes = moved(out.access, out.dtype);
+    if (rewritesRuns(out)) { // the runs over the gaps, loaded and stored
+      bytes *= double(out.access.strides[col]);
+      read += bytes;
+    }
+    write += bytes;
+  }
   return {read, write};
 }
 
@@ -405,6 +411,29 @@ double GenericPlan::tileCycles(ArrayRef<int64_t> tile, int64_t cores, double sfu
   double bus = arch.deviceCycles(read, write);
   double port = (read + write) / double(used * arch.dmaPortBytesPerCycle);
   return std::max({bus, port, sfu * double(cores) / double(used)});
+}
+
+bool GenericPlan::rewritesRuns(const Output &out) const {
+  if (role != Role::alone || out.combiner != CombinerKind::none)
+    return false;
+  const LinearAccess &a = out.access;
+  int64_t lc = a.strides[col], lr = row < 0 ? 0 : a.strides[row];
+  if (lc <= 1 || lr == 1 || lc * deviceDTypeBytes(out.dtype) > arch.stickBytes)
+    return false;
+  // Runs of distinct tiles do not overlap when every other loop's step
+  // clears all that the loops of smaller strides reach.
+  SmallVector<std::pair<int64_t, int64_t>> others; // |stride|, size
+  for (int64_t d = 0, e = sizes.size(); d < e; ++d)
+    if (d != col && sizes[d] > 1)
+      others.push_back({std::abs(a.strides[d]), sizes[d]});
+  llvm::sort(others);
+  int64_t reach = (sizes[col] - 1) * lc + 1;
+  for (auto [stride, size] : others) {
+    if (stride < reach)
+      return false;
+    reach += stride * (size - 1);
+  }
+  return true;
 }
 
 bool GenericPlan::runsAlongRows(const LinearAccess &a) const {

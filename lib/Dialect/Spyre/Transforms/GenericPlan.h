@@ -187,7 +187,10 @@ public:
   /// estimate) and the transfers of one of its tiles (an input or output
   /// each): what `overlapDepth` weighs.
   double sfuCycles(int64_t cores) const;
-  int64_t transfersPerTile() const { return int64_t(inputs.size() + outputs.size()); }
+  int64_t transfersPerTile() const {
+    return int64_t(inputs.size() + outputs.size()) +
+           llvm::count_if(outputs, [&](const Output &out) { return rewritesRuns(out); });
+  }
 
   /// Whether input `k` reads the same elements in every tile of `tile`'s
   /// grid (a broadcast scalar, per-column values such as rotary
@@ -260,6 +263,18 @@ private:
   /// Whether an operand's device rows run along the row loop (a transpose's
   /// input, a column reduction's): a row tile short of a stick pads them.
   bool runsAlongRows(const LinearAccess &a) const;
+  /// Whether output `out` moves as runs over the gaps between its elements
+  /// (a strided write: an interleave, a strided convolution's gradient
+  /// spread on its input's grid): a tile loads its runs, the SFU writes
+  /// every element it computes into them, and the runs go back with the
+  /// gaps as loaded. Element by element, each element would cost a stick.
+  /// Only for a generic alone, which the kernel's other ops do not run
+  /// beside, and only where no two tiles' runs overlap.
+  bool rewritesRuns(const Output &out) const;
+  /// The `span` layoutTile gets for output `out`.
+  int64_t outputSpan(const Output &out) const {
+    return rewritesRuns(out) ? arch.stickBytes : 0;
+  }
   /// Estimated cycles with `tile` on `cores`: the larger of the device bus
   /// (padded rows included), the DMA ports of the cores with a tile and
   /// their SFU work, `sfu` being the op's SFU cycles on `cores` cores
