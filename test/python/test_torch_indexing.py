@@ -248,3 +248,31 @@ def test_a_slice_assignment_read_by_a_reduction_runs_on_card(fn):
     actual = torch.compile(fn, backend="spyre")(*args)
     assert not counters.fallbacks, dict(counters.fallbacks)
     torch.testing.assert_close(actual, fn(*args), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("pick,sliced", [
+    (lambda x: x[:, :, [-2]], True),       # Falcon's key of its fused projection
+    (lambda x: x[:, [3]], True),
+    (lambda x: x[..., [[1]], :], True),    # any shape of index
+    # Tracing keeps the values of one-element constants only: a pick.
+    (lambda x: x[:, [0, 2, 4]], False),
+], ids=["last_but_one", "one", "shaped", "three"])
+def test_a_constant_index_that_steps_evenly_is_a_slice(pick, sliced, monkeypatch):
+    # decompositions._evenly_stepping_constant: a slice reads the rows it
+    # keeps; a pick compares every index with every position.
+    from spyre_mlir.inductor import decompositions
+    x = torch.randn(3, 6, 5, 64)
+
+    def run():
+        torch._dynamo.reset()
+        counters.reset()
+        actual = torch.compile(lambda x: pick(x) * 2, backend="spyre")(x)
+        assert dict(counters.fallbacks) == {}
+        torch.testing.assert_close(actual, pick(x) * 2, rtol=0, atol=0)
+        return counters.simulated_cycles
+
+    # Not from Inductor's caches, which would keep the first graph.
+    with torch.compiler.config.patch(force_disable_caches=True):
+        cycles = run()
+        monkeypatch.setattr(decompositions, "_evenly_stepping_constant", lambda *args: None)
+        assert (cycles < run()) == sliced

@@ -381,9 +381,44 @@ def _gather_applies(self, dim, index, sparse_grad=False):
     return self.dim() > 0 and index.numel() * self.shape[dim] <= MAX_PICK_COMPARISONS
 
 
+def _evenly_stepping_constant(self, indices):
+    """(dimension, start, step) when the only index tensor is a constant of
+    the graph whose values step evenly upwards, else None. FakeTensors keep
+    the values of one-element constants only: `x[..., [-2], :]`, as Falcon
+    splits its fused key and value, is a slice; `x[:, [0, 2, 4]]` a pick."""
+    positions = [d for d, i in enumerate(indices) if i is not None]
+    if len(positions) != 1:
+        return None
+    (d,) = positions
+    values = getattr(indices[d], "constant", None)
+    if indices[d].dtype not in (torch.int64, torch.int32):
+        return None  # a boolean mask
+    size = self.shape[d]
+    if values is None or values.numel() == 0 or not isinstance(size, int):
+        return None
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    with unset_fake_temporarily():
+        values = values.reshape(-1).tolist()
+    if any(not -size <= v < size for v in values):
+        return None  # eager raises; the pick does too
+    values = [v % size for v in values]
+    step = values[1] - values[0] if len(values) > 1 else 1
+    if step < 1 or any(b - a != step for a, b in zip(values, values[1:])):
+        return None
+    return d, values[0], step
+
+
 def index(self, indices):
     """self[indices] for adjacent integer index tensors (None for the
-    dimensions taken whole): a pick from those dimensions flattened."""
+    dimensions taken whole): a slice where the indices are a constant that
+    steps evenly, else a pick from those dimensions flattened."""
+    progression = _evenly_stepping_constant(self, indices)
+    if progression is not None:
+        d, start, step = progression
+        shape = indices[d].shape
+        taken = self[(slice(None),) * d + (slice(start, start + step * (shape.numel() - 1) + 1,
+                                                 step),)]
+        return taken.reshape(*self.shape[:d], *shape, *self.shape[d + 1:])
     first = next(d for d, i in enumerate(indices) if i is not None)
     tensors = [i for i in indices if i is not None]
     sizes = self.shape[first:first + len(tensors)]
@@ -401,6 +436,8 @@ def index(self, indices):
 def _index_applies(self, indices):
     """Adjacent integer index tensors, but not a lookup of whole rows (one
     index tensor on the first dimension), which the card's gather does."""
+    if _evenly_stepping_constant(self, indices) is not None:
+        return True
     positions = [d for d, i in enumerate(indices) if i is not None]
     if positions == [0] and self.dim() >= 2:
         return False

@@ -3,6 +3,10 @@
 // Index chunks are shared among cores. A step loads a chunk of indices, the
 // DMA engine gathers the selected table rows (or a column range of them,
 // when rows are too long for LX) and the tile is stored to the output.
+// Whole rows of a chunk are consecutive in the output and go out as one run.
+// A small table (T5's relative-position bias, 32 buckets x 8 heads) is
+// loaded into LX once per core and gathered from there: from device memory
+// each row of a few bytes would cost a stick.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +29,23 @@ public:
 
   SPYRE_ROWS_BY_INDEX_OVERRIDES
 
+  SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const override {
+    SmallVector<LxSlot> result = RowsByIndexPlan::slots(tile);
+    if (tableInLx(tile))
+      result.push_back({"table", tableRows * rowElems * es, 1});
+    return result;
+  }
+
 private:
+  /// Whether the whole table is loaded into LX: whole rows (tile[1]), and
+  /// at most kTableInLxBytes.
+  bool tableInLx(ArrayRef<int64_t> tile) const {
+    return tile[1] == rowElems && tableRows * rowElems * es <= kTableInLxBytes;
+  }
+  /// A table's share of LX that leaves the chunks of indices room: at most
+  /// a sixteenth of the allocatable bytes.
+  static constexpr int64_t kTableInLxBytes = 1 << 16;
+
   mutable GatherOp gather;
 };
 
@@ -66,6 +86,8 @@ LogicalResult GatherPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   int64_t groups = chunks * pieces;
   uint8_t i32 = uint8_t(ISA::DType::i32);
   Location loc = gather.getLoc();
+  const bool lxTable = tableInLx(tile), wholeRows = td == rowElems;
+  RefAttr deviceTable = em.device(gather.getTable(), dtype, 0, {rowElems * es, 0, 0});
   for (int64_t core = 0; core < cores; ++core) {
     int64_t gBegin = groups * core / cores, gEnd = groups * (core + 1) / cores;
     auto stepAt = [&, gBegin](int64_t i) {
@@ -75,13 +97,22 @@ LogicalResult GatherPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       int64_t rowsAt = lx[1] + i % 2 * slotList[1].bytes;
       TileStep step;
       RefAttr idx = em.lx(i32, idxAt);
+      RefAttr table = em.device(gather.getTable(), dtype, d0 * es, {rowElems * es, 0, 0});
+      if (lxTable) {
+        table = em.lx(dtype, lx[2], {rowElems * es, 0, 0});
+        if (i == 0) // the first step's loads complete before any step computes
+          step.loads.push_back({em.lx(dtype, lx[2]), deviceTable,
+                                tableRows * rowElems * es, {1, 1, 1}});
+      }
       step.loads.push_back(
           {idx, em.device(gather.getIndices(), i32, i0 * 4), ai * 4, {1, 1, 1}});
       RefAttr rows = em.lx(dtype, rowsAt, {td * es, 0, 0});
-      step.stores.push_back({em.device(gather.getTarget(), dtype, (i0 * rowElems + d0) * es,
-                                       {rowElems * es, 0, 0}),
-                             rows, ad * es, {ai, 1, 1}});
-      RefAttr table = em.device(gather.getTable(), dtype, d0 * es, {rowElems * es, 0, 0});
+      RefAttr target = em.device(gather.getTarget(), dtype, (i0 * rowElems + d0) * es,
+                                 {rowElems * es, 0, 0});
+      if (wholeRows)
+        step.stores.push_back({target, em.lx(dtype, rowsAt), ai * rowElems * es, {1, 1, 1}});
+      else
+        step.stores.push_back({target, rows, ad * es, {ai, 1, 1}});
       step.compute = [=](StepCompute &sc) {
         sc.add(HwGatherOp::create(sc.b(), loc, rows, table, idx, ad * es, ai, tableRows,
                                   nullptr, 0, nullptr, nullptr));

@@ -380,22 +380,26 @@ SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) con
 std::pair<double, double> GenericPlan::deviceBytes(ArrayRef<int64_t> tile) const {
   // Bytes the device moves for an operand: rows running along the row loop
   // move whole sticks of `tile[row]` elements each.
-  auto moved = [&](const LinearAccess &a, uint8_t dtype) {
+  auto moved = [&](const LinearAccess &a, uint8_t dtype, bool input) {
     double elements = 1;
     for (auto [size, stride] : llvm::zip(sizes, a.strides))
       elements *= stride ? double(size) : 1.0;
     double es = double(deviceDTypeBytes(dtype)), bytes = elements * es;
     if (!runsAlongRows(a))
       return bytes;
+    // Columns of a few elements move as one run, gaps and all (layoutTile).
+    int64_t lc = std::abs(a.strides[col]);
+    if (input && a.strides[row] == 1 && lc > 1 && tile[row] <= lc && lc * es <= arch.stickBytes)
+      return bytes * double(lc) / double(tile[row]);
     double rowBytes = double(tile[row]) * es;
     double stick = double(arch.stickBytes);
     return bytes * std::ceil(rowBytes / stick) * stick / rowBytes;
   };
   double read = 0, write = 0;
   for (auto [i, access] : llvm::enumerate(inputs))
-    read += moved(access, inputTypes[i]);
+    read += moved(access, inputTypes[i], true);
   for (const Output &out : outputs) {
-    double bytes = moved(out.access, out.dtype);
+    double bytes = moved(out.access, out.dtype, false);
     if (rewritesRuns(out)) { // the runs over the gaps, loaded and stored
       bytes *= double(out.access.strides[col]);
       read += bytes;
@@ -413,13 +417,18 @@ double GenericPlan::tileCycles(ArrayRef<int64_t> tile, int64_t cores, double sfu
   return std::max({bus, port, sfu * double(cores) / double(used)});
 }
 
-bool GenericPlan::rewritesRuns(const Output &out) const {
-  if (role != Role::alone || out.combiner != CombinerKind::none)
-    return false;
+bool GenericPlan::leavesGaps(const Output &out) const {
   const LinearAccess &a = out.access;
   int64_t lc = a.strides[col], lr = row < 0 ? 0 : a.strides[row];
-  if (lc <= 1 || lr == 1 || lc * deviceDTypeBytes(out.dtype) > arch.stickBytes)
+  return out.combiner == CombinerKind::none && lc > 1 && lr != 1 &&
+         lc * deviceDTypeBytes(out.dtype) <= arch.stickBytes;
+}
+
+bool GenericPlan::rewritesRuns(const Output &out) const {
+  if (role != Role::alone || !leavesGaps(out))
     return false;
+  const LinearAccess &a = out.access;
+  int64_t lc = a.strides[col];
   // Runs of distinct tiles do not overlap when every other loop's step
   // clears all that the loops of smaller strides reach.
   SmallVector<std::pair<int64_t, int64_t>> others; // |stride|, size
@@ -536,10 +545,19 @@ int64_t GenericPlan::rowStickElems() const {
   // An operand whose rows run along the row loop (a transpose's input or
   // output) moves row-tile-many elements per device row: anything short of
   // whole sticks is padded to them, so the device moves bytes for nothing.
+  // An input of narrow columns (unit row stride, its rows all within a
+  // stick) moves as one run whatever the tile's rows (layoutTile): tiles
+  // of all its rows read it once, fewer would read the gaps again.
   int64_t align = 1;
-  for (auto [i, access] : llvm::enumerate(inputs))
-    if (runsAlongRows(access))
-      align = std::max(align, arch.stickBytes / deviceDTypeBytes(inputTypes[i]));
+  for (auto [i, access] : llvm::enumerate(inputs)) {
+    if (!runsAlongRows(access))
+      continue;
+    int64_t es = deviceDTypeBytes(inputTypes[i]), lc = std::abs(access.strides[col]);
+    if (access.strides[row] == 1 && sizes[row] <= lc && lc * es <= arch.stickBytes)
+      align = std::max(align, sizes[row]);
+    else
+      align = std::max(align, arch.stickBytes / es);
+  }
   for (const Output &out : outputs)
     if (out.combiner == CombinerKind::none && runsAlongRows(out.access))
       align = std::max(align, arch.stickBytes / deviceDTypeBytes(out.dtype));

@@ -30,7 +30,8 @@ struct TileLayout {
 /// tile that is read (not written) and whose columns lie a few elements
 /// apart (lc * es <= spanBytes, e.g. a pooling window's strided slice)
 /// moves each row as one run over the gaps, which the SFU then steps over:
-/// element by element, every element would cost a whole stick. A run is
+/// element by element, every element would cost a whole stick. When its
+/// rows are the ones between (unit row stride), the whole tile is one run. A run is
 /// `extra` elements longer when other inputs read it shifted
 /// (GenericPlan::shareRuns).
 inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int64_t rows,
@@ -47,6 +48,16 @@ inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int
     t.counts = {lr ? rows : 1, 1, 1};
     t.deviceStrides = {lr * es, 0, 0};
     t.lxStrides = {pitch * es, 0, 0};
+  } else if (lr == 1 && lc > 1 && tr <= lc && lc * es <= spanBytes && extra == 0) {
+    // Columns of a few elements each, one after the other (a [N, 8] matrix
+    // read by columns: T5's position bias per head): the tile is one run
+    // over the gaps between its columns' rows, which the SFU reads with a
+    // row stride of one element. Column by column, each column would cost
+    // a stick.
+    t.bytes = ((tc - 1) * lc + tr) * es;
+    t.rowStride = es;
+    t.colStride = lc * es;
+    t.rowBytes = ((cols - 1) * lc + rows) * es;
   } else if (lc == 1) { // rows of the tile are contiguous on the device
     int64_t pitch = tc + extra;
     t.bytes = r * pitch * es;
@@ -214,6 +225,14 @@ public:
   int64_t parallelTiles(ArrayRef<int64_t> tile, int skip) const;
   int getRowLoop() const { return row; }
   int getColLoop() const { return col; }
+  /// The plane loop a generic alone tiles (-1: none).
+  int getPlaneLoop() const { return plane; }
+  /// Whether an output leaves gaps of a few elements between the ones it
+  /// writes (every other element: an interleave). Alone, the generic moves
+  /// runs over them (rewritesRuns); in a group, element by element.
+  bool writesBetweenGaps() const {
+    return llvm::any_of(outputs, [&](const Output &out) { return leavesGaps(out); });
+  }
   const LinearAccess &getInputAccess(unsigned i) const { return inputs[i]; }
   const LinearAccess &getOutputAccess(unsigned i) const { return outputs[i].access; }
   // What a matmul epilogue needs to know about the generic it runs.
@@ -271,6 +290,8 @@ private:
   /// Only for a generic alone, which the kernel's other ops do not run
   /// beside, and only where no two tiles' runs overlap.
   bool rewritesRuns(const Output &out) const;
+  /// Whether `out` writes elements a few apart along the col loop.
+  bool leavesGaps(const Output &out) const;
   /// The `span` layoutTile gets for output `out`.
   int64_t outputSpan(const Output &out) const {
     return rewritesRuns(out) ? arch.stickBytes : 0;
