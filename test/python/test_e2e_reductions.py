@@ -81,6 +81,29 @@ def test_reduction_with_few_outputs_runs_on_every_core(m, n, combiner, reference
     assert sum(b > 0 for b in busy) >= 24, busy
 
 
+@pytest.mark.parametrize("combiner,hit", [("any", None), ("any", 0), ("any", 77777),
+                                          ("any", -1), ("all", None), ("all", 123456)])
+def test_any_and_all_with_one_output_run_on_every_core(combiner, hit):
+    # Booleans are cut like float sums (the order of an OR does not matter):
+    # T5 asks whether an fp16 layer overflowed with an any() over it.
+    n = 1 << 18
+    x = np.zeros((1, n), np.float16)
+    if hit is not None:
+        x[0, hit] = 8
+    compare = "ogt" if combiner == "any" else "olt"
+    body = generic((1, n), [("%x", (1, n), "f16")], [("%y", (1,), "i1")],
+                   [amap(2, "d0, d1"), amap(2, "d0")], f"""
+%v = arith.extf %a0 : f16 to f32
+%t = arith.constant 4.0 : f32
+%c = arith.cmpf {compare}, %v, %t : f32
+spyre.yield %c : i1""", ROW, [combiner])
+    out, result = run(kernel("b", [("x", (1, n), "f16"), ("y", (1,), "i1")], body), {"arg0": x})
+    expected = (x > 4).any() if combiner == "any" else (x < 4).all()
+    assert bool(np.asarray(out["arg1"]).reshape(-1)[0]) == bool(expected)
+    busy = [c["engines"]["sfu"]["busy_cycles"] for c in result.stats["cores"]]
+    assert sum(b > 0 for b in busy) >= 24, busy
+
+
 @pytest.mark.parametrize("m,n", [(1, 1), (5, 77), (16, 50000)])
 def test_welford(m, n):
     body = generic((m, n), [("%x", (m, n), "f32")],

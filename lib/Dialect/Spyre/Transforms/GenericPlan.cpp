@@ -548,9 +548,11 @@ int64_t GenericPlan::rowStickElems() const {
   // An input of narrow columns (unit row stride, its rows all within a
   // stick) moves as one run whatever the tile's rows (layoutTile): tiles
   // of all its rows read it once, fewer would read the gaps again.
+  // A per-row vector (no col stride: a LayerNorm's weight when the rows
+  // are channels) is one run of the tile's rows whatever their count.
   int64_t align = 1;
   for (auto [i, access] : llvm::enumerate(inputs)) {
-    if (!runsAlongRows(access))
+    if (!runsAlongRows(access) || access.strides[col] == 0)
       continue;
     int64_t es = deviceDTypeBytes(inputTypes[i]), lc = std::abs(access.strides[col]);
     if (access.strides[row] == 1 && sizes[row] <= lc && lc * es <= arch.stickBytes)

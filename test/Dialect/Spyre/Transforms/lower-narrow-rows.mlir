@@ -1,4 +1,5 @@
 // RUN: spyre-opt %s --spyre-compile="stop-after=lower" | FileCheck %s
+// RUN: spyre-opt %s --spyre-compile="stop-after=tile" | FileCheck %s --check-prefix=TILE
 
 // A small table (32 buckets x 8 heads, T5's relative-position bias) is
 // loaded into LX once per core and gathered from there; the chunk's whole
@@ -50,6 +51,32 @@ spyre.kernel @narrow_columns(%x: !spyre.buffer<32768xf16>, %y: !spyre.buffer<327
       ins(%x : !spyre.buffer<32768xf16>) outs(%y : !spyre.buffer<32768xf16>) {
   ^bb0(%a: f16):
     spyre.yield %a : f16
+  }
+  spyre.return
+}
+
+// A LayerNorm over 32 channels written channels first (SegFormer's, to
+// NCHW): f32 rows of 32 read by columns are one run per tile of all 32
+// rows; the per-channel weight, read along the rows, is one short run
+// whatever the rows and does not ask for whole-stick row tiles (it made
+// the tiles one row each, every tile reading its whole run: 105.9 us of
+// 4.3 bound for SegFormer's, now 23.6).
+// TILE-LABEL: spyre.kernel @norm_to_nchw
+// TILE: spyre.tile = array<i64: 32, 128>
+#nx = affine_map<(d0, d1) -> (d0 + d1 * 32)>
+#ncol = affine_map<(d0, d1) -> (d1)>
+#nrow = affine_map<(d0, d1) -> (d0)>
+#nout = affine_map<(d0, d1) -> (d0 * 3136 + d1)>
+spyre.kernel @norm_to_nchw(%x: !spyre.buffer<100352xf32>, %s: !spyre.buffer<3136xf32>, %g: !spyre.buffer<32xf16>, %y: !spyre.buffer<100352xf16>) {
+  spyre.generic domain [32, 3136] {indexing_maps = [#nx, #ncol, #nrow, #nout],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %s, %g : !spyre.buffer<100352xf32>, !spyre.buffer<3136xf32>, !spyre.buffer<32xf16>) outs(%y : !spyre.buffer<100352xf16>) {
+  ^bb0(%a: f32, %b: f32, %c: f16):
+    %w = arith.extf %c : f16 to f32
+    %m = arith.mulf %a, %b : f32
+    %n = arith.mulf %m, %w : f32
+    %t = arith.truncf %n : f32 to f16
+    spyre.yield %t : f16
   }
   spyre.return
 }

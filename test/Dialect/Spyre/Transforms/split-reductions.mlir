@@ -30,6 +30,28 @@ spyre.kernel @full_sum(%x: !spyre.buffer<16777216xf16>, %y: !spyre.buffer<1xf16>
   spyre.return
 }
 
+// any() over 256K booleans (T5's check for an infinity in an fp16 layer):
+// the order of an OR does not change it, so it is cut like a float sum;
+// the partials stay booleans.
+// CHECK-LABEL: spyre.kernel @full_any
+// CHECK: %[[P:.*]] = spyre.alloc() : !spyre.buffer<32xi1>
+// CHECK: spyre.generic domain [32, 8192] {combiners = [#spyre.combiner<any>]{{.*}} outs(%[[P]] : !spyre.buffer<32xi1>)
+// CHECK: math.isinf
+// CHECK: spyre.generic domain [32] {combiners = [#spyre.combiner<any>], {{.*}} ins(%[[P]] : {{.*}}) outs(%arg1 : !spyre.buffer<1xi1>)
+// CHECK-NOT: spyre.generic
+spyre.kernel @full_any(%x: !spyre.buffer<262144xf16>, %y: !spyre.buffer<1xi1>) {
+  spyre.generic domain [262144] {combiners = [#spyre.combiner<any>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<262144xf16>) outs(%y : !spyre.buffer<1xi1>) {
+  ^bb0(%v: f16):
+    %w = arith.extf %v : f16 to f32
+    %inf = math.isinf %w : f32
+    spyre.yield %inf : i1
+  }
+  spyre.return
+}
+
 // amax over 4 rows of 1M: 4 output tiles, 8 parts of each row; partials of
 // a maximum keep the yielded type (no rounding), and two generics suffice.
 // CHECK-LABEL: spyre.kernel @few_rows_max
