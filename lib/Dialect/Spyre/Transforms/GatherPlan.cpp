@@ -42,8 +42,8 @@ private:
   bool tableInLx(ArrayRef<int64_t> tile) const {
     return tile[1] == rowElems && tableRows * rowElems * es <= kTableInLxBytes;
   }
-  /// A table's share of LX that leaves the chunks of indices room: at most
-  /// a sixteenth of the allocatable bytes.
+  /// A table's share of LX that leaves the chunks of indices and rows
+  /// room: 64 KB, a twenty-fifth of the allocatable bytes.
   static constexpr int64_t kTableInLxBytes = 1 << 16;
 
   mutable GatherOp gather;

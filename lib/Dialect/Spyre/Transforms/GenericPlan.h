@@ -31,8 +31,8 @@ struct TileLayout {
 /// apart (lc * es <= spanBytes, e.g. a pooling window's strided slice)
 /// moves each row as one run over the gaps, which the SFU then steps over:
 /// element by element, every element would cost a whole stick. When its
-/// rows are the ones between (unit row stride), the whole tile is one run. A run is
-/// `extra` elements longer when other inputs read it shifted
+/// rows are the ones between (unit row stride), the whole tile is one run.
+/// A run is `extra` elements longer when other inputs read it shifted
 /// (GenericPlan::shareRuns).
 inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int64_t rows,
                              int64_t cols, int64_t es, int64_t spanBytes = 0,
