@@ -336,6 +336,36 @@ def check_gradients(dtype, ci, co, k, side, bias, **kwargs):
         torch.testing.assert_close(a, e, rtol=0, atol=8 * 2 ** -9 * e.abs().max().item())
 
 
+def test_a_16_bit_convolution_with_gradients_runs_the_implicit_gemm_forward():
+    """In fp16 the forward of a convolution that needs gradients is the
+    implicit-GEMM kernel too (its products are im2col's: 16-bit operands
+    summed in f32), and the gradients are those of the im2col forward."""
+    from spyre_mlir import report
+    from spyre_mlir.inductor import decompositions
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1).half()
+    x = torch.randn(2, 8, 12, 12).half().requires_grad_()
+
+    def gradients():
+        torch._dynamo.reset()
+        counters.reset()
+        with torch.compiler.config.patch(force_disable_caches=True):
+            out = torch.compile(conv, backend="spyre")(x)
+            forward = [r.name for r in report.kernel_rows(counters)]
+            grads = torch.autograd.grad(out.float().square().sum(), (x, conv.weight))
+        assert dict(counters.fallbacks) == {}
+        return forward, grads
+
+    forward, fused = gradients()
+    assert "extern.conv2d" in forward
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(decompositions.convolution, "fused", lambda *args: None)
+        forward, im2col = gradients()
+    assert "extern.conv2d" not in forward
+    for a, b in zip(fused, im2col):
+        torch.testing.assert_close(a, b, rtol=0, atol=2 ** -8 * b.abs().max().item())
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 @pytest.mark.parametrize("ci,co,k,side,bias,conv", [
     (4, 6, 3, 8, True, dict(padding=1)), (4, 6, 3, 9, False, dict()),
