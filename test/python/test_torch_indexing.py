@@ -276,3 +276,36 @@ def test_a_constant_index_that_steps_evenly_is_a_slice(pick, sliced, monkeypatch
         cycles = run()
         monkeypatch.setattr(decompositions, "_evenly_stepping_constant", lambda *args: None)
         assert (cycles < run()) == sliced
+
+
+@pytest.mark.parametrize("name", ["expand", "repeat", "repeat_used_twice", "batch_dims",
+                                  "not_along_rows"])
+def test_a_gather_of_whole_rows_is_a_row_lookup(name):
+    # decompositions._rows_gather: an index the same along the gathered rows
+    # (expanded, or repeated as GPT-J writes it: repeated_indices.py) looks
+    # rows up on the card's row gather instead of comparing every index with
+    # every position; one used elsewhere too, or varying along the rows,
+    # keeps the general gather.
+    from spyre_mlir import report
+    g = torch.Generator().manual_seed(0)
+    table = torch.randn(2, 300, 24, generator=g)
+    ids = torch.randint(0, 300, (2, 7), generator=g)
+    fns = {
+        "expand": lambda t, i: torch.gather(t, 1, i.unsqueeze(-1).expand(-1, -1, 24)),
+        "repeat": lambda t, i: torch.gather(t, 1, i.unsqueeze(-1).repeat(1, 1, 24)),
+        "repeat_used_twice": lambda t, i: (
+            lambda r: torch.gather(t, 1, r) + r)(i.unsqueeze(-1).repeat(1, 1, 24)),
+        "batch_dims": lambda t, i: torch.gather(t.reshape(2, 1, 300, 24), -2,
+                                                i.reshape(2, 1, 7, 1).expand(2, 1, 7, 24)),
+        "not_along_rows": lambda t, i: torch.gather(t, 1, i.unsqueeze(-1).expand(-1, -1, 24) +
+                                                    torch.arange(24) % 2),
+    }
+    fn = fns[name]
+    torch._dynamo.reset()
+    counters.reset()
+    with torch.compiler.config.patch(force_disable_caches=True):
+        actual = torch.compile(fn, backend="spyre")(table, ids)
+    assert dict(counters.fallbacks) == {}
+    torch.testing.assert_close(actual, fn(table, ids), rtol=0, atol=0)
+    ops = {op for row in report.kernel_rows(counters) for op in row.ops}
+    assert ("aten.embedding.default" in ops) == (name in ("expand", "repeat", "batch_dims"))

@@ -211,14 +211,18 @@ class AttentionGraphPasses(CustomGraphPass):
     """Inductor's pre-grad custom pass: hand-written attention as
     scaled_dot_product_attention, then attention over repeated key/value
     heads as grouped-query attention (grouped_attention.py), then attention
-    with a causal boolean mask as causal attention (causal_masks.py)."""
+    with a causal boolean mask as causal attention (causal_masks.py); and a
+    gather's index repeated along its rows as expanded (repeated_indices.py,
+    GPT-J's rotary table)."""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         from .causal_masks import use_causal_attention
         from .grouped_attention import ungroup_repeated_heads
+        from .repeated_indices import expand_repeated_gather_indices
         fuse_manual_attention(graph)
         ungroup_repeated_heads(graph)
         use_causal_attention(graph)
+        expand_repeated_gather_indices(graph)
 
     def uuid(self):
         from .kernel_cache import compiler_version
