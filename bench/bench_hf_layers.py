@@ -36,9 +36,11 @@ def text_models(T):
         "gemma": lambda: T.GemmaForCausalLM(T.GemmaConfig(**c, num_key_value_heads=2, head_dim=64,
                                                           intermediate_size=1408)),
         "gptj": lambda: T.GPTJForCausalLM(T.GPTJConfig(vocab_size=VOCAB, n_embd=WIDTH, n_layer=1,
-                                                       n_head=HEADS, rotary_dim=32)),
+                                                       n_head=HEADS, rotary_dim=32,
+                                                       bos_token_id=0, eos_token_id=0)),
         "codegen": lambda: T.CodeGenForCausalLM(T.CodeGenConfig(
-            vocab_size=VOCAB, n_embd=WIDTH, n_layer=1, n_head=HEADS, rotary_dim=32)),
+            vocab_size=VOCAB, n_embd=WIDTH, n_layer=1, n_head=HEADS, rotary_dim=32,
+            bos_token_id=0, eos_token_id=0)),
         "falcon": lambda: T.FalconForCausalLM(T.FalconConfig(**c)),
         "bloom": lambda: T.BloomForCausalLM(T.BloomConfig(vocab_size=VOCAB, hidden_size=WIDTH,
                                                           n_layer=1, n_head=HEADS)),
