@@ -309,3 +309,16 @@ def test_a_gather_of_whole_rows_is_a_row_lookup(name):
     torch.testing.assert_close(actual, fn(table, ids), rtol=0, atol=0)
     ops = {op for row in report.kernel_rows(counters) for op in row.ops}
     assert ("aten.embedding.default" in ops) == (name in ("expand", "repeat", "batch_dims"))
+
+
+def test_a_row_lookup_past_its_dimension_raises():
+    # Batch 1's index 300 would be batch 2's first row in one flattened
+    # table: each batch looks up its own rows, and the card refuses it.
+    table, ids = torch.randn(2, 300, 24), torch.tensor([[3, 5], [300, 1]])
+    fn = lambda t, i: torch.gather(t, 1, i.unsqueeze(-1).expand(-1, -1, 24)) + 1  # noqa: E731
+    with pytest.raises(RuntimeError):
+        fn(table, ids)
+    with torch.compiler.config.patch(force_disable_caches=True):
+        torch._dynamo.reset()
+        with pytest.raises(Exception, match="outside"):
+            torch.compile(fn, backend="spyre")(table, ids)

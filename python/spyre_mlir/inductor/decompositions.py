@@ -381,11 +381,11 @@ def _gathers_whole_rows(self, dim, index) -> bool:
     stride 0), and all of the dimensions before it."""
     dim = dim % self.dim()
     return (self.dim() == index.dim() and dim < self.dim() - 1 and
+            all(isinstance(n, int) for n in (*self.shape, *index.shape)) and
             all(index.shape[d] == self.shape[d] and
                 (index.stride(d) == 0 or index.shape[d] == 1)
                 for d in range(dim + 1, self.dim())) and
-            all(index.shape[d] == self.shape[d] for d in range(dim)) and
-            all(isinstance(n, int) for n in (*self.shape, *index.shape)))
+            all(index.shape[d] == self.shape[d] for d in range(dim)))
 
 
 def _rows_gather(self, dim, index):
@@ -398,7 +398,12 @@ def _rows_gather(self, dim, index):
     ids = index[(slice(None),) * (dim + 1) + (0,) * (self.dim() - dim - 1)]
     ids = ids.reshape(batch, -1)
     if batch > 1:
-        ids = ids + torch.arange(batch, device=ids.device).unsqueeze(1) * positions
+        # One table of every batch's rows; an index outside its own batch's
+        # becomes -1, which the gather refuses as eager does, rather than a
+        # row of the next batch.
+        inside = (ids >= 0) & (ids < positions)
+        offsets = torch.arange(batch, device=ids.device).unsqueeze(1) * positions
+        ids = torch.where(inside, ids + offsets, -1)
     rows = self.reshape(batch * positions, -1)
     return F.embedding(ids, rows).reshape(*index.shape[:dim + 1], *self.shape[dim + 1:])
 
