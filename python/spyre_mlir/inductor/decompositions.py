@@ -450,7 +450,8 @@ def _evenly_stepping_constant(self, indices):
     with unset_fake_temporarily():
         values = values.reshape(-1).tolist()
     if any(not -size <= v < size for v in values):
-        return None  # eager raises; the pick does too
+        return None  # eager raises; the pick, which is left to take it, reads
+        # zeros there (a silent difference noted against the pick)
     values = [v % size for v in values]
     step = values[1] - values[0] if len(values) > 1 else 1
     if step < 1 or any(b - a != step for a, b in zip(values, values[1:])):

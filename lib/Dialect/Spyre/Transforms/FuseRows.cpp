@@ -43,10 +43,9 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   }
 
   /// A plan of `op` without diagnostics (nothing if the card cannot run it).
-  static std::unique_ptr<GenericPlan> quietPlan(GenericOp op, const ::spyre::Arch &arch,
-                                                GenericPlan::Role role = GenericPlan::Role::member) {
+  static std::unique_ptr<GenericPlan> quietPlan(GenericOp op, const ::spyre::Arch &arch) {
     ScopedDiagnosticHandler silence(op.getContext(), [](Diagnostic &) { return success(); });
-    auto plan = std::make_unique<GenericPlan>(op, arch, role);
+    auto plan = std::make_unique<GenericPlan>(op, arch, GenericPlan::Role::member);
     if (failed(plan->analyze()))
       return nullptr;
     return plan;
@@ -58,11 +57,8 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   /// of a few elements that continue each other: CodeGen's rotary
   /// embedding of [positions, heads, 16, 2] moved 67 MB as a member, 3 MB
   /// alone).
-  static bool runsBestAlone(GenericOp op, const GenericPlan &member, const ::spyre::Arch &arch) {
-    if (member.writesBetweenGaps())
-      return true;
-    std::unique_ptr<GenericPlan> alone = quietPlan(op, arch, GenericPlan::Role::alone);
-    return alone && alone->getPlaneLoop() >= 0;
+  static bool runsBestAlone(const GenericPlan &member) {
+    return member.writesBetweenGaps() || member.tilesPlanesAlone();
   }
 
   SmallVector<Candidate> candidates(KernelOp kernel, const ::spyre::Arch &arch) {
@@ -80,7 +76,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
         continue;
       auto generic = dyn_cast<GenericOp>(op);
       std::unique_ptr<GenericPlan> plan = generic ? quietPlan(generic, arch) : nullptr;
-      if (!plan || runsBestAlone(generic, *plan, arch)) {
+      if (!plan || runsBestAlone(*plan)) {
         close();
         continue;
       }

@@ -87,7 +87,7 @@ LogicalResult GatherPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
   uint8_t i32 = uint8_t(ISA::DType::i32);
   Location loc = gather.getLoc();
   const bool lxTable = tableInLx(tile), wholeRows = td == rowElems;
-  RefAttr deviceTable = em.device(gather.getTable(), dtype, 0, {rowElems * es, 0, 0});
+  const std::array<int64_t, 3> byRow = {rowElems * es, 0, 0};
   for (int64_t core = 0; core < cores; ++core) {
     int64_t gBegin = groups * core / cores, gEnd = groups * (core + 1) / cores;
     auto stepAt = [&, gBegin](int64_t i) {
@@ -97,18 +97,15 @@ LogicalResult GatherPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
       int64_t rowsAt = lx[1] + i % 2 * slotList[1].bytes;
       TileStep step;
       RefAttr idx = em.lx(i32, idxAt);
-      RefAttr table = em.device(gather.getTable(), dtype, d0 * es, {rowElems * es, 0, 0});
-      if (lxTable) {
-        table = em.lx(dtype, lx[2], {rowElems * es, 0, 0});
-        if (i == 0) // the first step's loads complete before any step computes
-          step.loads.push_back({em.lx(dtype, lx[2]), deviceTable,
-                                tableRows * rowElems * es, {1, 1, 1}});
-      }
+      RefAttr table = lxTable ? em.lx(dtype, lx[2], byRow)
+                              : em.device(gather.getTable(), dtype, d0 * es, byRow);
+      if (lxTable && i == 0) // the first step's loads complete before any step computes
+        step.loads.push_back({em.lx(dtype, lx[2]), em.device(gather.getTable(), dtype, 0, byRow),
+                              tableRows * rowElems * es, {1, 1, 1}});
       step.loads.push_back(
           {idx, em.device(gather.getIndices(), i32, i0 * 4), ai * 4, {1, 1, 1}});
       RefAttr rows = em.lx(dtype, rowsAt, {td * es, 0, 0});
-      RefAttr target = em.device(gather.getTarget(), dtype, (i0 * rowElems + d0) * es,
-                                 {rowElems * es, 0, 0});
+      RefAttr target = em.device(gather.getTarget(), dtype, (i0 * rowElems + d0) * es, byRow);
       if (wholeRows)
         step.stores.push_back({target, em.lx(dtype, rowsAt), ai * rowElems * es, {1, 1, 1}});
       else

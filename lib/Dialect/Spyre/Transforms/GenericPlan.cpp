@@ -146,7 +146,7 @@ void GenericPlan::shareRuns() {
     const LinearAccess &a = inputs[k];
     int64_t es = deviceDTypeBytes(inputTypes[k]), lr = a.strides[row], lc = a.strides[col];
     // Layouts whose rows are runs (layoutTile's first two).
-    bool runs = (lc == 1 || (lc > 1 && lr != 1 && lc * es <= arch.stickBytes)) && lr >= 0;
+    bool runs = (lc == 1 || runsOverGaps(lr, lc, es, arch.stickBytes)) && lr >= 0;
     // Planes that continue the rows are one run already (layoutPlanes).
     if (plane >= 0 && lc == 1 && std::abs(a.strides[plane]) == sizes[col])
       runs = false;
@@ -389,7 +389,7 @@ std::pair<double, double> GenericPlan::deviceBytes(ArrayRef<int64_t> tile) const
       return bytes;
     // Columns of a few elements move as one run, gaps and all (layoutTile).
     int64_t lc = std::abs(a.strides[col]);
-    if (input && a.strides[row] == 1 && lc > 1 && tile[row] <= lc && lc * es <= arch.stickBytes)
+    if (input && narrowColumnsRun(a.strides[row], lc, tile[row], int64_t(es), arch.stickBytes))
       return bytes * double(lc) / double(tile[row]);
     double rowBytes = double(tile[row]) * es;
     double stick = double(arch.stickBytes);
@@ -419,9 +419,9 @@ double GenericPlan::tileCycles(ArrayRef<int64_t> tile, int64_t cores, double sfu
 
 bool GenericPlan::leavesGaps(const Output &out) const {
   const LinearAccess &a = out.access;
-  int64_t lc = a.strides[col], lr = row < 0 ? 0 : a.strides[row];
-  return out.combiner == CombinerKind::none && lc > 1 && lr != 1 &&
-         lc * deviceDTypeBytes(out.dtype) <= arch.stickBytes;
+  return out.combiner == CombinerKind::none &&
+         runsOverGaps(row < 0 ? 0 : a.strides[row], a.strides[col],
+                      deviceDTypeBytes(out.dtype), arch.stickBytes);
 }
 
 bool GenericPlan::rewritesRuns(const Output &out) const {
@@ -555,7 +555,7 @@ int64_t GenericPlan::rowStickElems() const {
     if (!runsAlongRows(access) || access.strides[col] == 0)
       continue;
     int64_t es = deviceDTypeBytes(inputTypes[i]), lc = std::abs(access.strides[col]);
-    if (access.strides[row] == 1 && sizes[row] <= lc && lc * es <= arch.stickBytes)
+    if (narrowColumnsRun(access.strides[row], lc, sizes[row], es, arch.stickBytes))
       align = std::max(align, sizes[row]);
     else
       align = std::max(align, arch.stickBytes / es);

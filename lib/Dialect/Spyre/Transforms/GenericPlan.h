@@ -26,6 +26,20 @@ struct TileLayout {
   std::array<int64_t, 3> deviceStrides = {0, 0, 0}, lxStrides = {0, 0, 0};
 };
 
+/// Whether a tile whose columns lie `lc` elements apart (at most
+/// `spanBytes`) moves each of its rows as one run over the gaps.
+inline bool runsOverGaps(int64_t lr, int64_t lc, int64_t es, int64_t spanBytes) {
+  return lc > 1 && lr != 1 && lc * es <= spanBytes;
+}
+
+/// Whether a tile of `rows` rows at a unit row stride, its columns `lc`
+/// elements apart (at most `spanBytes`), is one run: the rows are the
+/// elements between the columns.
+inline bool narrowColumnsRun(int64_t lr, int64_t lc, int64_t rows, int64_t es,
+                             int64_t spanBytes) {
+  return lr == 1 && lc > 1 && rows <= lc && lc * es <= spanBytes;
+}
+
 /// Element strides of the operand along the tile's row and col loops. A
 /// tile that is read (not written) and whose columns lie a few elements
 /// apart (lc * es <= spanBytes, e.g. a pooling window's strided slice)
@@ -39,7 +53,7 @@ inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int
                              int64_t extra = 0) {
   TileLayout t;
   int64_t r = lr ? tr : 1, c = lc ? tc : 1;
-  if (lc > 1 && lr != 1 && lc * es <= spanBytes) { // rows as runs over the gaps
+  if (runsOverGaps(lr, lc, es, spanBytes)) {
     int64_t pitch = (tc - 1) * lc + 1 + extra;
     t.bytes = r * pitch * es;
     t.rowStride = lr ? pitch * es : 0;
@@ -48,7 +62,7 @@ inline TileLayout layoutTile(int64_t lr, int64_t lc, int64_t tr, int64_t tc, int
     t.counts = {lr ? rows : 1, 1, 1};
     t.deviceStrides = {lr * es, 0, 0};
     t.lxStrides = {pitch * es, 0, 0};
-  } else if (lr == 1 && lc > 1 && tr <= lc && lc * es <= spanBytes && extra == 0) {
+  } else if (narrowColumnsRun(lr, lc, tr, es, spanBytes) && extra == 0) {
     // Columns of a few elements each, one after the other (a [N, 8] matrix
     // read by columns: T5's position bias per head): the tile is one run
     // over the gaps between its columns' rows, which the SFU reads with a
@@ -225,8 +239,9 @@ public:
   int64_t parallelTiles(ArrayRef<int64_t> tile, int skip) const;
   int getRowLoop() const { return row; }
   int getColLoop() const { return col; }
-  /// The plane loop a generic alone tiles (-1: none).
-  int getPlaneLoop() const { return plane; }
+  /// Whether the generic, alone, would tile a plane loop (a member does
+  /// not; its col loop is the one it would have alone).
+  bool tilesPlanesAlone() const { return choosePlane() >= 0; }
   /// Whether an output leaves gaps of a few elements between the ones it
   /// writes (every other element: an interleave). Alone, the generic moves
   /// runs over them (rewritesRuns); in a group, element by element.
