@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from . import attention, convolution, linalg, losses, scans, scatters, searches, state
-from . import causal_masks, experts, pooling
+from . import causal_masks, experts, host_checks, pooling
 from .extern_kernels import ELEMENT
 from .picks import pick_last
 
@@ -34,6 +34,9 @@ def _pick(self, target, ignore_index):
 
 def nll_loss_forward(self, target, weight, reduction, ignore_index):
     onehot, valid = _pick(self, target, ignore_index)
+    classes = self.shape[1]
+    host_checks.check(~valid | ((target >= 0) & (target < classes)),
+                      f"nll_loss: a target is out of bounds for {classes} classes", "IndexError")
     picked = torch.where(onehot, self, torch.zeros((), dtype=self.dtype)).sum(1)
     total = valid.sum().to(self.dtype)
     if reduction == 0:  # none
@@ -417,6 +420,8 @@ def gather(self, dim, index, sparse_grad=False):
     for d in range(self.dim()):
         if d != dim and index.shape[d] != self.shape[d]:
             source = source.narrow(d, 0, index.shape[d])
+    host_checks.check_positions([index], [self.shape[dim]], "gather", negatives=False,
+                                error="RuntimeError")
     picked = pick_last(source.movedim(dim, -1).unsqueeze(-2), [index.movedim(dim, -1)],
                         [self.shape[dim]])
     return picked.movedim(-1, dim)
@@ -450,8 +455,7 @@ def _evenly_stepping_constant(self, indices):
     with unset_fake_temporarily():
         values = values.reshape(-1).tolist()
     if any(not -size <= v < size for v in values):
-        return None  # eager raises; the pick, which is left to take it, reads
-        # zeros there (a silent difference noted against the pick)
+        return None  # eager raises: so does the pick's range check
     values = [v % size for v in values]
     step = values[1] - values[0] if len(values) > 1 else 1
     if step < 1 or any(b - a != step for a, b in zip(values, values[1:])):
@@ -481,6 +485,7 @@ def index(self, indices):
     values = values.reshape(*before, *([1] * len(shape)), *after, values.shape[-1])
     tensors = [i.expand(shape).reshape(*([1] * len(before)), *shape, *([1] * len(after)))
                for i in tensors]
+    host_checks.check_positions(tensors, sizes, "index")
     return pick_last(values, tensors, sizes)
 
 
@@ -785,6 +790,18 @@ def _declined_to_eager(op) -> None:
     lowering.make_fallback(op, layout_constraint=constraint, warn=False)
 
 
+def _negative_indices(original, counted: bool):
+    """index_fill counts a negative index from the end; index_select,
+    index_add and index_copy refuse it, and their decompositions (into
+    index, index_put and, for index_fill, index_copy) would count it: it is
+    counted here, or becomes the dimension's size, refused in turn."""
+    def decompose(self, dim, index, *args, **kwargs):
+        size = self.shape[dim] if self.dim() else 1
+        index = torch.where(index < 0, index + size if counted else size, index)
+        return original(self, dim, index, *args, **kwargs)
+    return decompose
+
+
 def _take_over(op):
     """Takes `op` out of Inductor's decomposition tables, so that where ours
     declines eager's own kernel runs (counted); returns the decomposition it
@@ -901,6 +918,12 @@ def install() -> None:
             (aten.var_mean.correction, var_mean, _var_mean_applies)):
         entries[op] = wrap(ours, decomposition.decompositions.get(op),
                            applies or (lambda *args, **kwargs: True))
+    for op, counted in ((aten.index_select.default, False), (aten.index_add.default, False),
+                        (aten.index_copy.default, False), (aten.index_fill.int_Scalar, True),
+                        (aten.index_fill.int_Tensor, True)):
+        original = decomposition.decompositions.get(op)
+        if original is not None:
+            entries[op] = wrap(_negative_indices(original, counted), original)
     # Scans and sorts as masked reductions over n x n squares (scans.py).
     # Scatters as one-hot reductions over indices by positions (scatters.py).
     # Small dense linear algebra, unrolled over the columns (linalg.py).

@@ -628,7 +628,8 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
     plain = len(index_loads) == 1 and \
         linear(index_loads[0].args[1], trace.variables) == (0, [d // width for d in dense]) and \
         buffer_info(index_loads[0].args[0])[0] == count and \
-        _reads_the_index_as_loaded(ops, index_loads[0].result, source, rows)
+        _reads_the_index_as_loaded(ops, index_loads[0].result, source, rows) and \
+        not _wraps_negative(trace, symbol)
     out_type = element_type(buffer_info(store.args[0])[1])
     args = [(table_load.args[0], (rows, width), element_type(table_dtype))]
     for name_ in dict.fromkeys(i.args[0] for i in index_loads):
@@ -645,7 +646,7 @@ def _gather(name: str, trace: Trace, buffer_info: BufferInfo):
         indices = buffer_of[index_loads[0].args[0]]
         if not plain:
             # The rows are computed into a kernel temporary first.
-            rows_trace = _row_trace(trace, source)
+            rows_trace = _row_trace(trace, symbol)
             indices = buffer_of[_ROWS] = \
                 spyre.AllocOp(_buffer_type((count,), "i32"), []).result
             _emit_generic(rows_trace, _yields(rows_trace), buffer_of)
@@ -742,16 +743,11 @@ def _scatter(name: str, trace: Trace, buffer_info: BufferInfo):
     module, kernel, block = _new_kernel(name, args)
     buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
     with InsertionPoint(block):
-        # The rows, computed over the index loop: Inductor's indirect
-        # indexing wraps a negative index, which the card's scatter does not.
+        # The rows, computed over the index loop: where Inductor's indirect
+        # indexing wraps a negative index, the card's scatter does not.
         indices = buffer_of[_ROWS] = spyre.AllocOp(_buffer_type((count,), "i32"), []).result
         fresh, serial = fresh_values(trace), itertools.count(len(trace.instrs))
-        zero, negative, bound, wrapped, row = (next(fresh) for _ in range(5))
-        wrap = [Instr("constant", (0, torch.int64), zero, {}, next(serial)),
-                Instr("lt", (source, zero), negative, {}, next(serial)),
-                Instr("constant", (rows, torch.int64), bound, {}, next(serial)),
-                Instr("add", (source, bound), wrapped, {}, next(serial)),
-                Instr("where", (negative, wrapped, source), row, {}, next(serial))]
+        wrap, row = _wrapped(trace, symbol, fresh, serial)
         rows_trace = Trace([count], [], [index_var], _cone(trace.instrs, source) + wrap + [
             Instr("store", (_ROWS, index_var, row), None, {}, next(serial))])
         _emit_generic(rows_trace, _yields(rows_trace), buffer_of)
@@ -846,7 +842,7 @@ def _lookups(name: str, trace: Trace, buffer_info: BufferInfo):
         else:
             return _element_lookups(name, trace, buffer_info)
     tables = [i for i in trace.instrs if id(i) in widths]
-    row_trace = _row_trace(trace, source)
+    row_trace = _row_trace(trace, symbol)
     in_cone = {id(i) for i in row_trace.instrs}
     # The body: the tables' loads read the gathered rows instead.
     body_trace, gathered = _body_on_gathered(
@@ -901,15 +897,19 @@ def _element_lookups(name: str, trace: Trace, buffer_info: BufferInfo):
     row_traces, cones = [], set()
     for k, table in enumerate(tables):
         base, coeffs = linear(table.args[1], variables + symbols)
-        used = [(trace.indirect[s], c, bound[s.name])
-                for s, c in zip(symbols, coeffs[len(variables):]) if c]
-        cone = {id(i) for source, _, _ in used for i in _cone(trace.instrs, source)}
+        used = [(s, c, bound[s.name]) for s, c in zip(symbols, coeffs[len(variables):]) if c]
+        cone = {id(i) for s, _, _ in used for i in _cone(trace.instrs, trace.indirect[s])}
         cones |= cone
         instrs = [i for i in trace.instrs if id(i) in cone]
+        wrapped = []
+        for s, c, size in used:
+            wrap, source = _wrapped(trace, s, fresh, serial)
+            instrs += wrap
+            wrapped.append((source, c, size))
         row = new(instrs, "index_expr",
                   base + sum(c * v for c, v in zip(coeffs, variables)), torch.int64)
         inside = None
-        for source, c, size in used:
+        for source, c, size in wrapped:
             term = source if c == 1 else new(instrs, "mul", source,
                                               new(instrs, "constant", c, torch.int64))
             row = new(instrs, "add", row, term)
@@ -1016,26 +1016,55 @@ def _copy_trace(trace: Trace, store: Instr, dense: list[int]) -> Trace:
                  [load, Instr("store", (store.args[0], store.args[1], load.result), None, {}, 1)])
 
 
-def _row_trace(trace: Trace, row: TV) -> Trace:
+def _indirect(trace: Trace, symbol) -> Instr:
+    return next(i for i in trace.instrs if i.op == "indirect_indexing" and i.args[2] == symbol)
+
+
+def _wraps_negative(trace: Trace, symbol) -> bool:
+    return _indirect(trace, symbol).kwargs.get("wrap_neg", True)
+
+
+def _wrapped(trace: Trace, symbol, fresh, serial) -> tuple[list[Instr], TV]:
+    """Instructions computing the row that indirect index `symbol` names,
+    and that row: a negative index counts from the end where Inductor's
+    indexing asks (x[i]); elsewhere (an embedding's, a gather's index) it
+    stays negative, and the card's gather refuses it as eager does."""
+    source = trace.indirect[symbol]
+    if not _wraps_negative(trace, symbol):
+        return [], source
+    rows = _indirect(trace, symbol).args[1]
+    zero, negative, bound, wrapped, row = (next(fresh) for _ in range(5))
+    return [Instr("constant", (0, torch.int64), zero, {}, next(serial)),
+            Instr("lt", (source, zero), negative, {}, next(serial)),
+            Instr("constant", (int(rows), torch.int64), bound, {}, next(serial)),
+            Instr("add", (source, bound), wrapped, {}, next(serial)),
+            Instr("where", (negative, wrapped, source), row, {}, next(serial))], row
+
+
+def _row_trace(trace: Trace, symbol) -> Trace:
     """What a row lookup's rows are computed by (loads of index buffers and
-    ops on them), over the lookup's leading loops, storing them in order."""
+    ops on them, a negative index's wrap), over the lookup's leading loops,
+    storing them in order."""
     leading, sizes = trace.variables[:-1], trace.sizes[:-1]
-    instrs = _cone(trace.instrs, row)
+    instrs = _cone(trace.instrs, trace.indirect[symbol])
     for instr in instrs:
         if (instr.op == "index_expr" and
                 sympy.sympify(instr.args[0]).free_symbols - set(leading)) or \
                 (instr.op == "load" and linear(instr.args[1], trace.variables)[1][-1]):
             raise Unsupported("an embedding lookup whose row depends on the column")
+    serial = itertools.count(len(trace.instrs))
+    wrap, row = _wrapped(trace, symbol, fresh_values(trace), serial)
     position = sum(v * math.prod(sizes[k + 1:]) for k, v in enumerate(leading))
     return Trace(sizes, [], leading,
-                 instrs + [Instr("store", (_ROWS, position, row), None, {}, len(trace.instrs))])
+                 instrs + wrap + [Instr("store", (_ROWS, position, row), None, {}, next(serial))])
 
 
 def _reads_the_index_as_loaded(ops, loaded: TV, index: TV, rows: int) -> bool:
     """Whether the ops from the loaded index to the row read are the
-    identity for indices in the table (and at most wrap negative ones, as
-    Inductor's where(i < 0, i + rows, i) does): the card's gather reads the
-    index buffer itself. An offset such as XGLM's positions + 2 is not."""
+    identity, negative and past-the-end indices included: the card's gather
+    reads the index buffer itself and refuses those. An offset such as
+    XGLM's positions + 2 is not, nor a wrap of negative ones, which x[i]
+    counts from the end."""
     i = torch.arange(-rows, 2 * rows, dtype=torch.int64)
     values = {loaded: i}
     for instr in ops:
@@ -1053,5 +1082,4 @@ def _reads_the_index_as_loaded(ops, loaded: TV, index: TV, rows: int) -> bool:
                 values[instr.result] = TORCH_OPS[instr.op](*args)
         except (KeyError, TypeError, RuntimeError):
             return False
-    row = values[index]
-    return bool(((row == i) | ((i < 0) & (row == i + rows))).all())
+    return bool((values[index] == i).all())

@@ -455,22 +455,26 @@ def _dtype(trace: Trace, value: TV, dtype_of) -> torch.dtype:
 
 def _tabulate_indices(trace: Trace) -> None:
     """Indices Inductor computes as values from one loop variable (no loads)
-    become tables of that variable; the card then needs no indirection."""
+    become tables of that variable, from none constants; the card then needs
+    no indirection."""
     for symbol, value in list(trace.indirect.items()):
         cone = _Cone(trace, value)
         free = cone.variables() if cone.ok else set()
-        if not cone.ok or len(free) != 1 or not free <= _variable_names(trace):
+        if not cone.ok or len(free) > 1 or not free <= _variable_names(trace):
             continue
         instr = next(i for i in trace.instrs
                      if i.op == "indirect_indexing" and i.args[2] == symbol)
-        (n,) = free
         size = int(instr.args[1])
-        values = cone.evaluate(_box([n], trace)).reshape(-1).to(torch.int64).numpy()
+        values = cone.evaluate(_box(list(free), trace)).reshape(-1).to(torch.int64).numpy()
         if instr.kwargs.get("wrap_neg", True):
             values = np.where(values < 0, values + size, values)
         if np.any(values < 0) or np.any(values >= size):
             raise Unsupported("a computed index outside its dimension")
-        table = Table(_table(values), sympy.Symbol(n, integer=True, nonnegative=True))
+        if free:
+            (n,) = free
+            table = Table(_table(values), sympy.Symbol(n, integer=True, nonnegative=True))
+        else:  # a constant (the position in a dimension of one element)
+            table = sympy.Integer(int(values[0]))
         for other, k in _index_exprs(trace):
             expr = sympy.sympify(other.args[k])
             # By name: Inductor may rebuild symbols with other assumptions.

@@ -19,9 +19,9 @@ whole rows at several index tensors: its positions compare with the indices
 only and gather their last source row, which it also does within the budget
 where that is cheaper (_rows_are_cheaper).
 
-Indices out of range raise on the CPU; here they select no position (the
-card has no way to raise), as out-of-range gathers read zero; the row
-scatter raises, as eager does.
+Indices out of range raise as on the CPU: the card computes whether each
+is inside its dimension and the host raises (host_checks); the row scatter
+refuses them itself.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import math
 
 import torch
 
+from . import host_checks
 from .picks import position_matches
 from .ranges import integer_limits
 from .trace import TORCH_TO_MLIR
@@ -130,6 +131,8 @@ def _scatter_dim(self, dim, index, src, reduce, include_self=True):
     for d in range(self.dim()):
         if d != dim:
             region = region.narrow(d, 0, index.shape[d])
+    host_checks.check_positions([index], [self.shape[dim]], "scatter", negatives=False,
+                                error="RuntimeError")
     onehot = _positions_matching(index.movedim(dim, -1), self.shape[dim])
     out = scatter_last(region.movedim(dim, -1), onehot, src.movedim(dim, -1), reduce,
                        include_self).movedim(-1, dim)
@@ -235,6 +238,9 @@ def _index_put_rows(self, onehot, values, dim):
 
 
 def index_put(self, indices, values, accumulate=False):
+    first = next(d for d, i in enumerate(indices) if i is not None)
+    tensors = [i for i in indices if i is not None]
+    host_checks.check_positions(tensors, self.shape[first:first + len(tensors)], "index_put")
     return _index_put(self, indices, values, "sum" if accumulate else "replace")
 
 
@@ -305,6 +311,7 @@ def index_reduce(self, dim, index, source, reduce, *, include_self=True):
         return index_reduce(self.reshape(1), 0, index.reshape(1), source.reshape(1), reduce,
                             include_self=include_self).reshape(())
     dim = dim % self.dim()
+    host_checks.check_positions([index], [self.shape[dim]], "index_reduce", negatives=False)
     onehot = _positions_matching(index.reshape(-1), self.shape[dim])  # (I, N)
     out = scatter_last(self.movedim(dim, -1), onehot, source.to(self.dtype).movedim(dim, -1),
                        reduce, include_self)

@@ -116,7 +116,10 @@ class TraceHandler:
     def indirect_indexing(self, value, size, check=True, wrap_neg=True):
         symbol = sympy.Symbol(f"indirect{len(self.trace.indirect)}", integer=True)
         self.trace.indirect[symbol] = value
-        self._emit("indirect_indexing", value, size, symbol, results=0)
+        # Whether a negative index counts from the end (x[i]) or is refused
+        # (an embedding's, a gather's): each export of the index applies it.
+        self._emit("indirect_indexing", value, size, symbol, results=0,
+                   kwargs={"wrap_neg": bool(wrap_neg)})
         return symbol
 
     def masked(self, mask, body, other):
