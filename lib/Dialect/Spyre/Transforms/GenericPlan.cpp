@@ -268,13 +268,16 @@ PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
   int64_t lr = row < 0 ? 0 : a.strides[row], lc = a.strides[col];
   int64_t lp = plane < 0 ? 0 : a.strides[plane];
   PlanedLayout l;
-  if (tp > 1 && lc == 1 && tc == sizes[col] && std::abs(lp) == tc) {
-    // One run of all planes per row; a plane is a stretch of it.
+  if (tp > 1 && std::abs(lc) == 1 && tc == sizes[col] && std::abs(lp) == tc) {
+    // One run of all planes per row; a plane is a stretch of it. Its
+    // elements may run down the stretch (GPT-J's rotate_every_two swaps
+    // each pair), read with a negative column stride from its last one.
     l.tile = layoutTile(lr, 1, tr, tp * tc, rows, planes * tc, es, span);
     l.planeBytes = tc * es;
-    l.colStride = es;
+    l.colStride = lc * es;
     l.reversed = lp < 0;
-    l.deviceShift = l.reversed ? (planes - 1) * lp : 0;
+    l.deviceShift = (l.reversed ? (planes - 1) * lp : 0) + (lc < 0 ? (tc - 1) * lc : 0);
+    l.viewShift = lc < 0 ? (tc - 1) * es : 0;
     return l;
   }
   if (tp > 1 && lc == 0 && lp == 1) {

@@ -145,9 +145,10 @@ struct PlanedLayout {
   int64_t planeBytes = 0;   ///< LX bytes from one plane's view to the next
   int64_t colStride = 0;    ///< of a plane's view
   int64_t deviceShift = 0;  ///< elements from plane 0's origin to the run's start
+  int64_t viewShift = 0;    ///< LX bytes from a plane's stretch to its view's origin
   bool reversed = false;
   int64_t viewOffset(int64_t p, int64_t planes) const {
-    return (reversed ? planes - 1 - p : p) * planeBytes;
+    return (reversed ? planes - 1 - p : p) * planeBytes + viewShift;
   }
 };
 
