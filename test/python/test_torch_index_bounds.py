@@ -80,3 +80,21 @@ def test_the_checks_do_not_fall_back():
         torch.compile(fn, backend="spyre")(X, torch.tensor([0, 5]))
     assert not counters.fallbacks, dict(counters.fallbacks)
     assert counters.kernels_run > 0
+
+
+@pytest.mark.parametrize("name, fn, args", [
+    ("masked_scatter with too short a source",
+     lambda x, m, s: x.masked_scatter(m, s), (X, X > 0, torch.ones(3))),
+    ("segment_reduce with lengths past the data",
+     lambda x, n: torch.segment_reduce(x, "sum", lengths=n), (X[0], torch.tensor([2, 5]))),
+    ("segment_reduce with a negative length",
+     lambda x, n: torch.segment_reduce(x, "sum", lengths=n), (X[0], torch.tensor([7, -1]))),
+])
+def test_positions_counted_on_the_card_raise_as_in_eager(name, fn, args):
+    # Eager raises; the card's one-hot form would pick nothing (zeros).
+    with pytest.raises(RuntimeError):
+        fn(*args)
+    with torch.compiler.config.patch(force_disable_caches=True):
+        torch._dynamo.reset()
+        with pytest.raises(RuntimeError, match="masked_scatter|segment_reduce"):
+            torch.compile(fn, backend="spyre")(*args)

@@ -335,6 +335,8 @@ def masked_scatter(self, mask, source):
     target = self.expand(shape).reshape(-1)
     flat_mask = mask.expand(shape).reshape(-1)
     rank = torch.cumsum(flat_mask.to(torch.int32), 0) - 1  # which source element
+    host_checks.check(~flat_mask | (rank < source.numel()),
+                      "masked_scatter: the source has fewer elements than the mask has ones")
     onehot = _positions_matching(rank, source.numel())  # (T, S)
     values = source.reshape(-1).to(self.dtype)
     if self.is_floating_point():  # one chosen term: the sum is that term
@@ -389,6 +391,12 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
         starts, ends = bounds[:-1], bounds[1:]
         counts = offsets[1:] - offsets[:-1]
     n = data.shape[0]
+    if not unsafe and lengths is not None:  # eager's checks (it checks no offsets)
+        # The f32 partial sums are exact for lengths that pass (at most n,
+        # far below 2^24); one larger leaves the last of them above n.
+        host_checks.check((lengths >= 0) & (ends[-1] == n),
+                          f"segment_reduce: the segments' lengths must be nonnegative and "
+                          f"sum to {n}")
     positions = torch.arange(n, dtype=torch.float32, device=data.device)
     member = (starts.unsqueeze(-1) <= positions) & (positions < ends.unsqueeze(-1))  # (S, N)
     member = member.reshape(*member.shape, *([1] * (data.dim() - 1)))
