@@ -109,6 +109,25 @@ def test_16bit_floor_division_does_not_round_the_quotient_first():
         torch.testing.assert_close(compiled(fn, a, b), fn(a, b), rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_floor_division_at_infinities_and_zero_quotients_is_eagers(dtype):
+    # Eager's floor division works from fmod (Python's semantics): 1 // -inf
+    # is -1, -1e-30 // 1e30 is -1, inf // 2 is nan, where Inductor's
+    # floor(a / b) gives -0, -0 and inf.
+    values = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 7.25, 1e-30, -1e30, float("inf"),
+              float("-inf"), float("nan")]
+    values = torch.tensor(values).to(dtype)
+    a = values.repeat_interleave(len(values))
+    b = values.repeat(len(values))
+    for fn in (torch.floor_divide, lambda x, y: torch.div(x, y, rounding_mode="floor"),
+               lambda x, y: x // -2.5):
+        actual, expected = compiled(fn, a, b), fn(a, b)
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0, equal_nan=True)
+        numbers = ~expected.isnan()  # (a NaN's sign is not an answer)
+        assert torch.equal(actual[numbers].float().signbit(),
+                           expected[numbers].float().signbit())
+
+
 def test_integer_remainder():
     a = torch.tensor([5, -5, 5, -5, 0, 9, -9, 6])
     b = torch.tensor([3, 3, -3, -3, -2, 4, 4, -3])

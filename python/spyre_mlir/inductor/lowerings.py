@@ -461,6 +461,24 @@ def _written_in_place(original):
     return lower
 
 
+def _eager_floor_division(original):
+    """Floor division of floating-point values as eager computes it (from
+    fmod, c10's div_floor_floating: body.op_floordiv), not as Inductor's
+    floor(a / b), which differs where the quotient is an infinity or
+    rounds to zero: 1 // -inf is -1 in eager (Python's), -0 as floor(a / b);
+    inf // 2 is nan, not inf."""
+    from torch._inductor.lowering import floordiv, is_integer_type, transform_args
+    from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND
+
+    def lower(a, b, rounding_mode=None):
+        if rounding_mode != "floor" or (is_integer_type(a) and is_integer_type(b)):
+            return original(a, b, rounding_mode=rounding_mode)
+        (a, b), _ = transform_args([a, b], {}, True, ELEMENTWISE_TYPE_PROMOTION_KIND.DEFAULT,
+                                   False)
+        return floordiv(a, b)
+    return lower
+
+
 _installed = False
 
 
@@ -496,6 +514,8 @@ def install() -> None:
     for key, ours in _random.lowerings().items():  # random numbers in loop bodies
         _dispatch(key, lambda original, ours=ours: ours)
     _dispatch(aten.copy_.default, _written_in_place)
+    for key in (aten.div.Tensor_mode, aten.div.Scalar_mode):
+        _dispatch(key, _eager_floor_division)
     for packet in REALIZED:
         for key in [packet, *(getattr(packet, o) for o in packet.overloads())]:
             _dispatch(key, _dense_indices if packet is aten.embedding else _realized)
