@@ -477,6 +477,7 @@ def index(self, indices):
     first = next(d for d, i in enumerate(indices) if i is not None)
     tensors = [i for i in indices if i is not None]
     sizes = self.shape[first:first + len(tensors)]
+    host_checks.check_positions(tensors, sizes, "index")  # (before they are broadcast)
     before, after = self.shape[:first], self.shape[first + len(tensors):]
     shape = torch.broadcast_shapes(*(i.shape for i in tensors))
     # values: before + [1] * len(shape) + after + [positions]
@@ -485,7 +486,6 @@ def index(self, indices):
     values = values.reshape(*before, *([1] * len(shape)), *after, values.shape[-1])
     tensors = [i.expand(shape).reshape(*([1] * len(before)), *shape, *([1] * len(after)))
                for i in tensors]
-    host_checks.check_positions(tensors, sizes, "index")
     return pick_last(values, tensors, sizes)
 
 

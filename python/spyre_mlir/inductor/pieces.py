@@ -455,8 +455,8 @@ def _dtype(trace: Trace, value: TV, dtype_of) -> torch.dtype:
 
 def _tabulate_indices(trace: Trace) -> None:
     """Indices Inductor computes as values from one loop variable (no loads)
-    become tables of that variable, from none constants; the card then needs
-    no indirection."""
+    become tables of that variable, and those from no loop variable
+    constants; the card then needs no indirection."""
     for symbol, value in list(trace.indirect.items()):
         cone = _Cone(trace, value)
         free = cone.variables() if cone.ok else set()

@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from . import decompositions
+from . import decompositions  # its pick budget, read at each call: tests lower it
 from .picks import pick_last
 
 BILINEAR, NEAREST, BICUBIC = 0, 1, 2
@@ -284,8 +284,8 @@ def _aa_applies(x, output_size, align_corners, scales_h=None, scales_w=None):
     # its first row (measured, torch 2.13): declined rather than copied.
     if out_w == 1 and _axis_map(h, out_h, align_corners, scales_h) is not None:
         return False
-    budget = decompositions.MAX_PICK_COMPARISONS  # read at each call: tests lower it
-    return x.dtype == torch.float32 and x.dim() == 4 and 0 < work <= budget and \
+    return x.dtype == torch.float32 and x.dim() == 4 and \
+        0 < work <= decompositions.MAX_PICK_COMPARISONS and \
         _axis_applies(w, out_w, align_corners, scales_w) and \
         _axis_applies(h, out_h, align_corners, scales_h)
 
