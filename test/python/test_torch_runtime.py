@@ -66,6 +66,30 @@ def test_every_stage_of_every_kernel_is_dumped_and_replays(monkeypatch, tmp_path
     assert sum(counters.cycles_per_graph.values()) == counters.simulated_cycles
 
 
+def test_convolution_and_attention_kernels_are_dumped_too(monkeypatch, tmp_path, spyre_opt):
+    """The extern kernels (implicit-GEMM convolution, fused attention) are
+    not numbered graph kernels; they are dumped as extern_<op>_<digest>."""
+    monkeypatch.setenv("SPYRE_DUMP_DIR", str(tmp_path))
+    torch._dynamo.reset()
+    counters.reset()
+    x, w = torch.randn(1, 8, 12, 12), torch.randn(8, 8, 3, 3)
+    q = torch.randn(1, 2, 16, 32)
+
+    def model(x, w, q):
+        return torch.nn.functional.conv2d(x, w, padding=1), \
+            torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+
+    torch.compile(model, backend="spyre")(x, w, q)
+    assert dict(counters.fallbacks) == {}
+    for op in ("conv2d", "attention"):
+        kernels = glob.glob(str(tmp_path / f"extern_{op}_*.kernel.mlir"))
+        assert len(kernels) == 1, op
+        assert os.path.getsize(kernels[0][: -len(".kernel.mlir")] + ".lower.mlir") > 0
+        hw = subprocess.run([spyre_opt, kernels[0], "--spyre-compile"], capture_output=True,
+                            text=True, check=True).stdout
+        assert f"spyre.hw.program @{op}" in hw
+
+
 def test_the_kernel_corpus_keeps_each_kernel_once_and_recompiles(monkeypatch, tmp_path,
                                                                   spyre_opt):
     """$SPYRE_KERNEL_CORPUS: every kernel compiled, named by its content, for
