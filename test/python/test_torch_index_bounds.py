@@ -98,3 +98,38 @@ def test_positions_counted_on_the_card_raise_as_in_eager(name, fn, args):
         torch._dynamo.reset()
         with pytest.raises(RuntimeError, match="masked_scatter|segment_reduce"):
             torch.compile(fn, backend="spyre")(*args)
+
+
+@pytest.mark.parametrize("value", VALUES)
+def test_one_hot_runs_on_the_card_and_raises_as_eager(value):
+    # Its decomposition asserts the classes' range with aten._assert_async,
+    # which Inductor lowers to a device assert: the checks and their
+    # comparisons ran on the CPU (counted) before they became host checks.
+    fn, i = (lambda x, i: F.one_hot(i, 6) * x[:2]), torch.tensor([0, value])
+    expected, error = _eager(fn, i)
+    with torch.compiler.config.patch(force_disable_caches=True):
+        torch._dynamo.reset()
+        counters.reset()
+        compiled = torch.compile(fn, backend="spyre")
+        if error is not None:
+            with pytest.raises(RuntimeError, match="Class values must be"):
+                compiled(X, i)
+            return
+        actual = compiled(X, i)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+    torch.testing.assert_close(actual, expected)
+
+
+def test_assert_async_is_checked_on_the_host_from_the_cards_condition():
+    def fn(x):
+        torch._assert_async((x > -10).all(), "a value at or below -10")
+        return x * 2
+
+    with torch.compiler.config.patch(force_disable_caches=True):
+        torch._dynamo.reset()
+        counters.reset()
+        compiled = torch.compile(fn, backend="spyre")
+        torch.testing.assert_close(compiled(X), X * 2)
+        assert not counters.fallbacks, dict(counters.fallbacks)
+        with pytest.raises(RuntimeError, match="a value at or below -10"):
+            compiled(X - 20)

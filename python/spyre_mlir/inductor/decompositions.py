@@ -915,7 +915,9 @@ def install() -> None:
              _unsafe_masked_index_applies),
             (aten._trilinear.default, trilinear, _trilinear_applies),
             (aten.nan_to_num.default, nan_to_num, _nan_to_num_applies),
-            (aten.var_mean.correction, var_mean, _var_mean_applies)):
+            (aten.var_mean.correction, var_mean, _var_mean_applies),
+            (aten._assert_async.msg, host_checks.assert_async, host_checks.single_value),
+            (aten._assert_async.default, host_checks.assert_async, host_checks.single_value)):
         entries[op] = wrap(ours, decomposition.decompositions.get(op),
                            applies or (lambda *args, **kwargs: True))
     for op, counted in ((aten.index_select.default, False), (aten.index_add.default, False),

@@ -36,3 +36,15 @@ def check_positions(indices, sizes, op: str, *, negatives: bool = True,
     for i, size in zip(indices, sizes):
         inside = (i >= (-size if negatives else 0)) & (i < size)
         check(inside, f"{op}: index out of range for a dimension of size {size}", error)
+
+
+def assert_async(condition, message="Expected Tensor with single nonzero value, but got zero"):
+    """aten._assert_async, as a check: Inductor lowers it to a device
+    assert our kernels do not have, which sent it (and what computes its
+    condition: one_hot's range checks) to the CPU."""
+    check(condition != 0, message)
+
+
+def single_value(condition, *args, **kwargs) -> bool:
+    """Eager refuses a condition of several values before asserting it."""
+    return condition.numel() == 1
