@@ -68,11 +68,35 @@ def _zero_one(tensor: torch.Tensor) -> bool:
     return not tensor.numel() or not _outside(tensor, 0, 1)
 
 
+def _returned_views_kept(graph: torch.fx.Graph, x: torch.fx.Node) -> set:
+    """Copies of the chains of views from `x` that the graph returns (a
+    router returns its one-hot mask permuted, and sums it), which the output
+    reads instead: what it returns must stay a view of the caller's tensor,
+    not of the clamped copy. Returns the copies' first nodes, which read `x`."""
+    output = next(n for n in graph.nodes if n.op == "output")
+    views = set(aliases(x)) - {x}
+    kept = set()
+    for returned in [a for a in aliases(x) if a is not x and output in a.users]:
+        chain = [returned]
+        while chain[-1].args[0] is not x:
+            chain.append(chain[-1].args[0])
+            assert chain[-1] in views
+        copies = {}
+        with graph.inserting_before(output):
+            for node in reversed(chain):
+                copies[node] = graph.node_copy(node, lambda n: copies.get(n, n))
+        kept.add(copies[chain[-1]])
+        output.replace_input_with(returned, copies[returned])
+    return kept
+
+
 def _clamp(graph: torch.fx.Graph, x: torch.fx.Node) -> None:
+    kept = _returned_views_kept(graph, x)
     with graph.inserting_after(x):
         bounded = graph.call_function(torch.clamp, (x, 0, 1))
     bounded.meta = copy.copy(x.meta)
-    x.replace_all_uses_with(bounded, delete_user_cb=lambda user: user is not bounded)
+    x.replace_all_uses_with(bounded, delete_user_cb=lambda user: (
+        user is not bounded and user not in kept and user.op != "output"))
 
 
 def _hides_later_keys(tensor: torch.Tensor) -> bool:
@@ -83,15 +107,13 @@ def _hides_later_keys(tensor: torch.Tensor) -> bool:
 
 def zero_one_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
     """Positions of the int64 inputs that hold only 0 and 1, reach a sum and
-    are neither written in place nor returned, themselves or through a view
-    (read through the clamp, a write or a returned view would not reach the
-    caller's tensor)."""
+    are not written in place, themselves or through a view (read through
+    the clamp, a write would not reach the caller's tensor). What the graph
+    returns of them is read from the input itself (`_returned_views_kept`)."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     return [i for i, (node, x) in enumerate(zip(placeholders, example_inputs))
             if isinstance(x, torch.Tensor) and x.dtype == torch.int64 and x.numel() and
-            not written_in_place(node) and
-            not any(u.op == "output" for a in aliases(node) for u in a.users) and
-            _zero_one(x) and _reaches_sum(node)]
+            not written_in_place(node) and _zero_one(x) and _reaches_sum(node)]
 
 
 def causal_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
