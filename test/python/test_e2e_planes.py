@@ -137,3 +137,28 @@ def test_window_taps_along_a_row_share_their_runs(window, stride):
     loads = core.count("spyre.hw.dma #spyre.ref<lx")
     stores = core.count("spyre.hw.dma #spyre.ref<@arg1")
     assert stores > 0 and loads == window * stores
+
+
+@pytest.mark.parametrize("positions,heads,length", [(64, 8, 256), (37, 4, 100)])
+def test_planes_along_the_inputs_runs_read_whole_runs(positions, heads, length):
+    """exp(x) transposed so that a few heads are innermost (Mamba2's chunked
+    scan writes [positions, length, heads] from [heads, positions, length]):
+    the output's rows (heads) are continued by the planes (length), along
+    which the input runs. Plane by plane, each input element cost a stick
+    (32x its bytes in f32)."""
+    n = positions * heads * length
+    in_map = amap(3, f"d1 * {positions * length} + d0 * {length} + d2")
+    out_map = amap(3, f"d0 * {length * heads} + d2 * {heads} + d1")
+    body = generic((positions, heads, length), [("%x", (n,), "f32")], [("%y", (n,), "f32")],
+                   [in_map, out_map], """
+%e = math.exp %a0 : f32
+spyre.yield %e : f32""")
+    src = kernel("heads", [("x", (n,), "f32"), ("y", (n,), "f32")], body)
+    x = np.random.default_rng(heads).standard_normal(n).astype(np.float32)
+    out, result = run(src, {"arg0": x})
+    expected = np.exp(x.astype(np.float64)).reshape(heads, positions, length).transpose(1, 2, 0)
+    close(out["arg1"], expected.reshape(-1))
+    read, written = device_bytes(result)
+    # Runs of 400 bytes starting anywhere in a stick span up to 5 sticks.
+    assert read <= (1.05 if length * 4 % 128 == 0 else 1.65) * x.nbytes
+    assert written <= 1.05 * x.nbytes

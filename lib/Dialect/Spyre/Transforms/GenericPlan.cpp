@@ -285,6 +285,24 @@ PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
     l.planeBytes = es;
     return l;
   }
+  if (tp > 1 && runsAlongPlanes(a, plane) && extra == 0) {
+    // Contiguous along the planes, not the cols (an output with a few heads
+    // innermost computed from an input with the positions innermost:
+    // Mamba2's chunked scan): a run of the planes per row and col, each
+    // plane's view one element of it. Plane by plane, each element of the
+    // input would cost a stick.
+    int64_t r = lr ? tr : 1;
+    l.tile.bytes = tc * r * tp * es;
+    l.tile.rowStride = lr ? tp * es : 0;
+    l.tile.colStride = r * tp * es;
+    l.tile.rowBytes = planes * es;
+    l.tile.counts = {lr ? rows : 1, cols, 1};
+    l.tile.deviceStrides = {lr * es, lc * es, 0};
+    l.tile.lxStrides = {tp * es, r * tp * es, 0};
+    l.planeBytes = es;
+    l.colStride = l.tile.colStride;
+    return l;
+  }
   l.tile = layoutTile(lr, lc, tr, tc, rows, cols, es, span, extra);
   l.colStride = l.tile.colStride;
   if (lp == 0)
@@ -388,6 +406,11 @@ std::pair<double, double> GenericPlan::deviceBytes(ArrayRef<int64_t> tile) const
     for (auto [size, stride] : llvm::zip(sizes, a.strides))
       elements *= stride ? double(size) : 1.0;
     double es = double(deviceDTypeBytes(dtype)), bytes = elements * es;
+    double stick = double(arch.stickBytes);
+    if (planeSize(tile) > 1 && runsAlongPlanes(a, plane)) {
+      double runBytes = double(planeSize(tile)) * es;
+      return bytes * std::ceil(runBytes / stick) * stick / runBytes;
+    }
     if (!runsAlongRows(a))
       return bytes;
     // Columns of a few elements move as one run, gaps and all (layoutTile).
@@ -395,7 +418,6 @@ std::pair<double, double> GenericPlan::deviceBytes(ArrayRef<int64_t> tile) const
     if (input && narrowColumnsRun(a.strides[row], lc, tile[row], int64_t(es), arch.stickBytes))
       return bytes * double(lc) / double(tile[row]);
     double rowBytes = double(tile[row]) * es;
-    double stick = double(arch.stickBytes);
     return bytes * std::ceil(rowBytes / stick) * stick / rowBytes;
   };
   double read = 0, write = 0;
@@ -452,6 +474,11 @@ bool GenericPlan::runsAlongRows(const LinearAccess &a) const {
   return row >= 0 && std::abs(a.strides[row]) == 1 && std::abs(a.strides[col]) != 1;
 }
 
+bool GenericPlan::runsAlongPlanes(const LinearAccess &a, int loop) const {
+  return loop >= 0 && a.strides[loop] == 1 && a.strides[col] != 0 &&
+         std::abs(a.strides[col]) != 1;
+}
+
 SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t depth,
                                                      int64_t lxBytes, int64_t granule) const {
   int64_t n = sizes.size();
@@ -472,7 +499,12 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
     // Whole col rows, and planes enough for a stick when they fit.
     tile[col] = sizes[col];
     int64_t rowBytes = sizes[col] * deviceDTypeBytes(outputs[0].dtype);
-    int64_t wanted = readsPlanesReversed(plane)
+    // All planes where an input runs along them (layoutPlanes: each plane
+    // is then one element of the input's runs, which are that long).
+    bool inputRuns = llvm::any_of(inputs, [&](const LinearAccess &a) {
+      return runsAlongPlanes(a, plane);
+    });
+    int64_t wanted = readsPlanesReversed(plane) || inputRuns
                          ? sizes[plane]
                          : std::min<int64_t>(sizes[plane],
                                              llvm::divideCeil(arch.stickBytes, rowBytes));

@@ -298,6 +298,10 @@ private:
   /// Whether an operand's device rows run along the row loop (a transpose's
   /// input, a column reduction's): a row tile short of a stick pads them.
   bool runsAlongRows(const LinearAccess &a) const;
+  /// Whether an operand's device rows run along `loop` (the plane loop, or
+  /// a candidate for it) and not along the cols: layoutPlanes moves a run
+  /// of planes per row and col.
+  bool runsAlongPlanes(const LinearAccess &a, int loop) const;
   /// Whether output `out` moves as runs over the gaps between its elements
   /// (a strided write: an interleave, a strided convolution's gradient
   /// spread on its input's grid): a tile loads its runs, the SFU writes
