@@ -171,6 +171,19 @@ def test_long_rows_stay_on_the_cpu():
     assert "aten.sort.stable" in counters.fallbacks
 
 
+def test_many_rows_of_a_few_hundred_run_in_blocks():
+    # Mamba2's segment sums (Bamba's, Granite 4.0's hybrid layers): a cumsum
+    # along the rows of [.., 256, 256] blocks, 4.5M elements of blocks'
+    # squares here (268M as single squares), beyond MAX_SQUARE: it ran on
+    # the CPU before blocked scans had a budget of their own.
+    x = data(torch.float32, (4, 256, 256)).tril()
+    torch._dynamo.reset()
+    counters.reset()
+    fn = torch.compile(lambda x: torch.cumsum(x, dim=-2), backend="spyre")
+    torch.testing.assert_close(fn(x), torch.cumsum(x, dim=-2), atol=1e-4, rtol=1e-5)
+    assert not counters.fallbacks, dict(counters.fallbacks)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_scans_of_rows_beyond_one_square_run_in_blocks(dtype):
     # A row whose n x n square exceeds MAX_SQUARE (an attention mask's

@@ -10,9 +10,10 @@ output position, the element of that rank. That is n^2 work per row, but
 every step is an elementwise op or a row reduction of the vector unit, in
 f32 (no DLFloat16 rounding of operands as on the matrix unit), so results
 are those of a sequential scan up to the order of f32 additions, and sorts
-are exact. The work is bounded (MAX_SQUARE): a scan whose row is too long for
-one square is scanned in blocks of about sqrt(n) (n^1.5 work), and rows too
-long even for that, and sorts of long rows, stay on the CPU.
+are exact. The work is bounded (MAX_SQUARE): a scan whose rows are too long
+for one square is scanned in blocks of about sqrt(n) (n^1.5 work, bounded by
+MAX_BLOCKED_SCAN), and rows too long even for that, and sorts of long rows,
+stay on the CPU.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ from .ranges import integer_limits
 
 #: Elements of the n x n squares beyond which the CPU's n log n is better.
 MAX_SQUARE = 1 << 22
+#: Elements of a blocked scan's squares (its blocks' and their totals'):
+#: many rows of a few hundred elements fit (Mamba2's chunked segment sums,
+#: 4096 rows of 256: 17.8M, which ran on the CPU in Mamba2, Bamba and
+#: Granite 4.0's hybrid layers, so strict mode refused those models).
+MAX_BLOCKED_SCAN = 1 << 25
 
 
 def _square_fits(x, dim) -> bool:
@@ -108,13 +114,13 @@ def _scan(x, dim, identity, reduce, combine):
 
 def _blocked_fits(x, dim) -> bool:
     """Whether a blocked scan's squares (the blocks', then their totals')
-    stay within MAX_SQUARE."""
+    stay within MAX_BLOCKED_SCAN."""
     if _square_fits(x, dim):
         return True
     n = x.shape[dim]
     b = _block(n)
     rows, m = x.numel() // n, -(-n // b)
-    return rows * m * b * b + rows * m * m <= MAX_SQUARE
+    return rows * m * b * b + rows * m * m <= MAX_BLOCKED_SCAN
 
 
 def cumsum(self, dim, *, dtype=None):
