@@ -50,24 +50,29 @@ def _eager(fn, i):
         return None, error
 
 
-@pytest.mark.filterwarnings("ignore:index_reduce")
-@pytest.mark.parametrize("value", VALUES)
-@pytest.mark.parametrize("name", sorted(OPS))
-def test_an_index_raises_or_counts_from_the_end_as_in_eager(name, value):
-    fn, i = OPS[name], torch.tensor([0, value])
+def _as_eager(fn, i, errors, match):
+    """fn(X, i) compiled raises (one of `errors`, matching `match`) where
+    eager raises, else gives eager's result with nothing on the CPU."""
     expected, error = _eager(fn, i)
     with torch.compiler.config.patch(force_disable_caches=True):
         torch._dynamo.reset()
         counters.reset()
         compiled = torch.compile(fn, backend="spyre")
         if error is not None:
-            # IndexError or RuntimeError (the simulator's SimulationError is one).
-            with pytest.raises((IndexError, RuntimeError), match="out of|outside"):
+            with pytest.raises(errors, match=match):
                 compiled(X, i)
             return
         actual = compiled(X, i)
     assert not counters.fallbacks, dict(counters.fallbacks)
     torch.testing.assert_close(actual, expected)
+
+
+@pytest.mark.filterwarnings("ignore:index_reduce")
+@pytest.mark.parametrize("value", VALUES)
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_an_index_raises_or_counts_from_the_end_as_in_eager(name, value):
+    # IndexError or RuntimeError (the simulator's SimulationError is one).
+    _as_eager(OPS[name], torch.tensor([0, value]), (IndexError, RuntimeError), "out of|outside")
 
 
 def test_the_checks_do_not_fall_back():
@@ -105,19 +110,8 @@ def test_one_hot_runs_on_the_card_and_raises_as_eager(value):
     # Its decomposition asserts the classes' range with aten._assert_async,
     # which Inductor lowers to a device assert: the checks and their
     # comparisons ran on the CPU (counted) before they became host checks.
-    fn, i = (lambda x, i: F.one_hot(i, 6) * x[:2]), torch.tensor([0, value])
-    expected, error = _eager(fn, i)
-    with torch.compiler.config.patch(force_disable_caches=True):
-        torch._dynamo.reset()
-        counters.reset()
-        compiled = torch.compile(fn, backend="spyre")
-        if error is not None:
-            with pytest.raises(RuntimeError, match="Class values must be"):
-                compiled(X, i)
-            return
-        actual = compiled(X, i)
-    assert not counters.fallbacks, dict(counters.fallbacks)
-    torch.testing.assert_close(actual, expected)
+    _as_eager(lambda x, i: F.one_hot(i, 6) * x[:2], torch.tensor([0, value]), RuntimeError,
+              "Class values must be")
 
 
 def test_assert_async_is_checked_on_the_host_from_the_cards_condition():
