@@ -68,25 +68,39 @@ def _zero_one(tensor: torch.Tensor) -> bool:
     return not tensor.numel() or not _outside(tensor, 0, 1)
 
 
+def _returned_views(x: torch.fx.Node) -> list[list[torch.fx.Node]] | None:
+    """The chains of views from `x` (last first, `x` excluded) that the
+    graph returns; None if one is not a chain whose views read it first."""
+    chains, views = [], set(aliases(x))
+    for returned in aliases(x):
+        if returned is x or not any(u.op == "output" for u in returned.users):
+            continue
+        chain = [returned]
+        while chain[-1].args and chain[-1].args[0] is not x:
+            if not isinstance(chain[-1].args[0], torch.fx.Node) or \
+                    chain[-1].args[0] not in views:
+                return None
+            chain.append(chain[-1].args[0])
+        if not chain[-1].args:
+            return None
+        chains.append(chain)
+    return chains
+
+
 def _returned_views_kept(graph: torch.fx.Graph, x: torch.fx.Node) -> set:
     """Copies of the chains of views from `x` that the graph returns (a
     router returns its one-hot mask permuted, and sums it), which the output
     reads instead: what it returns must stay a view of the caller's tensor,
     not of the clamped copy. Returns the copies' first nodes, which read `x`."""
     output = next(n for n in graph.nodes if n.op == "output")
-    views = set(aliases(x)) - {x}
     kept = set()
-    for returned in [a for a in aliases(x) if a is not x and output in a.users]:
-        chain = [returned]
-        while chain[-1].args[0] is not x:
-            chain.append(chain[-1].args[0])
-            assert chain[-1] in views
+    for chain in _returned_views(x):
         copies = {}
         with graph.inserting_before(output):
             for node in reversed(chain):
                 copies[node] = graph.node_copy(node, lambda n: copies.get(n, n))
         kept.add(copies[chain[-1]])
-        output.replace_input_with(returned, copies[returned])
+        output.replace_input_with(chain[0], copies[chain[0]])
     return kept
 
 
@@ -113,7 +127,8 @@ def zero_one_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     return [i for i, (node, x) in enumerate(zip(placeholders, example_inputs))
             if isinstance(x, torch.Tensor) and x.dtype == torch.int64 and x.numel() and
-            not written_in_place(node) and _zero_one(x) and _reaches_sum(node)]
+            not written_in_place(node) and _returned_views(node) is not None and
+            _zero_one(x) and _reaches_sum(node)]
 
 
 def causal_inputs(gm: torch.fx.GraphModule, example_inputs) -> list[int]:

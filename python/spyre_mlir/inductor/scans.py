@@ -27,9 +27,9 @@ from .ranges import integer_limits
 #: Elements of the n x n squares beyond which the CPU's n log n is better.
 MAX_SQUARE = 1 << 22
 #: Elements of a blocked scan's squares (its blocks' and their totals'):
-#: many rows of a few hundred elements fit (Mamba2's chunked segment sums,
-#: 4096 rows of 256: 17.8M, which ran on the CPU in Mamba2, Bamba and
-#: Granite 4.0's hybrid layers, so strict mode refused those models).
+#: many rows of a few hundred elements fit (a small Mamba2's chunked segment
+#: sums: 8 heads, 4096 rows of 256, 17.8M; with 128 heads, 285M, they stay
+#: on the CPU).
 MAX_BLOCKED_SCAN = 1 << 25
 
 
