@@ -187,6 +187,15 @@ void GenericPlan::chooseRowLoop() {
       others.push_back(int(i));
   if (row < 0 || others.empty())
     return;
+  // An operand whose runs go along the densest row (a channel-last max over
+  // a few mask units, Hiera's) would move element by element along any
+  // other: a stick per element costs more than any number of steps saves.
+  auto runsAlongDensest = [&](const LinearAccess &a) {
+    return std::abs(a.strides[densestRow]) == 1 && std::abs(a.strides[col]) != 1;
+  };
+  if (llvm::any_of(inputs, runsAlongDensest) ||
+      llvm::any_of(outputs, [&](const Output &out) { return runsAlongDensest(out.access); }))
+    return;
   auto stepsPerCore = [&]() -> int64_t {
     SmallVector<int64_t> tile = chooseTile(arch.cores, arch.lxUsableBytes());
     if (tile.empty())
