@@ -68,6 +68,30 @@ spyre.yield %v : f32""", ["parallel", "reduction"], [combiner])
     assert read <= 1.01 * m * stick_row * (1 if n % 64 == 0 else 2)
 
 
+@pytest.mark.parametrize("images,positions,channels,units", [(2, 784, 128, 4), (1, 50, 64, 3)])
+def test_max_over_a_few_units_of_channel_last_rows_reads_whole_rows(images, positions,
+                                                                  channels, units):
+    """Hiera's max over its mask units: x[image, unit, position, channel]
+    reduced over the units. Tiled along the positions (fewer tiles per
+    core) the channel rows moved element by element, a stick per f16."""
+    n_in = images * units * positions * channels
+    body = generic((images, positions, channels, units), [("%x", (n_in,), "f16")],
+                   [("%y", (images * positions * channels,), "f16")],
+                   [amap(4, f"d0 * {units * positions * channels} + d3 * {positions * channels}"
+                            f" + d1 * {channels} + d2"),
+                    amap(4, f"d0 * {positions * channels} + d1 * {channels} + d2")],
+                   "spyre.yield %a0 : f16", ["parallel", "parallel", "parallel", "reduction"],
+                   ["max"])
+    src = kernel("m", [("x", (n_in,), "f16"), ("y", (images * positions * channels,), "f16")],
+                 body)
+    x = np.random.default_rng(units).standard_normal(n_in).astype(np.float16)
+    out, result = run(src, {"arg0": x})
+    expected = rounded(x).reshape(images, units, positions, channels).max(axis=1)
+    close(out["arg1"], expected.reshape(-1))
+    read = sum(c["device_read_bytes"] for c in result.stats["cores"])
+    assert read <= 1.05 * x.nbytes
+
+
 @pytest.mark.parametrize("m,n,combiner,reference", [
     (1, 1 << 20, "sum", np.sum), (3, 1 << 18, "max", np.max), (2, 3 * (1 << 16), "min", np.min)])
 def test_reduction_with_few_outputs_runs_on_every_core(m, n, combiner, reference):
