@@ -12,7 +12,7 @@ import re
 import torch
 
 from .counting import fallback
-from .dumps import dump
+from .dumps import dump, dump_dir
 from .kernel_cache import CompileError, compile_cached
 
 #: Element types of the kernel-level IR, by torch dtype.
@@ -40,11 +40,12 @@ def kernel(name: str, inputs: list[str], output: str, op: str,
 def why_not(mlir: str) -> str | None:
     """None if the card compiles `mlir` (now, so that the run finds it in
     the kernel cache), else the compiler's first line of why not."""
-    # Not one of a graph's numbered kernels: named by op and content, so
-    # that the calls a graph makes of one shape share a dump.
-    op = re.search(r"spyre\.kernel @(\w+)", mlir)
-    dump(f"extern_{op.group(1) if op else 'kernel'}_"
-         f"{hashlib.sha256(mlir.encode()).hexdigest()[:8]}", mlir)
+    if dump_dir():
+        # Not one of a graph's numbered kernels: named by op and content, so
+        # that the calls a graph makes of one shape share a dump.
+        op = re.search(r"spyre\.kernel @(\w+)", mlir)
+        dump(f"extern_{op.group(1) if op else 'kernel'}_"
+             f"{hashlib.sha256(mlir.encode()).hexdigest()[:8]}", mlir)
     try:
         compile_cached(mlir)
     except CompileError as e:

@@ -190,11 +190,9 @@ void GenericPlan::chooseRowLoop() {
   // An operand whose runs go along the densest row (a channel-last max over
   // a few mask units, Hiera's) would move element by element along any
   // other: a stick per element costs more than any number of steps saves.
-  auto runsAlongDensest = [&](const LinearAccess &a) {
-    return std::abs(a.strides[densestRow]) == 1 && std::abs(a.strides[col]) != 1;
-  };
-  if (llvm::any_of(inputs, runsAlongDensest) ||
-      llvm::any_of(outputs, [&](const Output &out) { return runsAlongDensest(out.access); }))
+  auto runs = [&](const LinearAccess &a) { return runsAlongRows(a); }; // row: the densest
+  if (llvm::any_of(inputs, runs) ||
+      llvm::any_of(outputs, [&](const Output &out) { return runs(out.access); }))
     return;
   auto stepsPerCore = [&]() -> int64_t {
     SmallVector<int64_t> tile = chooseTile(arch.cores, arch.lxUsableBytes());
