@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from . import attention, convolution, linalg, losses, scans, scatters, searches, state
-from . import causal_masks, experts, host_checks, pooling
+from . import causal_masks, experts, folds, host_checks, pooling
 from .extern_kernels import ELEMENT
 from .picks import pick_last
 
@@ -199,15 +199,6 @@ def _patches_backward(grad_output, input, weight):
     return grad_input, torch.mm(rows.t(), patches).reshape(weight.shape)
 
 
-def _zeros_between(x, stride, rows, cols):
-    """x [n, c, h, w] with stride - 1 zeros after each element along both
-    image axes, cut to rows x cols: a strided convolution's output gradient
-    laid out on its input's grid (a pad and views, no scatter)."""
-    (sh, sw), (n, c, h, w) = stride, x.shape
-    spread = F.pad(x.reshape(n, c, h, 1, w, 1), (0, sw - 1, 0, 0, 0, sh - 1))
-    return spread.reshape(n, c, h * sh, w * sw)[:, :, :rows, :cols]
-
-
 def _shifted_slices_backward(grad_output, input, weight, stride, padding, dilation, groups):
     """The gradients (input, weight) of a convolution with any stride,
     dilation and groups (ResNet's 3 x 3 and strided 1 x 1, ConvNeXt's
@@ -229,17 +220,15 @@ def _shifted_slices_backward(grad_output, input, weight, stride, padding, dilati
     # convolution's output padding (h - reach, under the stride; 0 at
     # stride 1) makes the input's gradient as large as the input.
     reach_h, reach_w = (ho - 1) * sh + eh - 2 * ph, (wo - 1) * sw + ew - 2 * pw
-    spread = grad_output if (sh, sw) == (1, 1) else _zeros_between(
+    spread = grad_output if (sh, sw) == (1, 1) else folds.spread(
         grad_output, (sh, sw), (ho - 1) * sh + 1 + h - reach_h, (wo - 1) * sw + 1 + w - reach_w)
     flipped = weight.reshape(groups, cog, cig, kh, kw).transpose(1, 2) \
         .reshape(ci, cog, kh, kw).flip(2, 3)
     grad_input = F.conv2d(spread, flipped, padding=(eh - 1 - ph, ew - 1 - pw),
                           dilation=(dh, dw), groups=groups)
-    padded = F.pad(input, (pw, pw, ph, ph))
-    patches = torch.stack([padded[:, :, i * dh:i * dh + (ho - 1) * sh + 1:sh,
-                                  j * dw:j * dw + (wo - 1) * sw + 1:sw]
-                           for i in range(kh) for j in range(kw)], 2)
+    patches = folds.im2col(input, (kh, kw), (dh, dw), (ph, pw), (sh, sw))
     if cog == 1 and cig == 1:
+        patches = patches.reshape(n, ci, kh * kw, ho, wo)
         grad_weight = (grad_output.unsqueeze(2) * patches).sum((0, 3, 4))
     else:
         rows = grad_output.reshape(n, groups, cog, ho * wo)
@@ -931,9 +920,10 @@ def install() -> None:
     # Small dense linear algebra, unrolled over the columns (linalg.py).
     # Binary searches unrolled over their steps (searches.py).
     # F.linear_cross_entropy's chunked custom ops as one linear layer (losses.py).
+    # F.unfold and F.fold as strided slices of the padded image (folds.py).
     for op, (ours, applies) in {**scans.entries(), **scatters.entries(),
                                 **linalg.entries(), **searches.entries(),
-                                **losses.entries()}.items():
+                                **losses.entries(), **folds.entries()}.items():
         entries[op] = wrap(ours, decomposition.decompositions.get(op), applies)
     # Grid sampling by the CPU kernels' formulas, picks by comparison (sampling.py).
     from . import sampling  # after this module: it uses the pick budget
