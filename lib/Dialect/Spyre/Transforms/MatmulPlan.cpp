@@ -184,8 +184,12 @@ private:
   /// memory port fewer panel bytes to carry than numbering them along its
   /// rows: a port carries each panel its cores load, once for all of them.
   bool numbersDownColumns(Grid grid, int64_t cores) const;
+  /// Whether the busiest core of `grid` addresses at most the card's
+  /// per-core span of each operand (Qwen2-MoE's 60 experts' weights, 692
+  /// MB, need the batches divided; a large vocabulary's head, the columns).
+  bool withinSpan(ArrayRef<int64_t> tile, Grid grid) const;
   /// The grid of at most `cores` cores with the least estimated time for
-  /// `tile`; `time` gets that estimate.
+  /// `tile`, within the span if any grid is; `time` gets that estimate.
   Grid chooseGrid(int64_t cores, ArrayRef<int64_t> tile, double &time) const;
 
   int64_t batch = 1, m = 0, n = 0, k = 0;
@@ -671,18 +675,43 @@ bool MatmulPlan::splitsColumns(ArrayRef<int64_t> tile, int64_t ak, int64_t cols,
   return split < std::max(load, pt) + pt;
 }
 
+bool MatmulPlan::withinSpan(ArrayRef<int64_t> tile, Grid grid) const {
+  // The busiest core's batches, output rows and columns.
+  int64_t batches = llvm::divideCeil(batch, grid.b);
+  int64_t rows = std::min<int64_t>(m, llvm::divideCeil(llvm::divideCeil(m, tile[0]), grid.m) * tile[0]);
+  ColumnSplit split = columnSplit(tile[1]);
+  int64_t cols = std::min<int64_t>(n, llvm::divideCeil(split.units, grid.n) * split.unit);
+  auto reach = [&](const Operand &o, int64_t outer, int64_t inner) {
+    int64_t elements = (batches - 1) * std::abs(o.batchStride) +
+                       (outer - 1) * std::abs(o.outerStride) +
+                       (inner - 1) * std::abs(o.innerStride) + 1;
+    return !o.value || elements * esOf(o) <= arch.perCoreSpanBytes;
+  };
+  return reach(lhs, rows, k) && reach(rhs, k, cols) && reach(rhs2, k, cols) &&
+         reach(out, rows, cols) && reach(out2, rows, cols);
+}
+
 MatmulPlan::Grid MatmulPlan::chooseGrid(int64_t cores, ArrayRef<int64_t> tile,
                                         double &time) const {
   int64_t mt = llvm::divideCeil(m, tile[0]), units = columnSplit(tile[1]).units;
+  // The fastest grid whose cores each address at most the card's span of
+  // every batched operand; the fastest of all if none does (the lowering
+  // then says why it refuses).
   Grid best;
   time = estimate(tile, best);
+  bool bestWithin = withinSpan(tile, best);
   for (int64_t gb = 1; gb <= std::min(batch, cores); ++gb)
     for (int64_t gm = 1; gm <= std::min(mt, cores / gb); ++gm)
       for (int64_t gn = 1; gn <= std::min(units, cores / (gb * gm)); ++gn) {
-        double t = estimate(tile, {gb, gm, gn});
-        if (t < time) {
-          best = {gb, gm, gn};
+        Grid grid = {gb, gm, gn};
+        bool within = withinSpan(tile, grid);
+        if (bestWithin && !within)
+          continue;
+        double t = estimate(tile, grid);
+        if (t < time || (within && !bestWithin)) {
+          best = grid;
           time = t;
+          bestWithin = within;
         }
       }
   return best;
