@@ -176,3 +176,29 @@ def test_a_second_process_reuses_both_caches(tmp_path):
     # No kernel compiled again: the 2 binaries (each product with its
     # epilogue) from the cache.
     assert second.endswith(" 0 2")
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_a_product_the_card_refuses_runs_on_the_cpu(monkeypatch, dtype):
+    """A product the pipeline refuses (Qwen2-MoE's 60 experts, beyond the
+    simulator's work budget) runs on the CPU, counted. Its CPU code is
+    Inductor's for our lowering, a sum of f32 products into a 16-bit buffer,
+    whose vectorized form does not compile in torch 2.13: the compile
+    failed."""
+    from spyre_mlir.inductor import scheduling
+
+    def refuse_products(mlir):
+        if "matmul" in mlir:
+            raise kernel_cache.CompileError("refused for the test")
+        return kernel_cache.compile_cached(mlir)
+
+    monkeypatch.setattr(scheduling, "compile_cached", refuse_products)
+    torch.manual_seed(0)
+    x = torch.randn(4, 64, 256).to(dtype)
+    w = (torch.randn(4, 96, 256) / 16).to(dtype)
+    fn = lambda x, w: torch.bmm(x, w.transpose(1, 2))  # noqa: E731
+    torch._dynamo.reset()
+    counters.reset()
+    out = torch.compile(fn, backend="spyre")(x, w)
+    assert counters.fallbacks.get("aten.bmm.default") == 1
+    torch.testing.assert_close(out.float(), fn(x.float(), w.float()), rtol=2e-2, atol=2e-2)

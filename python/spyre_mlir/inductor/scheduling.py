@@ -6,6 +6,7 @@ CPU scheduling instead and counted as a fallback (or raises in strict mode).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import logging
@@ -13,7 +14,7 @@ import time
 
 import sympy
 import torch
-from torch._inductor import ir
+from torch._inductor import config, ir
 from torch._inductor.codegen.cpp import CppScheduling
 from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
@@ -61,6 +62,22 @@ def _source_lines(node) -> list[str]:
                 path = parts[0][len("File "):].strip('" ')
                 lines.add(f"{path.rsplit('/', 1)[-1]}:{parts[1].strip().removeprefix('line ')}")
     return sorted(lines)
+
+
+def _sums_into_16_bits(node) -> bool:
+    """Whether `node` reduces f32 values into a 16-bit float buffer, as our
+    product lowerings do (lowerings.py). Inductor's vectorized C++ code for
+    such a reduction does not compile (torch 2.13: vec_reduce_all of the
+    16-bit type over the f32 accumulator), so a product the card refuses
+    (one beyond the simulator's work budget) would fail the whole compile;
+    its fallback is generated without vectors instead."""
+    nodes = node.get_nodes() if hasattr(node, "get_nodes") else [node]
+    for n in nodes:
+        data = getattr(getattr(n, "node", None), "data", None)
+        if isinstance(data, ir.Reduction) and data.dtype in (torch.float16, torch.bfloat16) \
+                and data.src_dtype != data.dtype:
+            return True
+    return False
 
 
 def _fallback(names: list[str], reason: str) -> None:
@@ -303,7 +320,9 @@ class SpyreScheduling(BaseScheduling):
         on the spyre device: Inductor takes a device it does not know for a
         Triton one (utils.get_current_backend) and the C++ kernel then lacks
         the dtypes it needs, while spyre memory is host memory."""
-        with V.graph.set_current_device(torch.device("cpu")):
+        scalar = config.patch({"cpp.simdlen": 1}) if any(map(_sums_into_16_bits, nodes)) \
+            else contextlib.nullcontext()
+        with V.graph.set_current_device(torch.device("cpu")), scalar:
             for node in nodes:
                 self.cpu.codegen_node(node)
             self.cpu.flush()
