@@ -34,10 +34,11 @@ inline bool runsOverGaps(int64_t lr, int64_t lc, int64_t es, int64_t spanBytes) 
 
 /// Whether a tile of `rows` rows at a unit row stride, its columns `lc`
 /// elements apart (at most `spanBytes`), is one run: the rows are the
-/// elements between the columns.
+/// elements between the columns, or, more of them than `lc`, overlap the
+/// next columns (a strided convolution's taps read from its input rows).
 inline bool narrowColumnsRun(int64_t lr, int64_t lc, int64_t rows, int64_t es,
                              int64_t spanBytes) {
-  return lr == 1 && lc > 1 && rows <= lc && lc * es <= spanBytes;
+  return lr == 1 && lc > 1 && lc * es <= spanBytes;
 }
 
 /// Element strides of the operand along the tile's row and col loops. A
