@@ -135,6 +135,29 @@ def test_strided_conv2d_is_one_implicit_gemm_kernel(dtype, x_shape, w_shape, kwa
     assert set(counters.cycles_per_kernel) == {"conv2d"}
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_patch_embedding_copies_each_kernel_row_of_a_channel_at_once(dtype):
+    """A 3-channel image's disjoint 16 x 16 patches (ViT's, CLIP's patch
+    embedding): the SFU gathers each channel's 16 taps of a kernel row for an
+    output row in one copy, not each tap's 3 channels: fewer copies than
+    taps x output rows (CLIP's 32 x 32 patches on 224 x 224: 300.2 -> 107.7
+    us simulated)."""
+    import numpy as np
+    from spyre_mlir import simulator as sim
+    from spyre_mlir.inductor.kernel_cache import compile_cached
+
+    x, w, b = inputs((1, 3, 64, 64), (64, 3, 16, 16), dtype)
+    check(lambda x, w, b: F.conv2d(x, w, b, stride=16), x, w, b, depth=3 * 16 * 16)
+    assert set(counters.cycles_per_kernel) == {"conv2d"}
+    program = compile_cached(convolution.kernel_mlir((1, 3, 64, 64), (64, 3, 16, 16), True, dtype,
+                                                     (16, 16), (0, 0), (1, 1)))
+    zeros = {buf["name"]: np.zeros(tuple(buf["shape"]), np.float32)
+             for _, buf in sim.host_buffers(program) if buf["kind"] != sim.BufferKind.output}
+    stats = sim.run(program, zeros).stats["cores"]
+    copies = sum(core["engines"]["sfu"]["instructions"] for core in stats)
+    assert copies < 16 * 16 * 4, copies  # taps x output rows
+
+
 class _Pointwise(torch.nn.Module):
     """A 1x1 convolution, its BatchNorm, a residual and a ReLU (ResNet's
     projections, MobileNet's pointwise layers)."""

@@ -22,7 +22,9 @@
 // and move as one run per channel each way. A strided convolution always
 // gathers: its taps read every sw-th column of every sh-th row, so the SFU
 // copies each tap's positions one output row at a time (a column stride of
-// sw), and the run is the band's output rows at a pitch of Wo.
+// sw), and the run is the band's output rows at a pitch of Wo. A copy takes
+// a kernel row's taps of one channel, or one tap's channels, whichever
+// makes fewer copies (a 3-channel image's 32 x 32 patches: 3, not 32).
 //
 // After the last product the SFU converts the accumulator in place
 // (multiplying by a per-channel scale, adding the bias and a residual band
@@ -145,6 +147,17 @@ private:
   /// copies the next group. Returns the number of groups that finishes a
   /// band of `length` positions and `cb` channels first, and its cycles.
   std::pair<int64_t, double> tapGroups(ArrayRef<int64_t> tile, int64_t cb, int64_t length) const;
+  /// Whether a strided convolution's copies of taps [ta, tb), all of one
+  /// kernel row, go channel by channel (each a copy of the taps' columns
+  /// for one output row) rather than tap by tap (each of the channels): the
+  /// fewer copies. A 3-channel image's 32 x 32 patches (CLIP's): 3 copies
+  /// of 32 taps per kernel and output row, not 32 of 3 channels.
+  bool copiesByChannel(int64_t ta, int64_t tb, int64_t channels) const {
+    return tb - ta > channels;
+  }
+  /// SFU cycles of the copies of taps [t0, t1) of `channels` channels for a
+  /// run of `length` positions, as `lower` emits them.
+  double gatherCycles(int64_t t0, int64_t t1, int64_t channels, int64_t length) const;
   /// Taps [first, last) of group `g` of `numGroups`.
   std::pair<int64_t, int64_t> groupTaps(int64_t g, int64_t numGroups) const {
     return {kh * kw * g / numGroups, kh * kw * (g + 1) / numGroups};
@@ -341,6 +354,23 @@ ConvPlan::Rows ConvPlan::rowsOf(HwEmitter &em, int64_t lxAt, int64_t lxPitch,
           {rows, channels, 1}};
 }
 
+double ConvPlan::gatherCycles(int64_t t0, int64_t t1, int64_t channels, int64_t length) const {
+  if (!strided())
+    return double(t1 - t0) * arch.sfuCycles(double(channels * length), 2 * es, false, false);
+  // A copy per output row (the run is whole output rows), per channel or
+  // per tap of each kernel row's taps.
+  double cycles = 0, rows = double(length / wo);
+  for (int64_t ta = t0; ta < t1;) {
+    int64_t tb = std::min(t1, (ta / kw + 1) * kw);
+    bool byChannel = copiesByChannel(ta, tb, channels);
+    double copies = double(byChannel ? channels : tb - ta),
+           each = double((byChannel ? tb - ta : channels) * wo);
+    cycles += rows * copies * arch.sfuCycles(each, 2 * es, false, false);
+    ta = tb;
+  }
+  return cycles;
+}
+
 std::pair<int64_t, double> ConvPlan::tapGroups(ArrayRef<int64_t> tile, int64_t cb,
                                                 int64_t length) const {
   // Each group re-reads and re-writes the f32 accumulator (the first only
@@ -359,7 +389,7 @@ std::pair<int64_t, double> ConvPlan::tapGroups(ArrayRef<int64_t> tile, int64_t c
       auto [c0, c1] = natural(tile) ? groupChannels(g, numGroups)
                                     : std::pair<int64_t, int64_t>{0, chunkInputs(cb)};
       double k = double((t1 - t0) * (c1 - c0));
-      sfu += double(t1 - t0) * arch.sfuCycles(double((c1 - c0) * length), 2 * es, false, false);
+      sfu += gatherCycles(t0, t1, c1 - c0, length);
       pt = std::max(pt, sfu) + arch.ptCycles(double(cb), k, double(length),
                                              double(cb + length) * k * es,
                                              double(cb * length * (g > 0 ? 8
@@ -420,9 +450,8 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
     // But unit t + 2's loads follow unit t's product and store, and its
     // copies its loads: from the third unit on, two units take at least
     // that chain.
-    double gatherCycles = double(kh * kw) * arch.sfuCycles(double(ci * length), 2 * es,
-                                                            false, false);
-    double sfu = compute + gatherCycles, pt = tapGroups(tile, cb, length).second - gatherCycles;
+    double gathered = gatherCycles(0, kh * kw, ci, length);
+    double sfu = compute + gathered, pt = tapGroups(tile, cb, length).second - gathered;
     double unit = std::max(sfu, pt), chain = (sfu + pt + load + store) / 2;
     return start + std::min(sfu, pt) + perCore * unit +
            std::max(0.0, perCore - 2) * std::max(0.0, chain - unit) + store;
@@ -710,21 +739,34 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
           for (int64_t g = 0; g < numGroups; ++g) {
             auto [t0, t1] = nat ? std::pair<int64_t, int64_t>{0, taps} : groupTaps(g, numGroups);
             auto [c0, c1] = nat ? groupChannels(g, numGroups) : std::pair<int64_t, int64_t>{0, ci};
-            for (int64_t tap = t0; tap < t1; ++tap) {
-              int64_t at = columnsAt + blockRow(c0, tap) * accPitch * es;
-              if (!strided()) {
-                copy(sc, at, {channelStride * es, es, 0},
-                     shifted(tap / kw, tap % kw) + c0 * channelPitch * es,
-                     {channelPitch * es, es, 0}, c1 - c0, length);
-                continue;
+            for (int64_t tap = t0; tap < t1 && !strided(); ++tap)
+              copy(sc, columnsAt + blockRow(c0, tap) * accPitch * es,
+                   {channelStride * es, es, 0},
+                   shifted(tap / kw, tap % kw) + c0 * channelPitch * es,
+                   {channelPitch * es, es, 0}, c1 - c0, length);
+            // Strided: output row y's positions are every sw-th column of
+            // input row y * sh + i * dh. Each kernel row's taps are copied
+            // for the group's channels at once, or each channel's for the
+            // row's taps at once (tap j reads dw further along the row).
+            const int64_t tapStride = nat ? 1 : ci; // block rows of a channel's next tap
+            for (int64_t ta = t0; ta < t1 && strided();) {
+              int64_t i = ta / kw, tb = std::min(t1, (i + 1) * kw);
+              bool byChannel = copiesByChannel(ta, tb, c1 - c0);
+              for (int64_t y = 0; y < rows; ++y) {
+                int64_t at = columnsAt + (blockRow(c0, ta) * accPitch + y * wo) * es;
+                int64_t from =
+                    inAt + (c0 * channelPitch + (y * sh + i * dh) * p + ta % kw * dw) * es;
+                if (byChannel)
+                  for (int64_t ch = 0; ch < c1 - c0; ++ch)
+                    copy(sc, at + ch * channelStride * es, {tapStride * accPitch * es, es, 0},
+                         from + ch * channelPitch * es, {dw * es, sw * es, 0}, tb - ta, wo);
+                else
+                  for (int64_t tap = ta; tap < tb; ++tap)
+                    copy(sc, at + (tap - ta) * tapStride * accPitch * es,
+                         {channelStride * es, es, 0}, from + (tap - ta) * dw * es,
+                         {channelPitch * es, sw * es, 0}, c1 - c0, wo);
               }
-              // Output row y's positions: every sw-th column of input row
-              // y * sh + i * dh, for the group's channels at once.
-              for (int64_t y = 0; y < rows; ++y)
-                copy(sc, at + y * wo * es, {channelStride * es, es, 0},
-                     inAt + (c0 * channelPitch + (y * sh + tap / kw * dh) * p + tap % kw * dw) *
-                                es,
-                     {channelPitch * es, sw * es, 0}, c1 - c0, wo);
+              ta = tb;
             }
             // Packed rows: the positions whose view wrapped into the row
             // before (a tap left of centre reads the previous row's last

@@ -101,20 +101,26 @@ spyre.kernel @bias_relu(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x
 
 // -----
 
-// Stride 2: the taps are always gathered, one copy per tap and output row,
-// reading every 2nd column (a column stride of 4 bytes) of input row
-// 2 y + i of both channels (100 bytes apart: 5 rows of the padded width of
-// 10 elements). The run is the band's 2 output rows of 4, no position
-// dropped, so each output channel's rows leave as one 16-byte run.
+// Stride 2: the taps are always gathered, a copy per output row, reading
+// every 2nd column (a column stride of 4 bytes) of input row 2 y + i (the
+// channels 100 bytes apart: 5 rows of the padded width of 10 elements). A
+// kernel row has more taps (3) than there are channels (2): each copy takes
+// one channel's 3 taps of the row (2 bytes apart in the input, 32 bytes
+// apart in the block: a tap's rows follow both channels'), 2 copies per
+// kernel and output row rather than 3. The run is the band's 2 output rows
+// of 4, no position dropped, so each output channel's rows leave as one
+// 16-byte run. The taps go in three groups, a kernel row each (K = 6).
 // CHECK-LABEL: spyre.hw.program @strided
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#ROWS:]], strides = [20, 100, 0]>, #spyre.ref<@arg0, dl16, strides = [16, 128, 0]> row 16 x [4, 2, 1]
 // The rows start 22 bytes in (one zero row of 20 bytes and a zero column
 // before them), so tap (0, 0) of output row 0 reads from byte 0.
-// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#COLS:]], strides = [16, 2, 0]>, #spyre.ref<lx, dl16, strides = [100, 4, 0]> [2 x 4]
-// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#COLS+8]], strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#ROWS+18]], strides = [100, 4, 0]> [2 x 4]
-// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#COLS+32]], strides = [16, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#ROWS-20]], strides = [100, 4, 0]> [2 x 4]
-// CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#COLS]], strides = [16, 0, 0]> m 3 k 8 n 8
-// CHECK: spyre.hw.matmul {{.*}} m 3 k 10 n 8 {accumulate
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#COLS:]], strides = [32, 2, 0]>, #spyre.ref<lx, dl16, strides = [2, 4, 0]> [3 x 4]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#COLS+16]], strides = [32, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#ROWS+78]], strides = [2, 4, 0]> [3 x 4]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#COLS+8]], strides = [32, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#ROWS+18]], strides = [2, 4, 0]> [3 x 4]
+// CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#COLS+24]], strides = [32, 2, 0]>, #spyre.ref<lx, dl16, offset = [[#ROWS+118]], strides = [2, 4, 0]> [3 x 4]
+// CHECK-NEXT: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = [[#COLS]], strides = [16, 0, 0]> m 3 k 6 n 8
+// CHECK: spyre.hw.matmul {{.*}} m 3 k 6 n 8 {accumulate
+// CHECK: spyre.hw.matmul {{.*}} m 3 k 6 n 8 {accumulate
 // CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, strides = [32, 0, 0]>, #spyre.ref<lx, dl16, {{.*}}strides = [16, 0, 0]> row 16 x [3, 1, 1]
 spyre.kernel @strided(%x: !spyre.buffer<1x2x8x8xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
                       %y: !spyre.buffer<1x3x4x4xf16>) {
