@@ -38,6 +38,22 @@ def test_conv1d(dtype):
     check(lambda x, w: F.conv1d(x, w), x, w, depth=12)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_conv1d_of_a_long_kernel_is_one_implicit_gemm_kernel(dtype):
+    """HuBERT's positional convolution in small: 32 taps over 9 positions,
+    grouped; its im2col matrix would move more bytes than its input, weights
+    and output, so it runs as a 2-D convolution of one row (its 768
+    channels over 49 frames with 128 taps: 630.9 -> 122.3 us)."""
+    x, w, b = inputs((1, 16, 9), (16, 4, 32), dtype)
+    check(lambda x, w, b: F.conv1d(x, w, b, padding=16, groups=4), x, w, b, depth=4 * 32)
+    assert set(counters.cycles_per_kernel) == {"conv2d"}
+    # A short kernel widening the channels (Whisper's first convolution, 80
+    # -> 768 channels, 3 taps) keeps im2col and its product.
+    x, w, b = inputs((1, 8, 300), (64, 8, 3), dtype)
+    check(lambda x, w, b: F.conv1d(x, w, b, padding=1), x, w, b, depth=8 * 3)
+    assert "conv2d" not in counters.cycles_per_kernel
+
+
 def test_conv3d():
     x, w, b = inputs((1, 3, 5, 6, 7), (4, 3, 2, 3, 2))
     check(lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1), x, w, b, depth=36)

@@ -151,9 +151,32 @@ def per_dimension(values, spatial: int) -> list[int]:
     return values * spatial if len(values) == 1 else values
 
 
+def _taps_outweigh(x, weight, stride, padding, dilation) -> bool:
+    """Whether a 1-D convolution's im2col matrix, written and read back,
+    moves more bytes than the convolution's inputs, weights and output:
+    a kernel long beside its output (HuBERT's positional convolution: 128
+    taps over 49 frames, 19 MB of columns against 9.6 MB), for which the
+    implicit GEMM of a one-row image is the cheaper one (630.9 -> 122.3 us).
+    Whisper's first convolution (3 taps, 80 -> 768 channels over 3000
+    frames) keeps im2col: 129.4 us, against 3126.1 as a one-row image."""
+    (n, c, _), (co, _, taps) = x.shape, weight.shape
+    positions = output_shape(x.shape, weight.shape, stride, padding, dilation)[2]
+    columns = 2 * n * c * taps * positions
+    return columns > x.numel() + weight.numel() + n * co * positions
+
+
 def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     """aten.convolution as one spyre.conv2d kernel, or None when the card's
-    implicit GEMM does not take it (the caller keeps the im2col lowering)."""
+    implicit GEMM does not take it (the caller keeps the im2col lowering).
+    A 1-D one runs as a 2-D one of one row where its im2col would move more
+    (`_taps_outweigh`)."""
+    if not transposed and weight.dim() == 3 and x.dim() == 3 and static_sizes(x, weight, bias):
+        stride, padding, dilation = (per_dimension(v, 1) for v in (stride, padding, dilation))
+        if not _taps_outweigh(x, weight, stride, padding, dilation):
+            return None
+        out = fused(x.unsqueeze(2), weight.unsqueeze(2), bias, [1, *stride], [0, *padding],
+                    [1, *dilation], False, groups)
+        return None if out is None else out.squeeze(2)
     if transposed or weight.dim() != 4 or x.dim() != 4:
         return None
     if x.dtype not in ELEMENT or weight.dtype != x.dtype or \
