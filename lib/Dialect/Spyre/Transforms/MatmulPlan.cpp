@@ -185,8 +185,9 @@ private:
   /// rows: a port carries each panel its cores load, once for all of them.
   bool numbersDownColumns(Grid grid, int64_t cores) const;
   /// Whether the busiest core of `grid` addresses at most the card's
-  /// per-core span of each operand (Qwen2-MoE's 60 experts' weights, 692
-  /// MB, need the batches divided; a large vocabulary's head, the columns).
+  /// per-core span of each operand, its batches, rows and columns counted
+  /// whole (Qwen2-MoE's 60 experts' weights, 692 MB, need the batches
+  /// divided).
   bool withinSpan(ArrayRef<int64_t> tile, Grid grid) const;
   /// The grid of at most `cores` cores with the least estimated time for
   /// `tile`, within the span if any grid is; `time` gets that estimate.
@@ -695,8 +696,8 @@ MatmulPlan::Grid MatmulPlan::chooseGrid(int64_t cores, ArrayRef<int64_t> tile,
                                         double &time) const {
   int64_t mt = llvm::divideCeil(m, tile[0]), units = columnSplit(tile[1]).units;
   // The fastest grid whose cores each address at most the card's span of
-  // every batched operand; the fastest of all if none does (the lowering
-  // then says why it refuses).
+  // every operand; the fastest of all if none does (the lowering then says
+  // why it refuses).
   Grid best;
   time = estimate(tile, best);
   bool bestWithin = withinSpan(tile, best);
