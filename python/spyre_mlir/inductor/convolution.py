@@ -152,17 +152,20 @@ def per_dimension(values, spatial: int) -> list[int]:
 
 
 def _taps_outweigh(x, weight, stride, padding, dilation) -> bool:
-    """Whether a 1-D convolution's im2col matrix, written and read back,
-    moves more bytes than the convolution's inputs, weights and output:
-    a kernel long beside its output (HuBERT's positional convolution: 128
-    taps over 49 frames, 19 MB of columns against 9.6 MB), for which the
-    implicit GEMM of a one-row image is the cheaper one (630.9 -> 122.3 us).
-    Whisper's first convolution (3 taps, 80 -> 768 channels over 3000
-    frames) keeps im2col: 129.4 us, against 3126.1 as a one-row image."""
+    """Whether a 1-D convolution's kernel is longer than its output and its
+    im2col matrix, written and read back, would move more bytes than its
+    input, weights and output: HuBERT's positional convolution (128 taps
+    over 49 frames, 16 groups: 19 MB of columns against 9.6 MB), for which
+    the implicit GEMM of a one-row image is the cheaper one (630.9 -> 122.3
+    us; SEW's, at stride 2: 371.4 -> 107.4). That plan keeps a row's
+    positions on one core, so long outputs keep im2col: Whisper's first
+    convolution (3 taps over 3000 frames) 129.4 us, 3126.1 as one row; a
+    SEW layer with its feature extractor's 3-tap stride-2 layers as one row
+    too, 1922.3 us, 987.3 without them."""
     (n, c, _), (co, _, taps) = x.shape, weight.shape
     positions = output_shape(x.shape, weight.shape, stride, padding, dilation)[2]
     columns = 2 * n * c * taps * positions
-    return columns > x.numel() + weight.numel() + n * co * positions
+    return taps > positions and columns > x.numel() + weight.numel() + n * co * positions
 
 
 def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
