@@ -151,18 +151,25 @@ def per_dimension(values, spatial: int) -> list[int]:
     return values * spatial if len(values) == 1 else values
 
 
-def _taps_outweigh(x, weight, stride, padding, dilation) -> bool:
-    """Whether a 1-D convolution's kernel is longer than its output and its
-    im2col matrix, written and read back, would move more bytes than its
-    input, weights and output: HuBERT's positional convolution (128 taps
-    over 49 frames, 16 groups: 19 MB of columns against 9.6 MB), for which
-    the implicit GEMM of a one-row image is the cheaper one (630.9 -> 122.3
-    us; SEW's, at stride 2: 371.4 -> 107.4). That plan keeps a row's
-    positions on one core, so long outputs keep im2col: Whisper's first
-    convolution (3 taps over 3000 frames) 129.4 us, 3126.1 as one row; a
-    SEW layer with its feature extractor's 3-tap stride-2 layers as one row
-    too, 1922.3 us, 987.3 without them."""
-    (n, c, _), (co, _, taps) = x.shape, weight.shape
+def _one_row(x, weight, stride, padding, dilation) -> bool:
+    """Whether a 1-D convolution runs as a 2-D one of one row (the implicit
+    GEMM) rather than im2col: a depthwise one (one input channel per group:
+    im2col's products are each group's taps by its positions, a product per
+    channel; Mamba's 4-tap convolution over 8192 channels and 128 positions
+    858.0 -> 67.0 us, ConvBERT's 9-tap one 51.4 -> 6.5), or one whose kernel
+    is longer than its output and whose im2col matrix, written and read back,
+    would move more bytes than its input, weights and output (HuBERT's
+    positional convolution, 128 taps over 49 frames in 16 groups: 630.9 ->
+    122.3 us; SEW's, at stride 2: 371.4 -> 107.4). The one-row plan keeps a
+    row's positions on one core, so dense convolutions over long outputs keep
+    im2col: Whisper's first (3 taps over 3000 frames) 129.4 us, 3126.1 as one
+    row; wav2vec 2.0's first (one input channel, 10 taps at stride 5 over
+    16000 samples) 37.8, 146.3 as one row; a SEW layer with its feature
+    extractor's 3-tap stride-2 layers as one row too, 1922.3 us, 987.3
+    without them."""
+    (n, c, _), (co, per_group, taps) = x.shape, weight.shape
+    if per_group == 1 and c > 1:
+        return True
     positions = output_shape(x.shape, weight.shape, stride, padding, dilation)[2]
     columns = 2 * n * c * taps * positions
     return taps > positions and columns > x.numel() + weight.numel() + n * co * positions
@@ -171,11 +178,11 @@ def _taps_outweigh(x, weight, stride, padding, dilation) -> bool:
 def fused(x, weight, bias, stride, padding, dilation, transposed, groups):
     """aten.convolution as one spyre.conv2d kernel, or None when the card's
     implicit GEMM does not take it (the caller keeps the im2col lowering).
-    A 1-D one runs as a 2-D one of one row where its im2col would move more
-    (`_taps_outweigh`)."""
+    A 1-D one runs as a 2-D one of one row where that is the cheaper
+    (`_one_row`)."""
     if not transposed and weight.dim() == 3 and x.dim() == 3 and static_sizes(x, weight, bias):
         stride, padding, dilation = (per_dimension(v, 1) for v in (stride, padding, dilation))
-        if not _taps_outweigh(x, weight, stride, padding, dilation):
+        if not _one_row(x, weight, stride, padding, dilation):
             return None
         out = fused(x.unsqueeze(2), weight.unsqueeze(2), bias, [1, *stride], [0, *padding],
                     [1, *dilation], False, groups)
