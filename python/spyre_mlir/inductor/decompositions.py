@@ -199,6 +199,15 @@ def _patches_backward(grad_output, input, weight):
     return grad_input, torch.mm(rows.t(), patches).reshape(weight.shape)
 
 
+def _zeros_between(x, stride, rows, cols):
+    """x [n, c, h, w] with stride - 1 zeros after each element along both
+    image axes, cut to rows x cols: a strided convolution's output gradient
+    laid out on its input's grid (a pad and views, no scatter)."""
+    (sh, sw), (n, c, h, w) = stride, x.shape
+    spread = F.pad(x.reshape(n, c, h, 1, w, 1), (0, sw - 1, 0, 0, 0, sh - 1))
+    return spread.reshape(n, c, h * sh, w * sw)[:, :, :rows, :cols]
+
+
 def _shifted_slices_backward(grad_output, input, weight, stride, padding, dilation, groups):
     """The gradients (input, weight) of a convolution with any stride,
     dilation and groups (ResNet's 3 x 3 and strided 1 x 1, ConvNeXt's
@@ -220,7 +229,7 @@ def _shifted_slices_backward(grad_output, input, weight, stride, padding, dilati
     # convolution's output padding (h - reach, under the stride; 0 at
     # stride 1) makes the input's gradient as large as the input.
     reach_h, reach_w = (ho - 1) * sh + eh - 2 * ph, (wo - 1) * sw + ew - 2 * pw
-    spread = grad_output if (sh, sw) == (1, 1) else folds.spread(
+    spread = grad_output if (sh, sw) == (1, 1) else _zeros_between(
         grad_output, (sh, sw), (ho - 1) * sh + 1 + h - reach_h, (wo - 1) * sw + 1 + w - reach_w)
     flipped = weight.reshape(groups, cog, cig, kh, kw).transpose(1, 2) \
         .reshape(ci, cog, kh, kw).flip(2, 3)

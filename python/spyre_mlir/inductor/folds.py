@@ -22,15 +22,6 @@ import torch
 import torch.nn.functional as F
 
 
-def spread(x, stride, rows, cols):
-    """x [..., h, w] with stride - 1 zeros after each element along both
-    image axes, cut to rows x cols (a pad and views, no scatter)."""
-    (sh, sw), (h, w) = stride, x.shape[-2:]
-    lead = x.shape[:-2]
-    wide = F.pad(x.reshape(*lead, h, 1, w, 1), (0, sw - 1, 0, 0, 0, sh - 1))
-    return wide.reshape(*lead, h * sh, w * sw)[..., :rows, :cols]
-
-
 def _output_size(size, kernel, dilation, padding, stride):
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
