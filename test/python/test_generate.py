@@ -90,6 +90,24 @@ def test_greedy_tokens_match_eager_with_one_prefill_and_one_decode_compile(name)
     assert counters.kernels_run > NEW_TOKENS
 
 
+def test_greedy_tokens_match_eager_when_positions_come_from_the_cache_position():
+    # A forward whose signature generate cannot read gets no position_ids:
+    # Llama derives them from cache_position, and the decode step's cache
+    # write then reads that tensor both as its row and, through the rotary
+    # angle, in the keys it writes (a crash in the scatter's export before).
+    torch.manual_seed(0)
+    model = llama().to(torch.float16).eval()
+    ids = prompt(8)
+    expected = greedy(copy.deepcopy(model), ids)
+    torch._dynamo.reset()
+    counters.reset()
+    compiled = torch.compile(model.forward, backend="spyre")
+    model.forward = lambda *args, **kwargs: compiled(*args, **kwargs)
+    actual = greedy(model, ids)
+    assert actual[0, 8:].tolist() == expected[0, 8:].tolist()
+    assert dict(counters.fallbacks) == {}
+
+
 def test_prompts_padded_to_a_bucket_reuse_the_compiled_code():
     torch.manual_seed(0)
     model = llama().to(torch.float16).eval()

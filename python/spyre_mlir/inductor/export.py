@@ -757,8 +757,8 @@ def _scatter(name: str, trace: Trace, buffer_info: BufferInfo):
             values = buffer_of[_SCATTERED] = \
                 spyre.AllocOp(_buffer_type(values_shape, element), []).result
             position = sum(c * v for c, v in zip(values_dense, trace.variables))
-            body = [i for i in trace.instrs if i.op != "indirect_indexing" and i is not store and
-                    (id(i) not in index_cone or _used_outside(trace.instrs, i, index_cone))]
+            kept = _outside(trace.instrs, index_cone)
+            body = [i for i in trace.instrs if id(i) in kept and i is not store]
             values_trace = Trace(list(trace.sizes), [], list(trace.variables), body + [
                 Instr("store", (_SCATTERED, position, store.args[2]), None, {}, store.serial)])
             _emit_generic(values_trace, _yields(values_trace), buffer_of)
@@ -953,9 +953,9 @@ def _body_on_gathered(trace: Trace, cone: set[int], index_of) -> tuple[Trace, di
     what only the rows' computation (`cone`, ids) uses. Also returns the
     temporaries, each with its table's load."""
     body, gathered = [], {}
+    kept = _outside(trace.instrs, cone)
     for instr in trace.instrs:
-        if instr.op == "indirect_indexing" or \
-                (id(instr) in cone and not _used_outside(trace.instrs, instr, cone)):
+        if id(instr) not in kept:
             continue
         index = index_of(instr)
         if index is not None:
@@ -997,10 +997,20 @@ def _cone(instrs, value: TV) -> list[Instr]:
     return [i for i in instrs if id(i) in needed and i.op != "indirect_indexing"]
 
 
-def _used_outside(instrs, instr: Instr, inside: set[int]) -> bool:
-    """Whether an instruction of the rows' cone is used by the body too."""
-    return any(instr.result in i.args for i in instrs
-               if id(i) not in inside and i.op != "indirect_indexing")
+def _outside(instrs, cone: set[int]) -> set[int]:
+    """The instructions (ids) of a node's body once the rows' `cone` (ids) is
+    computed apart: those outside it, and those of it they use, with what
+    these are computed from (a cache write's position, read by the rotary
+    angle of the values it writes too, is the sum of a constant and a load)."""
+    by_result = {i.result: i for i in instrs if isinstance(i.result, TV)}
+    kept = {id(i) for i in instrs if id(i) not in cone and i.op != "indirect_indexing"}
+    stack = [a for i in instrs if id(i) in kept for a in i.args if isinstance(a, TV)]
+    while stack:
+        instr = by_result.get(stack.pop())
+        if instr is not None and id(instr) not in kept:
+            kept.add(id(instr))
+            stack += [a for a in instr.args if isinstance(a, TV)]
+    return kept
 
 
 #: Kernel temporaries of a lookup: its computed rows, its gathered rows; of
