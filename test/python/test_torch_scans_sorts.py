@@ -184,6 +184,69 @@ def test_many_rows_of_a_few_hundred_run_in_blocks():
     assert not counters.fallbacks, dict(counters.fallbacks)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape, dim", [((300, 40), -1), ((6, 48, 40), 1), ((40, 8, 6), 0)])
+def test_cumsums_beyond_the_vector_units_budget_run_as_one_product(dtype, shape, dim,
+                                                                   monkeypatch):
+    # Granite 4.0's hybrid layers' segment sums (128 heads of 256 x 256 f32,
+    # 13G vector operations even in blocks) ran on the CPU. As a product with
+    # a triangle of ones, each element in three 8-bit parts, the sums are a
+    # sequential f32 scan's up to the order of additions.
+    from spyre_mlir.inductor import scans
+    monkeypatch.setattr(scans, "MAX_SQUARE", 1 << 10)
+    monkeypatch.setattr(scans, "MAX_BLOCKED_SCAN", 1 << 10)
+    x = data(torch.float32, shape) * 10 ** torch.linspace(-3, 3, shape[-1])
+    x = x.to(dtype)
+    actual = compiled(lambda x: torch.cumsum(x, dim), x)
+    assert any("aten.mm.dtype" in kernel.ops for kernel in counters.per_kernel)
+    expected = torch.cumsum(as_card_holds(x).double(), dim)
+    if dtype == torch.float32:
+        # Within a sequential f32 scan's error bound: n roundings of the
+        # running sum of magnitudes.
+        bound = shape[dim] * 2.0 ** -24 * torch.cumsum(x.double().abs(), dim)
+        assert ((actual.double() - expected).abs() <= bound).all()
+    else:
+        torch.testing.assert_close(actual, expected.to(dtype), **tolerance(dtype, 4))
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_a_cumsum_as_a_product_keeps_eagers_infinities_and_nans(dim, monkeypatch):
+    # The triangle's zeros times an infinity would be NaN at every position
+    # before it: the non-finite elements are scanned apart.
+    from spyre_mlir.inductor import scans
+    monkeypatch.setattr(scans, "MAX_SQUARE", 1 << 6)
+    monkeypatch.setattr(scans, "MAX_BLOCKED_SCAN", 1 << 6)
+    x = data(torch.float32, (12, 12))
+    x[1, 3], x[2, 5], x[3, 2], x[3, 7], x[4, 0], x[5, 4], x[5, 9] = INF, -INF, INF, -INF, NAN, INF, INF
+    x[6] = 0
+    x[7, :2] = 3e38  # sums that overflow to inf, as eager's
+    x = x if dim == -1 else x.T.contiguous()
+    actual = compiled(lambda x: torch.cumsum(x, dim), x)
+    expected = torch.cumsum(x, dim)
+    assert torch.equal(actual.isnan(), expected.isnan())
+    torch.testing.assert_close(actual, expected, equal_nan=True, rtol=1e-6, atol=1e-6)
+
+
+def test_segment_sums_of_mamba2_chunks_run_on_the_card(monkeypatch):
+    # transformers' segment_sum (Mamba2, Bamba, Granite 4.0 hybrid): the
+    # chunk's decays expanded to a square, the upper triangle zeroed, summed
+    # down the rows; exp of it weighs the chunk's states.
+    from spyre_mlir.inductor import scans
+    monkeypatch.setattr(scans, "MAX_SQUARE", 1 << 10)
+    monkeypatch.setattr(scans, "MAX_BLOCKED_SCAN", 1 << 10)
+
+    def decays(a):
+        n = a.shape[-1]
+        square = a[..., None].expand(*a.shape, n)
+        square = square.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(-1), 0)
+        sums = torch.cumsum(square, dim=-2)
+        return torch.exp(sums.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), -math.inf))
+
+    a = -torch.rand(1, 8, 2, 64, generator=torch.Generator().manual_seed(0))
+    actual = compiled(decays, a)
+    torch.testing.assert_close(actual, decays(a.double()).float(), rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_scans_of_rows_beyond_one_square_run_in_blocks(dtype):
     # A row whose n x n square exceeds MAX_SQUARE (an attention mask's

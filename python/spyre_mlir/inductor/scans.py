@@ -12,8 +12,10 @@ f32 (no DLFloat16 rounding of operands as on the matrix unit), so results
 are those of a sequential scan up to the order of f32 additions, and sorts
 are exact. The work is bounded (MAX_SQUARE): a scan whose rows are too long
 for one square is scanned in blocks of about sqrt(n) (n^1.5 work, bounded by
-MAX_BLOCKED_SCAN), and rows too long even for that, and sorts of long rows,
-stay on the CPU.
+MAX_BLOCKED_SCAN). Beyond that budget a floating cumsum of many lines is a
+product with a triangle of ones on the matrix unit (_cumsum_by_product,
+bounded by MAX_PRODUCT_SCAN); other long scans, and sorts of long rows, stay
+on the CPU.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ MAX_SQUARE = 1 << 22
 #: sums: 8 heads, 4096 rows of 256, 17.8M; with 128 heads, 285M, they stay
 #: on the CPU).
 MAX_BLOCKED_SCAN = 1 << 25
+#: Multiply-accumulates of a floating cumsum beyond MAX_BLOCKED_SCAN run as
+#: a product with a triangle of ones on the matrix unit (_cumsum_by_product):
+#: Granite 4.0's hybrid layers' segment sums, 128 heads of 256 x 256, are
+#: 13G of them, about 0.4 ms on the card.
+MAX_PRODUCT_SCAN = 1 << 35
 
 
 def _square_fits(x, dim) -> bool:
@@ -123,10 +130,118 @@ def _blocked_fits(x, dim) -> bool:
     return rows * m * b * b + rows * m * m <= MAX_BLOCKED_SCAN
 
 
+def _product_parts(dtype) -> int:
+    """8-bit parts that hold a cumsum's element for its result type: three
+    for f32 (24 significant bits), two for 16-bit types (a result rounded to
+    11 bits)."""
+    return 2 if dtype.itemsize == 2 else 3
+
+
+def _parts(v, count: int, axis: int):
+    """`count` parts of f32 `v` stacked along a new `axis`, summing to `v`
+    (to 24 bits), each of at most 8 significant bits, so exact in bf16 and
+    in the card's DLFloat16: Veltkamp's split in f32 arithmetic (c = v *
+    (2^16 + 1), high = c - (c - v) keeps v's top 8 bits). Not a cast to 16
+    bits and back: inside one kernel neither Inductor nor the card rounds
+    such a pair of casts. One elementwise expression of `v` over the parts'
+    index: a concatenation would compute `v` once per part, or store it."""
+    shape = list(v.shape)
+    shape.insert(axis % (v.dim() + 1), count)
+    left = v.unsqueeze(axis).expand(shape)
+    which = _positions(count, v.device).reshape([-1 if d == axis % len(shape) else 1
+                                                 for d in range(len(shape))])
+    out = torch.zeros_like(left)
+    for k in range(count - 1):
+        spread = left * 65537.0
+        high = spread - (spread - left)
+        out = torch.where(which == k, high, out)
+        left = left - high
+    return torch.where(which == count - 1, left, out)
+
+
+#: What a non-finite element adds to the scan of their codes: positions
+#: after it see 0 < seen < 1 (a -inf only), seen >= 1 (a +inf) or seen >=
+#: _NAN_SEEN (a NaN); below 4096 elements a row's sum of the first two is
+#: exact in f32 and both can be told apart.
+_POS_INF_SEEN, _NEG_INF_SEEN, _NAN_SEEN = 1.0, 2.0 ** -12, 4096.0
+#: The exponent a scanned line's largest element is scaled to.
+_TOP_EXPONENT = 30.0
+
+
+def _cumsum_by_product(x, dim):
+    """cumsum of floating `x` along `dim` as a product with a triangle of
+    ones on the matrix unit, which multiplies 16-bit values and sums in f32.
+
+    Each line scanned is scaled by a power of two that brings its largest
+    finite element to [2^30, 2^31) (the card's DLFloat16 holds 2^-30 to
+    2^32), then split into parts of 8 significant bits (_parts): every
+    product by one is exact, and the result is a sequential f32 scan's up to
+    the order of additions, for elements down to 2^-44 of the line's
+    largest (a smaller one loses its last parts below DLFloat16's range). The parts stacked along the product's depth, against as
+    many triangles, make it one product. Non-finite elements are scanned
+    apart, as codes whose sums say what each position has seen (the
+    triangle's zeros times an infinity would be NaN everywhere): eager's
+    inf, -inf or NaN from there on.
+
+    Lines along the last dimension are the lhs (rows @ upper, upper[j, i] =
+    j <= i); otherwise the scanned dimension is moved first, as the parts
+    are written, and the triangle is the lhs (lower @ columns), so that no
+    operand is transposed element by element."""
+    dim = dim % x.dim()
+    n = x.shape[dim]
+    count = _product_parts(x.dtype)
+    rows = math.prod(x.shape[dim + 1:]) == 1
+    moved = x if rows else x.movedim(dim, 0)
+    axis = 1 if rows else 0
+    v = moved.reshape((-1, n) if rows else (n, -1)).to(torch.float32)
+    finite = torch.isfinite(v)
+    clean = torch.where(finite, v, 0.0)
+    top = clean.abs().amax(axis, keepdim=True)
+    shift = _TOP_EXPONENT - torch.where(top > 0, torch.floor(torch.log2(top)), 0.0).clamp(min=-96)
+    parts = _parts(clean * torch.exp2(shift), count, axis)
+    codes = torch.where(finite, 0.0, torch.where(
+        torch.isnan(v), _NAN_SEEN, torch.where(v > 0, _POS_INF_SEEN, _NEG_INF_SEEN)))
+    p = _positions(n, x.device)
+
+    def scan(lines, copies):
+        if rows:
+            upper = (p.unsqueeze(1) <= p).to(torch.bfloat16)
+            return torch.ops.aten.mm.dtype(lines.reshape(v.shape[0], copies * n).to(torch.bfloat16),
+                                           torch.cat([upper] * copies), torch.float32)
+        lower = (p.unsqueeze(1) >= p).to(torch.bfloat16)
+        return torch.ops.aten.mm.dtype(torch.cat([lower] * copies, 1),
+                                       lines.reshape(copies * n, -1).to(torch.bfloat16),
+                                       torch.float32)
+
+    sums = scan(parts, count) * torch.exp2(-shift)
+    seen = scan(codes, 1)
+    whole = torch.floor(seen)
+    nan = (seen >= _NAN_SEEN) | ((whole >= 1) & (seen > whole))
+    out = torch.where(nan, math.nan, torch.where(
+        whole >= 1, math.inf, torch.where(seen > 0, -math.inf, sums)))
+    return out.reshape(moved.shape).to(x.dtype) if rows else \
+        out.reshape(moved.shape).movedim(0, dim).to(x.dtype)
+
+
+def _by_product(x, dim, dtype) -> bool:
+    """Whether a cumsum of `x` as `dtype` beyond the vector unit's budget
+    runs on the matrix unit: floating, with at least as many rows as its
+    length (the triangle, n x n, is read once for all of them)."""
+    if dtype not in (torch.float32, torch.float16, torch.bfloat16) or x.dim() == 0 or \
+            x.numel() == 0 or _blocked_fits(x, dim):
+        return False
+    n = x.shape[dim]
+    rows = x.numel() // n
+    return rows >= n and n < _NAN_SEEN and \
+        (_product_parts(dtype) + 1) * rows * n * n <= MAX_PRODUCT_SCAN
+
+
 def cumsum(self, dim, *, dtype=None):
     x = self if dtype is None else self.to(dtype)
     if dtype is None and not x.is_floating_point():
         x = x.to(torch.int64)  # as eager: integer sums are int64 unless a dtype is given
+    if _by_product(x, dim, x.dtype):
+        return _cumsum_by_product(x, dim)
     return _scan(x, dim, 0, lambda s: s.sum(-1, dtype=x.dtype), torch.add)
 
 
@@ -181,6 +296,10 @@ def logcumsumexp(self, dim):
 def _scan_applies(self, dim, *args, **kwargs):
     return self.numel() > 0 and _blocked_fits(self, dim) and \
         (_floating_or_int(self) or self.dtype == torch.bool)
+
+
+def _cumsum_applies(self, dim, *, dtype=None):
+    return _scan_applies(self, dim) or _by_product(self, dim, dtype or self.dtype)
 
 
 def _float_scan_applies(self, dim, *args, **kwargs):
@@ -330,7 +449,7 @@ def entries():
     """{aten overload: (decomposition, whether it applies to the arguments)}"""
     aten = torch.ops.aten
     return {
-        aten.cumsum.default: (cumsum, _scan_applies),
+        aten.cumsum.default: (cumsum, _cumsum_applies),
         aten.cumprod.default: (cumprod, _scan_applies),
         aten.cummax.default: (cummax, _extreme_applies),
         aten.cummin.default: (cummin, _extreme_applies),
