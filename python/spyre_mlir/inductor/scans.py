@@ -159,11 +159,6 @@ def _parts(v, count: int, axis: int):
     return torch.where(which == count - 1, left, out)
 
 
-#: What a non-finite element adds to the scan of their codes: positions
-#: after it see 0 < seen < 1 (a -inf only), seen >= 1 (a +inf) or seen >=
-#: _NAN_SEEN (a NaN); below 4096 elements a row's sum of the first two is
-#: exact in f32 and both can be told apart.
-_POS_INF_SEEN, _NEG_INF_SEEN, _NAN_SEEN = 1.0, 2.0 ** -12, 4096.0
 #: The exponent a scanned line's largest element is scaled to.
 _TOP_EXPONENT = 30.0
 
@@ -178,10 +173,10 @@ def _cumsum_by_product(x, dim):
     product by one is exact, and the result is a sequential f32 scan's up to
     the order of additions, for elements down to 2^-44 of the line's
     largest (a smaller one loses its last parts below DLFloat16's range). The parts stacked along the product's depth, against as
-    many triangles, make it one product. Non-finite elements are scanned
-    apart, as codes whose sums say what each position has seen (the
-    triangle's zeros times an infinity would be NaN everywhere): eager's
-    inf, -inf or NaN from there on.
+    many triangles, make it one product. Non-finite elements are left out
+    of it (the triangle's zeros times an infinity would be NaN everywhere):
+    where each kind first appears in its line sets eager's inf, -inf or NaN
+    from there on.
 
     Lines along the last dimension are the lhs (rows @ upper, upper[j, i] =
     j <= i); otherwise the scanned dimension is moved first, as the parts
@@ -199,26 +194,28 @@ def _cumsum_by_product(x, dim):
     top = clean.abs().amax(axis, keepdim=True)
     shift = _TOP_EXPONENT - torch.where(top > 0, torch.floor(torch.log2(top)), 0.0).clamp(min=-96)
     parts = _parts(clean * torch.exp2(shift), count, axis)
-    codes = torch.where(finite, 0.0, torch.where(
-        torch.isnan(v), _NAN_SEEN, torch.where(v > 0, _POS_INF_SEEN, _NEG_INF_SEEN)))
     p = _positions(n, x.device)
-
-    def scan(lines, copies):
-        if rows:
-            upper = (p.unsqueeze(1) <= p).to(torch.bfloat16)
-            return torch.ops.aten.mm.dtype(lines.reshape(v.shape[0], copies * n).to(torch.bfloat16),
-                                           torch.cat([upper] * copies), torch.float32)
+    if rows:
+        upper = (p.unsqueeze(1) <= p).to(torch.bfloat16)
+        sums = torch.ops.aten.mm.dtype(parts.reshape(v.shape[0], count * n).to(torch.bfloat16),
+                                       torch.cat([upper] * count), torch.float32)
+    else:
         lower = (p.unsqueeze(1) >= p).to(torch.bfloat16)
-        return torch.ops.aten.mm.dtype(torch.cat([lower] * copies, 1),
-                                       lines.reshape(copies * n, -1).to(torch.bfloat16),
+        sums = torch.ops.aten.mm.dtype(torch.cat([lower] * count, 1),
+                                       parts.reshape(count * n, -1).to(torch.bfloat16),
                                        torch.float32)
+    sums = sums * torch.exp2(-shift)
+    # Where each kind of non-finite element first appears in its line (n if
+    # nowhere): from there on eager's sums are inf, -inf, or NaN (a NaN, or
+    # both infinities).
+    at = p.reshape((1, n) if rows else (n, 1))
 
-    sums = scan(parts, count) * torch.exp2(-shift)
-    seen = scan(codes, 1)
-    whole = torch.floor(seen)
-    nan = (seen >= _NAN_SEEN) | ((whole >= 1) & (seen > whole))
-    out = torch.where(nan, math.nan, torch.where(
-        whole >= 1, math.inf, torch.where(seen > 0, -math.inf, sums)))
+    def first(where):
+        return torch.where(where, at, n).amin(axis, keepdim=True)
+
+    pos, neg = at >= first(v == math.inf), at >= first(v == -math.inf)
+    out = torch.where((at >= first(torch.isnan(v))) | (pos & neg), math.nan,
+                      torch.where(pos, math.inf, torch.where(neg, -math.inf, sums)))
     return out.reshape(moved.shape).to(x.dtype) if rows else \
         out.reshape(moved.shape).movedim(0, dim).to(x.dtype)
 
@@ -232,8 +229,7 @@ def _by_product(x, dim, dtype) -> bool:
         return False
     n = x.shape[dim]
     rows = x.numel() // n
-    return rows >= n and n < _NAN_SEEN and \
-        (_product_parts(dtype) + 1) * rows * n * n <= MAX_PRODUCT_SCAN
+    return rows >= n and _product_parts(dtype) * rows * n * n <= MAX_PRODUCT_SCAN
 
 
 def cumsum(self, dim, *, dtype=None):
