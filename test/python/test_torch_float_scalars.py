@@ -132,3 +132,33 @@ def test_a_dynamic_graph_keeps_its_own_inputs():
         x = torch.randn(rows, 16, generator=torch.Generator().manual_seed(rows))
         counters.reset()
         assert torch.equal(compiled(x, s), scaled(x, s)), (rows, s)
+
+
+class NormedEmbedding(torch.nn.Module):
+    """An embedding's `norm_type` and a norm's `eps`: module floats that
+    Dynamo passes as inputs with dynamic=True, read through `.item()` by ops
+    that do not take a scalar as an elementwise operand."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(50, 16)
+        self.eps = 1e-5
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+
+
+def test_a_dynamic_graph_reads_module_floats_as_their_values():
+    # Each version was compiled outside Dynamo's trace, where `.item()` of an
+    # input has no value (DataDependentOutputException, a crash before).
+    torch.manual_seed(0)
+    model = NormedEmbedding()
+    torch._dynamo.reset()
+    counters.reset()
+    compiled = torch.compile(model, backend="spyre", dynamic=True)
+    with torch.no_grad():
+        for length in (7, 12, 5):
+            ids = torch.randint(0, 50, (2, length))
+            torch.testing.assert_close(compiled(ids), model(ids), rtol=1e-5, atol=1e-5)
+    assert dict(counters.fallbacks) == {}

@@ -317,21 +317,59 @@ def _evaluate(node, args, position):
     return node.target(*(_evaluate(a, args, position) for a in node.args))
 
 
+def _read_floats(gm, args) -> set[int]:
+    """The 0-d tensor inputs read only through `.item()` (Python floats
+    Dynamo did not specialize, as it does not with dynamic=True: a module's
+    `eps` or an embedding's `norm_type`) that float_scalars does not pass to
+    the card as f32 inputs. A version compiled for given shapes, outside
+    Dynamo's trace, cannot read their values as symbols (AOTAutograd then
+    has no shape environment): each value is part of what a version is
+    compiled for, as Dynamo does without dynamic=True."""
+    from .float_scalars import narrowable
+    if narrowable(gm, args):
+        return set()
+    return {i for i, (node, a) in enumerate(zip((n for n in gm.graph.nodes
+                                                  if n.op == "placeholder"), args))
+            if isinstance(a, torch.Tensor) and a.dim() == 0 and a.is_floating_point() and
+            node.users and all(u.op == "call_method" and u.target == "item"
+                               for u in node.users)}
+
+
+def _floats_as_constants(gm, values: dict):
+    """gm with each `.item()` of input i read as values[i]."""
+    if not values:
+        return gm
+    from .mask_inputs import copied, module_of
+    graph, copies = copied(gm)
+    placeholders = [copies[n] for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, value in values.items():
+        for item in list(placeholders[i].users):
+            item.replace_all_uses_with(value)
+            graph.erase_node(item)
+    return module_of(gm, graph)
+
+
 class Specializing:
     """A graph traced with dynamic shapes (torch.compile(dynamic=True)): Dynamo
     does not recompile it per size, and we compile one static version per
     distinct set of input shapes, up to MAX_SPECIALIZATIONS. Integer inputs
     that only feed integer results (`_returned_ints`) do not make a new
-    version: those results are computed here from each call's inputs."""
+    version: those results are computed here from each call's inputs. Float
+    inputs read through `.item()` that float_scalars cannot pass as f32
+    (`_read_floats`) are compiled in as their values."""
 
     def __init__(self, gm, chosen: Settings = DEFAULT):
         self.gm, self.chosen, self.compiled = gm, chosen, {}
         self.free, self.returned = _returned_ints(gm)
         self.position = {n: i for i, n in enumerate(n for n in gm.graph.nodes
                                                      if n.op == "placeholder")}
+        self.floats = None  # _read_floats, on the first call
 
     def __call__(self, *args):
+        if self.floats is None:
+            self.floats = _read_floats(self.gm, args)
         key = tuple(None if i in self.free else
+                    float(a) if i in self.floats else
                     (tuple(a.shape), tuple(a.stride()), a.dtype) if isinstance(a, torch.Tensor)
                     else a for i, a in enumerate(args))
         fn = self.compiled.get(key)
@@ -341,7 +379,8 @@ class Specializing:
                 fallback(["spyre.specialization_limit"],
                          f"more than {MAX_SPECIALIZATIONS} shapes for one dynamic graph")
                 return self.gm(*args)
-            fn = self.compiled[key] = _compile(self.gm, list(args), self.chosen)
+            gm = _floats_as_constants(self.gm, {i: float(args[i]) for i in self.floats})
+            fn = self.compiled[key] = _compile(gm, list(args), self.chosen)
         out = fn(*args)
         if not self.returned:
             return out
