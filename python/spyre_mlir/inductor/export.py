@@ -983,10 +983,10 @@ def _lookup_args(tables, shape_of, traces, gathered: dict, buffer_info: BufferIn
     return args
 
 
-def _cone(instrs, value: TV) -> list[Instr]:
-    """The instructions `value` is computed by, in program order."""
+def _cone(instrs, *values: TV) -> list[Instr]:
+    """The instructions `values` are computed by, in program order."""
     by_result = {i.result: i for i in instrs if isinstance(i.result, TV)}
-    needed, stack = set(), [value]
+    needed, stack = set(), list(values)
     while stack:
         v = stack.pop()
         instr = by_result.get(v)
@@ -1002,15 +1002,9 @@ def _outside(instrs, cone: set[int]) -> set[int]:
     computed apart: those outside it, and those of it they use, with what
     these are computed from (a cache write's position, read by the rotary
     angle of the values it writes too, is the sum of a constant and a load)."""
-    by_result = {i.result: i for i in instrs if isinstance(i.result, TV)}
     kept = {id(i) for i in instrs if id(i) not in cone and i.op != "indirect_indexing"}
-    stack = [a for i in instrs if id(i) in kept for a in i.args if isinstance(a, TV)]
-    while stack:
-        instr = by_result.get(stack.pop())
-        if instr is not None and id(instr) not in kept:
-            kept.add(id(instr))
-            stack += [a for a in instr.args if isinstance(a, TV)]
-    return kept
+    used = [a for i in instrs if id(i) in kept for a in i.args if isinstance(a, TV)]
+    return kept | {id(i) for i in _cone(instrs, *used)}
 
 
 #: Kernel temporaries of a lookup: its computed rows, its gathered rows; of
