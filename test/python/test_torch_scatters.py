@@ -248,6 +248,30 @@ def test_a_row_scatter_index_outside_the_table_raises(position):
             torch.compile(write, backend="spyre")(cache, torch.tensor([position]), keys)
 
 
+def test_an_index_copy_at_start_plus_arange_spreads_over_cores(kernels):
+    # transformers 5's static cache writes a prompt with index_copy_ at
+    # arange(n) + cumulative_length. Inductor sends a negative position past
+    # the cache's end (where the card refuses it, as eager does), so the
+    # positions written still cannot repeat: they are cut into chunks over
+    # the cores (unique_indices), not written by one core per head.
+    def write(cache, start, keys):
+        cache.index_copy_(2, torch.arange(keys.shape[2]) + start, keys)
+
+    cache = values(torch.float16, 1, 4, 66, 64)
+    keys, start = values(torch.float16, 1, 4, 9, 64, seed=1), torch.tensor(3)
+    expected = as_card_holds(cache.clone())
+    write(expected, start, as_card_holds(keys))
+    torch._dynamo.reset()
+    counters.reset()
+    torch.compile(write, backend="spyre")(cache, start, keys)
+    assert counters.fallbacks == {}
+    torch.testing.assert_close(cache, expected, atol=0, rtol=0)
+    scatters_ = [line for k in kernels for line in k.splitlines() if "spyre.scatter" in line]
+    assert len(scatters_) == 1 and "unique_indices" in scatters_[0], scatters_
+    with pytest.raises(Exception, match="outside"):
+        torch.compile(write, backend="spyre")(cache, torch.tensor(-2), keys)
+
+
 @pytest.mark.parametrize("step", [1, 2, -1])
 def test_a_prompt_write_reads_the_projection_and_spreads_over_cores(kernels, step):
     # As HF's static cache writes a prompt: the keys a projection's output

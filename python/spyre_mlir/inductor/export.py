@@ -785,7 +785,8 @@ def _distinct_rows(instrs, row: TV, index_var, count: int, rows: int) -> bool:
     """Whether the rows a scatter's index loop computes never repeat: c *
     i + s for a start s that does not depend on the loop (a prompt's cache
     positions, start + arange), with |c| (count - 1) < rows, so that even
-    wrapped negative ones differ."""
+    wrapped negative ones differ. A row chosen outside the table is refused
+    when written, so it cannot repeat a row that is written."""
     by_result = {i.result: i for i in instrs if isinstance(i.result, TV)}
 
     def slope(value) -> int | None:
@@ -809,6 +810,15 @@ def _distinct_rows(instrs, row: TV, index_var, count: int, rows: int) -> bool:
             if a is None or b is None:
                 return None
             return a + b if instr.op == "add" else a - b
+        if instr.op == "where":
+            # Inductor's index_copy sends a negative row past the table's
+            # end, which the card's scatter refuses as eager does: the rows
+            # written are the other branch's.
+            for outside, other in (instr.args[1:], instr.args[2:0:-1]):
+                const = by_result.get(outside)
+                if const is not None and const.op == "constant" and \
+                        not 0 <= const.args[0] < rows:
+                    return slope(other)
         return None
 
     c = slope(row)
