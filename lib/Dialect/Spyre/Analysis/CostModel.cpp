@@ -62,6 +62,41 @@ double streamedBytes(Value v, GenericOp generic) {
   return bytes;
 }
 
+/// The points of `generic`'s domain at which the body value `v` can
+/// differ: the product of the loops it depends on (through the maps of the
+/// inputs it reads and the index expressions it uses). An op over a value
+/// that varies along fewer loops (a threshold per row, a score per column)
+/// need not run at every point, so counting it at every point would make
+/// the bound exceed what the card does.
+double distinctPoints(Value v, GenericOp generic, DenseMap<Value, uint64_t> &loopsOf) {
+  std::function<uint64_t(Value)> loops = [&](Value value) -> uint64_t {
+    if (auto it = loopsOf.find(value); it != loopsOf.end())
+      return it->second;
+    uint64_t mask = 0;
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      AffineMap map = generic.getInputMap(arg.getArgNumber());
+      for (unsigned loop = 0; loop < unsigned(generic.getNumLoops()); ++loop)
+        if (map.isFunctionOfDim(loop))
+          mask |= uint64_t{1} << loop;
+    } else if (auto expr = value.getDefiningOp<IndexExprOp>()) {
+      for (unsigned loop = 0; loop < unsigned(generic.getNumLoops()); ++loop)
+        if (expr.getMap().isFunctionOfDim(loop))
+          mask |= uint64_t{1} << loop;
+    } else if (Operation *def = value.getDefiningOp()) {
+      for (Value operand : def->getOperands())
+        mask |= loops(operand);
+    }
+    loopsOf[value] = mask;
+    return mask;
+  };
+  uint64_t mask = loops(v);
+  double points = 1;
+  for (auto [loop, size] : llvm::enumerate(generic.getStaticDomain()))
+    if (mask >> loop & 1)
+      points *= double(size);
+  return points;
+}
+
 /// SFU passes over each score of spyre.attention: the maximum, the
 /// subtraction and the exponential (the PT sums the probabilities,
 /// AttentionPlan.cpp).
@@ -180,17 +215,22 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
                      // its rate (the SFUs' LX port; streamedBytes counts
                      // them at their least, so that the bound is one);
                      // transcendental functions run at a fraction of it.
+                     // Each op counts at the points where its result can
+                     // differ (distinctPoints).
                      double perPoint = 0, cycles = 0;
+                     DenseMap<Value, uint64_t> loopsOf;
                      Block &body = generic.getBody().front();
                      for (Operation &inner : body.without_terminator()) {
                        double passes = sfuPasses(inner, arch);
-                       if (passes == 0)
+                       if (passes == 0 || inner.getNumResults() != 1)
                          continue;
+                       double share =
+                           distinctPoints(inner.getResult(0), generic, loopsOf) / points;
                        double bytes = streamedBytes(inner.getResult(0), generic);
                        for (Value operand : inner.getOperands())
                          bytes += streamedBytes(operand, generic);
-                       perPoint += passes;
-                       cycles += passes / arch.sfuRate(bytes, false, false);
+                       perPoint += passes * share;
+                       cycles += passes * share / arch.sfuRate(bytes, false, false);
                      }
                      // A copy still streams every element; a reduction
                      // combines every yielded value at the reduction rate.

@@ -126,3 +126,35 @@ spyre.kernel @embedding(%table: !spyre.buffer<32000x2048xf16>, %ids: !spyre.buff
   spyre.gather ins(%table, %ids : !spyre.buffer<32000x2048xf16>, !spyre.buffer<4xi32>) outs(%out : !spyre.buffer<4x2048xf16>) axis = 0
   spyre.return
 }
+
+// A count of the scores at or above one of 31 thresholds per row (a
+// sampling step's search): the threshold varies along the rows only and the
+// squared score along the columns only, so each is counted where it can
+// differ (31 and 32000 points), not at all 992000: the compare, its
+// widening and the sum at every point, 3 x 992000 + 32000 + 4 x 31 + 2.
+// CHECK-LABEL: spyre.kernel @per_row_threshold
+// CHECK: spyre.generic
+// CHECK-SAME: vector_ops = 3008126 : i64
+spyre.kernel @per_row_threshold(%x: !spyre.buffer<32000xf32>, %lh: !spyre.buffer<2xf32>,
+                                %count: !spyre.buffer<31xi32>) {
+  spyre.generic domain [31, 32000] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (0)>,
+                       affine_map<(d0, d1) -> (1)>, affine_map<(d0, d1) -> (d0)>],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x, %lh, %lh : !spyre.buffer<32000xf32>, !spyre.buffer<2xf32>, !spyre.buffer<2xf32>)
+      outs(%count : !spyre.buffer<31xi32>) {
+  ^bb0(%v: f32, %low: f32, %high: f32):
+    %ways = arith.constant 3.200000e+01 : f32
+    %s = arith.mulf %v, %v : f32
+    %range = arith.subf %high, %low : f32
+    %step = arith.divf %range, %ways : f32
+    %j = spyre.index_expr affine_map<(d0, d1) -> (d0 + 1)> : i32
+    %jf = arith.sitofp %j : i32 to f32
+    %o = arith.mulf %step, %jf : f32
+    %t = arith.addf %low, %o : f32
+    %ok = arith.cmpf oge, %s, %t : f32
+    %n = arith.extui %ok : i1 to i32
+    spyre.yield %n : i32
+  }
+  spyre.return
+}
