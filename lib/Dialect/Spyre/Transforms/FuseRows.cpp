@@ -225,9 +225,12 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
       alloc->moveBefore(body, body->end());
     for (GenericOp member : c.members)
       member->moveBefore(body, body->end());
-    // Keep the group only if a tile of whole rows fits LX.
+    // Keep the group only if a tile of whole rows fits LX, and if its rows
+    // give the cores enough of them to work on.
     std::string why = whyFusedCannotRun(
         fused, arch, "a tile of whole rows of every member does not fit the usable LX");
+    if (why.empty() && leavesCoresIdle(fused, c, arch))
+      why = "its rows leave cores idle that its members alone would use";
     if (!why.empty()) {
       dissolve(fused);
       if (reportMissed)
@@ -252,6 +255,37 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
       fused.erase();
     else
       trial.erase();
+  }
+
+  /// Whether the group's vector work, on the cores its row tiles keep
+  /// busy, takes longer than its members' alone, each on the cores its own
+  /// tiles keep busy, plus what grouping saves: the bytes of `c` and a
+  /// transfer latency each way per member after the first. A long row of
+  /// few (a sampling step's one row of 32,000 scores, its random numbers'
+  /// forty vector operations an element) runs on one core as a group, and
+  /// on all of them as elementwise generics (183 -> ~10 us).
+  static bool leavesCoresIdle(FusedOp fused, const Candidate &c, const ::spyre::Arch &arch) {
+    SmallVector<int64_t> tile = tileOf(fused, arch);
+    std::unique_ptr<GenericPlan> first = quietPlan(c.members.front(), arch);
+    if (tile.empty() || !first)
+      return false;
+    int64_t used = std::min<int64_t>(arch.cores, first->parallelTiles(tile, -1));
+    double grouped = 0, alone = 0;
+    ScopedDiagnosticHandler silence(fused.getContext(), [](Diagnostic &) { return success(); });
+    for (GenericOp member : c.members) {
+      GenericPlan plan(member, arch, GenericPlan::Role::alone);
+      if (failed(plan.analyze()))
+        return false;
+      SmallVector<int64_t> own = plan.chooseTile(arch.cores, arch.lxUsableBytes());
+      if (own.empty())
+        return false;
+      double work = plan.sfuCycles(1);
+      grouped += work / double(std::max<int64_t>(used, 1));
+      alone += work / double(std::clamp<int64_t>(plan.parallelTiles(own, -1), 1, arch.cores));
+    }
+    double saved = double(c.savedBytes) / arch.deviceBytesPerCycle() +
+                   double(2 * arch.dmaLatencyCycles) * double(c.members.size() - 1);
+    return grouped > alone + saved;
   }
 
   /// The tile `fused` would run with (empty if none fits).

@@ -221,3 +221,45 @@ spyre.kernel @other_rows(%x: !spyre.buffer<16384xf32>, %y: !spyre.buffer<8192xf3
   spyre.dealloc %mx : !spyre.buffer<256xf32>
   spyre.return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// One row of 32000 scores (a sampling step): its noise, forty vector
+// operations a score in the real thing, then their maximum. As a group its
+// one row runs on one core; alone, the elementwise generic runs on all of
+// them, which is worth its temporary's round trip: left apart.
+// CHECK-LABEL: spyre.kernel @one_long_row
+// CHECK-NOT: spyre.fused
+// CHECK: spyre.return
+spyre.kernel @one_long_row(%x: !spyre.buffer<1x32000xf32>, %u: !spyre.buffer<1x32000xf32>,
+                           %y: !spyre.buffer<1xf32>) {
+  %noisy = spyre.alloc() : !spyre.buffer<1x32000xf32>
+  // expected-remark @+1 {{not fused with the next 1 generic(s): its rows leave cores idle that its members alone would use}}
+  spyre.generic domain [1, 32000] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %u : !spyre.buffer<1x32000xf32>, !spyre.buffer<1x32000xf32>)
+      outs(%noisy : !spyre.buffer<1x32000xf32>) {
+  ^bb0(%v: f32, %r: f32):
+    %l1 = math.log %r : f32
+    %n1 = arith.negf %l1 : f32
+    %l2 = math.log %n1 : f32
+    %g = arith.negf %l2 : f32
+    %a = arith.addf %v, %g : f32
+    %b = arith.mulf %a, %a : f32
+    %c = arith.addf %b, %a : f32
+    %d = arith.mulf %c, %v : f32
+    spyre.yield %d : f32
+  }
+  spyre.generic domain [1, 32000] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%noisy : !spyre.buffer<1x32000xf32>) outs(%y : !spyre.buffer<1xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.dealloc %noisy : !spyre.buffer<1x32000xf32>
+  spyre.return
+}

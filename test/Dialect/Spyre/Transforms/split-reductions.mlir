@@ -262,3 +262,40 @@ spyre.kernel @long_inner_loop(%x: !spyre.buffer<200704xf16>, %w: !spyre.buffer<6
   }
   spyre.return
 }
+
+// The vector work decides, not the points: a masked minimum over 32000
+// scores (a sampling step's threshold) computes five operations a point
+// and is cut (into 25 parts of 1280: 32 parts would hold fewer than 1024
+// points); a plain sum over as many points is left to one core.
+// CHECK-LABEL: spyre.kernel @heavy_body
+// CHECK: spyre.generic domain [25, 1280] {combiners = [#spyre.combiner<min>]
+// CHECK: spyre.generic domain [25] {combiners = [#spyre.combiner<min>]
+// CHECK: spyre.generic domain [32000] {combiners = [#spyre.combiner<sum>]
+// CHECK-NOT: spyre.generic
+spyre.kernel @heavy_body(%x: !spyre.buffer<32000xf32>, %t: !spyre.buffer<1xf32>,
+                         %y: !spyre.buffer<1xf32>, %z: !spyre.buffer<1xf32>) {
+  spyre.generic domain [32000] {combiners = [#spyre.combiner<min>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>,
+                       affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%x, %t : !spyre.buffer<32000xf32>, !spyre.buffer<1xf32>)
+      outs(%y : !spyre.buffer<1xf32>) {
+  ^bb0(%v: f32, %low: f32):
+    %temperature = arith.constant 8.000000e-01 : f32
+    %inf = arith.constant 0x7F800000 : f32
+    %s = arith.divf %v, %temperature : f32
+    %d = arith.subf %s, %low : f32
+    %m = arith.mulf %d, %d : f32
+    %keep = arith.cmpf oge, %m, %low : f32
+    %r = arith.select %keep, %s, %inf : f32
+    spyre.yield %r : f32
+  }
+  spyre.generic domain [32000] {combiners = [#spyre.combiner<sum>],
+      indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (0)>],
+      iterator_types = [#spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<32000xf32>) outs(%z : !spyre.buffer<1xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.return
+}
