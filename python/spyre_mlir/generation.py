@@ -78,20 +78,32 @@ def pad_to_bucket(input_ids: torch.Tensor, attention_mask: torch.Tensor | None =
 # not eager's tokens for the same seed (greedy ones are).
 
 
-#: Halvings of the interval in which the top-k and top-p searches look for
-#: their threshold: f32's 24 bits of precision. A score (or probability)
-#: closer than 2^-24 of the row's range to the threshold may fall on either
-#: side of it.
-SEARCH_STEPS = 24
+#: Thresholds each pass of the top-k and top-p searches tries at once, and
+#: the passes: each narrows the interval to 1 / SEARCH_WAYS of itself, so
+#: five passes resolve it to 2^-25, finer than f32's 24 bits of precision.
+#: A score (or probability) closer than that to the threshold may fall on
+#: either side of it.
+SEARCH_WAYS = 32
+SEARCH_PASSES = 5
 
 
-def _bisect(low, high, enough):
-    """The largest t in [low, high] (to SEARCH_STEPS halvings) for which
-    enough(t) holds, given that enough(low) does and enough is monotone."""
-    for _ in range(SEARCH_STEPS):
-        middle = (low + high) / 2
-        ok = enough(middle)
-        low, high = torch.where(ok, middle, low), torch.where(ok, high, middle)
+def _search(low, high, enough):
+    """The largest t in [low, high] (to within (high - low) / SEARCH_WAYS **
+    SEARCH_PASSES) for which enough(t) holds, given that enough(low) does
+    and enough is monotone. `enough` takes thresholds (..., ways - 1) and
+    answers for each: every pass tries the interval's inner division points
+    at once, which is one reduction with a row per point, spread over the
+    cores, where halving it (one point per pass) is five times as many
+    passes of one row on one core."""
+    ways = SEARCH_WAYS
+    points = torch.arange(1, ways, device=low.device, dtype=low.dtype)
+    for _ in range(SEARCH_PASSES):
+        step = (high - low) / ways
+        # The points that pass come first (enough is monotone): the new
+        # interval lies between the last of them and the next.
+        passed = enough(low + step * points).sum(-1, keepdim=True).to(low.dtype)
+        low, high = low + step * passed, torch.where(passed + 1 < ways,
+                                                     low + step * (passed + 1), high)
     return low
 
 
@@ -100,11 +112,12 @@ def _kth_largest(scores: torch.Tensor, k: int) -> torch.Tensor:
     value of torch.topk), keepdim. The card has no sort of a whole
     vocabulary (the scans' comparison sorts stop at MAX_SQUARE), so the
     threshold is searched for: the largest t with k scores at or above it,
-    then the smallest score at or above t. Every step is one pass over the
-    row; -inf scores (masked tokens) are never the threshold."""
+    then the smallest score at or above t (_search: five passes over the
+    row, each counting at 31 thresholds); -inf scores (masked tokens) are
+    never the threshold."""
     finite = torch.where(scores > float("-inf"), scores, float("inf"))
-    low = _bisect(finite.amin(-1, keepdim=True), scores.amax(-1, keepdim=True),
-                  lambda t: (scores >= t).sum(-1, keepdim=True) >= k)
+    low = _search(finite.amin(-1, keepdim=True), scores.amax(-1, keepdim=True),
+                  lambda t: (scores.unsqueeze(-2) >= t.unsqueeze(-1)).sum(-1) >= k)
     return torch.where(scores >= low, scores, float("inf")).amin(-1, keepdim=True)
 
 
@@ -114,9 +127,37 @@ def _nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     likely token): the tokens at or above the largest threshold that keeps
     that much, searched for (a sort would be n^2 on the card)."""
     most = probs.amax(-1, keepdim=True)
-    low = _bisect(torch.zeros_like(most), most,
-                  lambda t: torch.where(probs >= t, probs, 0.0).sum(-1, keepdim=True) >= top_p)
+    low = _search(torch.zeros_like(most), most,
+                  lambda t: torch.where(probs.unsqueeze(-2) >= t.unsqueeze(-1),
+                                        probs.unsqueeze(-2), 0.0).sum(-1) >= top_p)
     return (probs >= low) | (probs == most)
+
+
+#: Parts a sample's argmax is cut into: the card runs each row of a
+#: reduction on one core, so the work Inductor computes inside it (the
+#: noise, about forty vector operations a score) runs on as many cores as
+#: parts. (A greedy argmax reads the scores only: one row is faster.)
+ARGMAX_PARTS = 32
+
+
+def _argmax(x: torch.Tensor) -> torch.Tensor:
+    """x.argmax(-1), the first of equal maxima (a NaN the largest) as eager:
+    the maximum of each of ARGMAX_PARTS parts of the row, then the first
+    part holding the largest of them (padding is -inf, after every score)."""
+    n = x.shape[-1]
+    if n < 2 * ARGMAX_PARTS:
+        return x.argmax(-1)
+    width = -(-n // ARGMAX_PARTS)
+    padded = torch.nn.functional.pad(x, (0, width * ARGMAX_PARTS - n), value=float("-inf"))
+    values, at = padded.reshape(*x.shape[:-1], ARGMAX_PARTS, width).max(-1)
+    part = values.argmax(-1, keepdim=True)
+    # The chosen part's position, picked by comparison (a gather would end
+    # the kernel) and a maximum, which the card takes in f32: exact for
+    # positions below 2^24, which the clamp (no change) tells its range
+    # analysis.
+    parts = torch.arange(ARGMAX_PARTS, device=x.device)
+    at = at.clamp(0, width - 1) + parts * width
+    return torch.where(parts == part, at, -1).amax(-1)
 
 
 def _check_sampling(temperature: float, top_k: int, top_p: float) -> None:
@@ -147,7 +188,7 @@ def next_tokens(logits: torch.Tensor, temperature: float = 1.0, top_k: int = 0,
     # Gumbel-max: argmax(scores + G), G = -log(-log(U)) with U uniform in
     # [0, 1), is a draw from softmax(scores); U = 0 gives -inf, never chosen.
     gumbel = -torch.log(-torch.log(torch.rand_like(scores)))
-    return (scores + gumbel).argmax(-1)
+    return _argmax(scores + gumbel)
 
 
 class CardSampling:

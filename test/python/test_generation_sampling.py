@@ -34,6 +34,21 @@ def test_greedy_is_eagers_argmax(dtype):
     assert torch.equal(actual, x.argmax(-1))
 
 
+@pytest.mark.parametrize("vocab", [40, 1000, 32003])
+def test_a_samples_argmax_by_parts_is_eagers(vocab):
+    # A sample's argmax runs as the maximum of each of 32 parts of the row
+    # (so that the noise computed inside it spreads over the cores), then
+    # of the parts: the first of equal maxima, across parts too, a NaN the
+    # largest, a row of -inf its first position, as eager's argmax.
+    x = logits(5, vocab).float()
+    x[0, [3, vocab // 2, vocab - 1]] = 9.0  # equal maxima in different parts
+    x[1, vocab // 3] = float("nan")
+    x[2] = float("-inf")
+    x[3, -1] = 9.0                          # the last score (beside the padding)
+    actual = on_card(generation._argmax, x)
+    assert torch.equal(actual, x.argmax(-1))
+
+
 def test_the_top_k_threshold_is_the_kth_largest_score():
     x = logits(4, 300).float()
     x[1, :40] = 2.5          # repeats across the k-th place
