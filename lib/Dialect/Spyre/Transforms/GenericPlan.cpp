@@ -545,9 +545,14 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
   // without the `depth` tiles that overlap one's transfers with another's:
   // split the cols too, into pieces of one size (the widest that fit LX
   // left a 4096-column transpose in tiles of 3072 and 1024 columns, one per
-  // core: 178.6 us against 161.5 in two tiles of 1024 per core).
+  // core: 178.6 us against 161.5 in two tiles of 1024 per core). So do too
+  // few rows, when a tile's vector work outlasts the transfer latencies
+  // more tiles would pay: two rows of 32,000 scores ran on two cores, where
+  // a decode step's row of 2048 runs best on one.
   int64_t tiles = parallelTiles(tile, -1);
-  if (granule > 1 && tiles < cores * depth && !reduction[col] && plane < 0) {
+  bool longRows = granule == 1 && sfuCycles(1) / double(std::max<int64_t>(tiles, 1)) >
+                                      double(4 * arch.dmaLatencyCycles);
+  if ((granule > 1 || longRows) && tiles < cores * depth && !reduction[col] && plane < 0) {
     int64_t colPieces = std::max(llvm::divideCeil(cores * depth, parallelTiles(tile, col)),
                                  llvm::divideCeil(sizes[col], tile[col]));
     tile[col] = std::min<int64_t>(

@@ -263,3 +263,39 @@ spyre.kernel @one_long_row(%x: !spyre.buffer<1x32000xf32>, %u: !spyre.buffer<1x3
   spyre.dealloc %noisy : !spyre.buffer<1x32000xf32>
   spyre.return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// One short row (a decode step's RMSNorm over 2048): apart, the second op's
+// transfers and wait cost more than the cores the group leaves idle save.
+// CHECK-LABEL: spyre.kernel @one_short_row
+// CHECK: spyre.fused
+spyre.kernel @one_short_row(%x: !spyre.buffer<1x2048xf32>, %y: !spyre.buffer<1xf32>) {
+  %scaled = spyre.alloc() : !spyre.buffer<1x2048xf32>
+  spyre.generic domain [1, 2048] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<1x2048xf32>) outs(%scaled : !spyre.buffer<1x2048xf32>) {
+  ^bb0(%v: f32):
+    %a = arith.mulf %v, %v : f32
+    %b = arith.addf %a, %v : f32
+    %c = arith.mulf %b, %v : f32
+    %d = arith.addf %c, %a : f32
+    %e = arith.mulf %d, %v : f32
+    %f = arith.addf %e, %b : f32
+    %g = arith.mulf %f, %v : f32
+    %h = arith.addf %g, %c : f32
+    spyre.yield %h : f32
+  }
+  spyre.generic domain [1, 2048] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%scaled : !spyre.buffer<1x2048xf32>) outs(%y : !spyre.buffer<1xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.dealloc %scaled : !spyre.buffer<1x2048xf32>
+  spyre.return
+}

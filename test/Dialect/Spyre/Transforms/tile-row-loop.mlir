@@ -63,3 +63,36 @@ spyre.kernel @channel_last_max(%x: !spyre.buffer<802816xf16>, %y: !spyre.buffer<
   }
   spyre.return
 }
+
+// -----
+
+// Too few rows for the cores: two rows of 32000 (a sampling step's scores
+// for two sequences) are cut along their columns too, in whole sticks,
+// when a tile's vector work outlasts the transfer latencies more tiles pay;
+// two rows of 2048 (a decode step's hidden states) stay whole.
+// CHECK-LABEL: spyre.kernel @few_long_rows
+// CHECK: spyre.generic domain [2, 32000] {{.*}}spyre.tile = array<i64: 1, 2048>
+// CHECK: spyre.generic domain [2, 2048] {{.*}}spyre.tile = array<i64: 1, 2048>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+spyre.kernel @few_long_rows(%x: !spyre.buffer<2x32000xf32>, %y: !spyre.buffer<2x32000xf32>,
+                            %a: !spyre.buffer<2x2048xf32>, %b: !spyre.buffer<2x2048xf32>) {
+  spyre.generic domain [2, 32000] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<2x32000xf32>) outs(%y : !spyre.buffer<2x32000xf32>) {
+  ^bb0(%v: f32):
+    %l = math.log %v : f32
+    %n = arith.negf %l : f32
+    %m = arith.mulf %n, %v : f32
+    spyre.yield %m : f32
+  }
+  spyre.generic domain [2, 2048] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%a : !spyre.buffer<2x2048xf32>) outs(%b : !spyre.buffer<2x2048xf32>) {
+  ^bb0(%v: f32):
+    %l = math.log %v : f32
+    %n = arith.negf %l : f32
+    %m = arith.mulf %n, %v : f32
+    spyre.yield %m : f32
+  }
+  spyre.return
+}
