@@ -248,6 +248,20 @@ def test_a_row_scatter_index_outside_the_table_raises(position):
             torch.compile(write, backend="spyre")(cache, torch.tensor([position]), keys)
 
 
+def _scatters_writing(write, kernels, cache, start, rows):
+    """Runs `write(cache, start, rows)` compiled, checks the cache against
+    eager's write of the values the card holds (no CPU fallback), and
+    returns the kernels' spyre.scatter lines."""
+    expected = as_card_holds(cache.clone())
+    write(expected, start, as_card_holds(rows))
+    torch._dynamo.reset()
+    counters.reset()
+    torch.compile(write, backend="spyre")(cache, start, rows)
+    assert counters.fallbacks == {}
+    torch.testing.assert_close(cache, expected, atol=0, rtol=0)
+    return [line for k in kernels for line in k.splitlines() if "spyre.scatter" in line]
+
+
 def test_an_index_copy_at_start_plus_arange_spreads_over_cores(kernels):
     # transformers 5's static cache writes a prompt with index_copy_ at
     # arange(n) + cumulative_length. Inductor sends a negative position past
@@ -258,15 +272,8 @@ def test_an_index_copy_at_start_plus_arange_spreads_over_cores(kernels):
         cache.index_copy_(2, torch.arange(keys.shape[2]) + start, keys)
 
     cache = values(torch.float16, 1, 4, 66, 64)
-    keys, start = values(torch.float16, 1, 4, 9, 64, seed=1), torch.tensor(3)
-    expected = as_card_holds(cache.clone())
-    write(expected, start, as_card_holds(keys))
-    torch._dynamo.reset()
-    counters.reset()
-    torch.compile(write, backend="spyre")(cache, start, keys)
-    assert counters.fallbacks == {}
-    torch.testing.assert_close(cache, expected, atol=0, rtol=0)
-    scatters_ = [line for k in kernels for line in k.splitlines() if "spyre.scatter" in line]
+    keys = values(torch.float16, 1, 4, 9, 64, seed=1)
+    scatters_ = _scatters_writing(write, kernels, cache, torch.tensor(3), keys)
     assert len(scatters_) == 1 and "unique_indices" in scatters_[0], scatters_
     with pytest.raises(Exception, match="outside"):
         torch.compile(write, backend="spyre")(cache, torch.tensor(-2), keys)
@@ -286,13 +293,6 @@ def test_a_prompt_write_reads_the_projection_and_spreads_over_cores(kernels, ste
 
     cache = values(torch.float16, 1, 4, 66, 64)
     x, start = values(torch.float16, 1, 9, 4, 64, seed=1), torch.tensor([7 if step < 0 else 3])
-    expected = as_card_holds(cache.clone())
-    write(expected, start, as_card_holds(x))
-    torch._dynamo.reset()
-    counters.reset()
-    torch.compile(write, backend="spyre")(cache, start, x)
-    assert counters.fallbacks == {}
-    torch.testing.assert_close(cache, expected, atol=0, rtol=0)
-    scatters_ = [line for k in kernels for line in k.splitlines() if "spyre.scatter" in line]
+    scatters_ = _scatters_writing(write, kernels, cache, start, x)
     assert len(scatters_) == 1 and "source_axis = 0" in scatters_[0] and \
         "unique_indices" in scatters_[0], scatters_
