@@ -102,8 +102,10 @@ def _search(low, high, enough):
         # The points that pass come first (enough is monotone): the new
         # interval lies between the last of them and the next.
         passed = enough(low + step * points).sum(-1, keepdim=True).to(low.dtype)
-        low, high = low + step * passed, torch.where(passed + 1 < ways,
-                                                     low + step * (passed + 1), high)
+        # (No point passing keeps low as it is: a row with no finite score
+        # has an infinite step, and 0 x inf is NaN.)
+        low, high = (torch.where(passed > 0, low + step * passed, low),
+                     torch.where(passed + 1 < ways, low + step * (passed + 1), high))
     return low
 
 
