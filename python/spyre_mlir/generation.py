@@ -20,6 +20,8 @@ graph of its own.
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 #: The shortest bucket: shorter prompts are padded to it.
@@ -78,26 +80,32 @@ def pad_to_bucket(input_ids: torch.Tensor, attention_mask: torch.Tensor | None =
 # not eager's tokens for the same seed (greedy ones are).
 
 
-#: Thresholds each pass of the top-k and top-p searches tries at once, and
-#: the passes: each narrows the interval to 1 / SEARCH_WAYS of itself, so
-#: five passes resolve it to 2^-25, finer than f32's 24 bits of precision.
-#: A score (or probability) closer than that to the threshold may fall on
-#: either side of it.
-SEARCH_WAYS = 32
-SEARCH_PASSES = 5
+#: Bits to which the top-k and top-p searches resolve their threshold
+#: (f32's precision): a score (or probability) closer than 2^-SEARCH_BITS
+#: of the row's range to the threshold may fall on either side of it.
+SEARCH_BITS = 24
+
+
+@torch._dynamo.assume_constant_result
+def _card_cores() -> int:
+    """The cores of the card the choice is compiled for (its description):
+    a constant of the traced graph, not a call in it."""
+    from .simulator import default_arch
+    return default_arch().cores
 
 
 def _search(low, high, enough):
-    """The largest t in [low, high] (to within (high - low) / SEARCH_WAYS **
-    SEARCH_PASSES) for which enough(t) holds, given that enough(low) does
-    and enough is monotone. `enough` takes thresholds (..., ways - 1) and
-    answers for each: every pass tries the interval's inner division points
-    at once, which is one reduction with a row per point, spread over the
-    cores, where halving it (one point per pass) is five times as many
-    passes of one row on one core."""
-    ways = SEARCH_WAYS
+    """The largest t in [low, high] (to within 2^-SEARCH_BITS of high - low)
+    for which enough(t) holds, given that enough(low) does and enough is
+    monotone. `enough` takes thresholds (..., ways - 1) and answers for
+    each: every pass tries the interval's inner division points at once,
+    one reduction with a row per point, so that the card's cores each take
+    one (ways = the cores: 31 points, five passes on 32 cores), where
+    halving it (one point per pass) is 24 passes of one row on one core."""
+    ways = max(_card_cores(), 2)
+    passes = math.ceil(SEARCH_BITS / math.log2(ways))
     points = torch.arange(1, ways, device=low.device, dtype=low.dtype)
-    for _ in range(SEARCH_PASSES):
+    for _ in range(passes):
         step = (high - low) / ways
         # The points that pass come first (enough is monotone): the new
         # interval lies between the last of them and the next.
@@ -114,8 +122,8 @@ def _kth_largest(scores: torch.Tensor, k: int) -> torch.Tensor:
     value of torch.topk), keepdim. The card has no sort of a whole
     vocabulary (the scans' comparison sorts stop at MAX_SQUARE), so the
     threshold is searched for: the largest t with k scores at or above it,
-    then the smallest score at or above t (_search: five passes over the
-    row, each counting at 31 thresholds); -inf scores (masked tokens) are
+    then the smallest score at or above t (_search: passes over the row,
+    each counting at a threshold per core); -inf scores (masked tokens) are
     never the threshold."""
     finite = torch.where(scores > float("-inf"), scores, float("inf"))
     low = _search(finite.amin(-1, keepdim=True), scores.amax(-1, keepdim=True),
@@ -135,31 +143,28 @@ def _nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     return (probs >= low) | (probs == most)
 
 
-#: Parts a sample's argmax is cut into: the card runs each row of a
-#: reduction on one core, so the work Inductor computes inside it (the
-#: noise, about forty vector operations a score) runs on as many cores as
-#: parts. (A greedy argmax reads the scores only: one row is faster.)
-ARGMAX_PARTS = 32
-
-
 def _argmax(x: torch.Tensor) -> torch.Tensor:
     """x.argmax(-1), the first of equal maxima (a NaN the largest) as eager:
-    the maximum of each of ARGMAX_PARTS parts of the row, then the first
-    part holding the largest of them (padding is -inf, after every score)."""
-    n = x.shape[-1]
-    if n < 2 * ARGMAX_PARTS:
+    the maximum of each of as many parts of the row as the card has cores,
+    then the first part holding the largest of them (padding is -inf, after
+    every score). The card runs each row of a reduction on one core, so the
+    work Inductor computes inside it (a sample's noise, about forty vector
+    operations a score) runs on as many cores as parts. (A greedy argmax
+    reads the scores only: one row is faster.)"""
+    n, parts = x.shape[-1], _card_cores()
+    if parts < 2 or n < 2 * parts:
         return x.argmax(-1)
-    width = -(-n // ARGMAX_PARTS)
-    padded = torch.nn.functional.pad(x, (0, width * ARGMAX_PARTS - n), value=float("-inf"))
-    values, at = padded.reshape(*x.shape[:-1], ARGMAX_PARTS, width).max(-1)
+    width = -(-n // parts)
+    padded = torch.nn.functional.pad(x, (0, width * parts - n), value=float("-inf"))
+    values, at = padded.reshape(*x.shape[:-1], parts, width).max(-1)
     part = values.argmax(-1, keepdim=True)
     # The chosen part's position, picked by comparison (a gather would end
     # the kernel) and a maximum, which the card takes in f32: exact for
     # positions below 2^24, which the clamp (no change) tells its range
     # analysis.
-    parts = torch.arange(ARGMAX_PARTS, device=x.device)
-    at = at.clamp(0, width - 1) + parts * width
-    return torch.where(parts == part, at, -1).amax(-1)
+    which = torch.arange(parts, device=x.device)
+    at = at.clamp(0, width - 1) + which * width
+    return torch.where(which == part, at, -1).amax(-1)
 
 
 def _check_sampling(temperature: float, top_k: int, top_p: float) -> None:
