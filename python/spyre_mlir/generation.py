@@ -86,7 +86,7 @@ def pad_to_bucket(input_ids: torch.Tensor, attention_mask: torch.Tensor | None =
 SEARCH_BITS = 24
 
 
-@torch._dynamo.assume_constant_result
+@torch.compiler.assume_constant_result
 def _card_cores() -> int:
     """The cores of the card the choice is compiled for (its description):
     a constant of the traced graph, not a call in it."""
