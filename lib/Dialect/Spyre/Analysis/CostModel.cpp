@@ -69,19 +69,21 @@ double streamedBytes(Value v, GenericOp generic) {
 /// need not run at every point, so counting it at every point would make
 /// the bound exceed what the card does.
 double distinctPoints(Value v, GenericOp generic, DenseMap<Value, uint64_t> &loopsOf) {
+  auto loopsOfMap = [&](AffineMap map) {
+    uint64_t mask = 0;
+    for (unsigned loop = 0; loop < unsigned(generic.getNumLoops()); ++loop)
+      if (map.isFunctionOfDim(loop))
+        mask |= uint64_t{1} << loop;
+    return mask;
+  };
   std::function<uint64_t(Value)> loops = [&](Value value) -> uint64_t {
     if (auto it = loopsOf.find(value); it != loopsOf.end())
       return it->second;
     uint64_t mask = 0;
     if (auto arg = dyn_cast<BlockArgument>(value)) {
-      AffineMap map = generic.getInputMap(arg.getArgNumber());
-      for (unsigned loop = 0; loop < unsigned(generic.getNumLoops()); ++loop)
-        if (map.isFunctionOfDim(loop))
-          mask |= uint64_t{1} << loop;
+      mask = loopsOfMap(generic.getInputMap(arg.getArgNumber()));
     } else if (auto expr = value.getDefiningOp<IndexExprOp>()) {
-      for (unsigned loop = 0; loop < unsigned(generic.getNumLoops()); ++loop)
-        if (expr.getMap().isFunctionOfDim(loop))
-          mask |= uint64_t{1} << loop;
+      mask = loopsOfMap(expr.getMap());
     } else if (Operation *def = value.getDefiningOp()) {
       for (Value operand : def->getOperands())
         mask |= loops(operand);

@@ -547,8 +547,8 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
   // left a 4096-column transpose in tiles of 3072 and 1024 columns, one per
   // core: 178.6 us against 161.5 in two tiles of 1024 per core). So do too
   // few rows, when a tile's vector work outlasts the transfer latencies
-  // more tiles would pay: two rows of 32,000 scores ran on two cores, where
-  // a decode step's row of 2048 runs best on one.
+  // more tiles would pay: two rows of 32,000 scores ran on two cores, and
+  // two rows of 2048 stay whole (tile-row-loop.mlir).
   int64_t tiles = parallelTiles(tile, -1);
   bool longRows = granule == 1 && sfuCycles(1) / double(std::max<int64_t>(tiles, 1)) >
                                       double(4 * arch.dmaLatencyCycles);
