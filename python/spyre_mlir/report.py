@@ -14,8 +14,11 @@ The roofline bound of a kernel is the compiler's cost model
 (spyre-annotate-cost, from the card description also used by the
 simulator): the larger of its compute at the card's peak (matrix unit, or the
 SFU at its rate for the kernel's ops and types) and its arguments moved once
-at full device bandwidth. Efficiency = bound / simulated; time lost =
-simulated - bound.
+at full device bandwidth. Its floor adds the bus's read/write turnaround on
+the lesser direction of those bytes, which the card charges a kernel whatever
+its schedule: no program is faster. Efficiency = floor / simulated; time lost
+= simulated - floor, what a better schedule of the same kernel could gain
+(below the floor only less traffic helps: fusion).
 """
 
 from __future__ import annotations
@@ -40,19 +43,21 @@ class Row:
     simulated_us: float
     bound_us: float | None  # None: the cost model has no estimate
     bound_by: str
+    floor_us: float | None = None  # the bound with the bus's turnaround
 
     @property
     def efficiency(self) -> float | None:
-        return self.bound_us / self.simulated_us if self.bound_us and self.simulated_us else None
+        return self.floor_us / self.simulated_us if self.floor_us and self.simulated_us else None
 
     @property
     def lost_us(self) -> float:
-        return self.simulated_us - (self.bound_us or 0.0)
+        return self.simulated_us - (self.floor_us or 0.0)
 
 
 def kernel_cost(mlir: str) -> dict | None:
     """The cost model's estimate of the kernel in `mlir` (spyre.cost of its
-    kernel op: flops, vector_ops, device_bytes, compute/memory/bound cycles),
+    kernel op: flops, vector_ops, device_bytes, written_bytes and
+    compute/memory/bound/floor cycles),
     None if it has none (an op without an estimate)."""
     from . import ir
     from .passmanager import PassManager
@@ -62,9 +67,9 @@ def kernel_cost(mlir: str) -> dict | None:
         for op in module.body.operations:
             if "spyre.cost" in op.attributes:
                 cost = op.attributes["spyre.cost"]
-                keys = ("flops", "vector_ops", "device_bytes", "compute_cycles",
-                        "memory_cycles", "bound_cycles")
-                return {k: (ir.IntegerAttr(cost[k]).value if k in keys[:3] else
+                keys = ("flops", "vector_ops", "device_bytes", "written_bytes",
+                        "compute_cycles", "memory_cycles", "bound_cycles", "floor_cycles")
+                return {k: (ir.IntegerAttr(cost[k]).value if k in keys[:4] else
                             ir.FloatAttr(cost[k]).value) for k in keys}
     return None
 
@@ -94,19 +99,21 @@ def kernel_rows(counters=None) -> list[Row]:
             calls * cost["device_bytes"] if cost else 0.0,
             cycles / clock * 1e6,
             calls * cost["bound_cycles"] / clock * 1e6 if cost else None,
-            _bound_by(cost) if cost else "no estimate"))
+            _bound_by(cost) if cost else "no estimate",
+            calls * cost["floor_cycles"] / clock * 1e6 if cost else None))
     rows.sort(key=lambda r: -r.lost_us)
     return rows
 
 
 COLUMNS = ("kernel", "calls", "aten ops", "source", "GFLOP", "device MB", "simulated us",
-           "bound us", "efficiency", "lost us", "bound by")
+           "bound us", "floor us", "efficiency", "lost us", "bound by")
 
 
 def _cells(r: Row) -> list[str]:
     return [r.name, str(r.calls), ", ".join(o.removeprefix("aten.") for o in r.ops),
             ", ".join(r.sources), f"{r.flops / 1e9:.4f}", f"{r.device_bytes / 1e6:.3f}",
             f"{r.simulated_us:.2f}", "-" if r.bound_us is None else f"{r.bound_us:.2f}",
+            "-" if r.floor_us is None else f"{r.floor_us:.2f}",
             "-" if r.efficiency is None else f"{r.efficiency:.0%}", f"{r.lost_us:.2f}",
             r.bound_by]
 
@@ -119,11 +126,13 @@ def table(rows: list[Row], width: int = 48, limit: int | None = None) -> str:
         cells.append([f"({len(rows) - len(shown)} more)"] + [""] * (len(COLUMNS) - 1))
     total_sim = sum(r.simulated_us for r in rows)
     total_bound = sum(r.bound_us or 0.0 for r in rows)
+    total_floor = sum(r.floor_us or 0.0 for r in rows)
     cells.append(["total", str(sum(r.calls for r in rows)), "", "",
                   f"{sum(r.flops for r in rows) / 1e9:.4f}",
                   f"{sum(r.device_bytes for r in rows) / 1e6:.3f}", f"{total_sim:.2f}",
-                  f"{total_bound:.2f}", f"{total_bound / total_sim:.0%}" if total_sim else "-",
-                  f"{total_sim - total_bound:.2f}", ""])
+                  f"{total_bound:.2f}", f"{total_floor:.2f}",
+                  f"{total_floor / total_sim:.0%}" if total_sim else "-",
+                  f"{total_sim - total_floor:.2f}", ""])
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(COLUMNS)]
     line = lambda cs: "  ".join(c.ljust(w) for c, w in zip(cs, widths)).rstrip()  # noqa: E731
     return "\n".join([line(COLUMNS), line(["-" * w for w in widths])] +
@@ -159,18 +168,18 @@ def plot(rows: list[Row], path: str) -> bool:
              title="kernels with matrix work")
     left.legend(fontsize=8)
     colors = {"device memory": "tab:orange"}
-    bounded = [r for r in rows if r.bound_us and r.simulated_us]
+    bounded = [r for r in rows if r.floor_us and r.simulated_us]
     for r in bounded:
-        right.loglog(r.bound_us, r.simulated_us, "o",
+        right.loglog(r.floor_us, r.simulated_us, "o",
                      color=colors.get(r.bound_by, "tab:green" if "SFU" in r.bound_by and
                                       "PT" not in r.bound_by else "tab:blue"))
     if bounded:
-        ends = [min(r.bound_us for r in bounded) / 2, max(r.simulated_us for r in bounded) * 2]
-        right.loglog(ends, ends, "k-", label="at the roofline")
+        ends = [min(r.floor_us for r in bounded) / 2, max(r.simulated_us for r in bounded) * 2]
+        right.loglog(ends, ends, "k-", label="at the floor")
     for label, color in (("memory bound", "tab:orange"), ("SFU bound", "tab:green"),
                          ("PT bound", "tab:blue")):
         right.plot([], [], "o", color=color, label=label)
-    right.set(xlabel="roofline bound (us)", ylabel="simulated (us)",
+    right.set(xlabel="floor: roofline with the bus's turnaround (us)", ylabel="simulated (us)",
               title="every kernel: distance above the line is time lost")
     right.legend(fontsize=8)
     fig.tight_layout()
@@ -193,13 +202,14 @@ def write(out: str, counters=None, title: str = "spyre kernels") -> list[Row]:
                    for r in rows)
     total = sum(r.simulated_us for r in rows)
     bound = sum(r.bound_us or 0.0 for r in rows)
+    floor = sum(r.floor_us or 0.0 for r in rows)
     with open(os.path.join(out, "index.html"), "w") as f:
         f.write(f"""<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:sans-serif}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;
 font-size:13px;text-align:left}}</style>
 <h1>{html.escape(title)}</h1>
-<p>{len(rows)} kernels, {total:.2f} us simulated, roofline bound {bound:.2f} us
-({bound / total if total else 0:.0%} efficiency), sorted by time lost.</p>
+<p>{len(rows)} kernels, {total:.2f} us simulated, roofline bound {bound:.2f} us, floor
+{floor:.2f} us ({floor / total if total else 0:.0%} efficiency), sorted by time lost.</p>
 {'<img src="roofline.png" alt="roofline">' if png else '<p>(matplotlib not installed)</p>'}
 <table><tr>{head}</tr>{body}</table>
 """)

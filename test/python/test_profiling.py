@@ -148,11 +148,14 @@ def check_report(out, counters_now):
     total = (out / "kernels.txt").read_text().splitlines()[-1].split()
     assert total[0] == "total" and float(total[4]) == pytest.approx(simulated_us(), abs=0.006)
     assert [r.lost_us for r in rows] == sorted((r.lost_us for r in rows), reverse=True)
-    for r in rows:  # the roofline is a lower bound of the simulated time
+    for r in rows:  # the roofline and the floor are lower bounds of the simulated time
         assert r.bound_us is not None and 0 < r.bound_us <= r.simulated_us * (1 + 1e-9)
+        assert r.bound_us <= r.floor_us <= r.simulated_us * (1 + 1e-9)
         assert r.bound_by in ("device memory", "compute (PT)", "compute (SFU)",
                               "compute (PT+SFU)")
         assert r.ops and r.device_bytes > 0
+    # Kernels that read and write device memory pay the turnaround.
+    assert any(r.floor_us > r.bound_us * 1.05 for r in rows if r.bound_by == "device memory")
     assert any(r.flops > 0 for r in rows)  # the matrix products
     png = (out / "roofline.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000
@@ -194,7 +197,7 @@ def test_report_prices_an_embedding_lookup_at_the_rows_it_reads():
     torch.testing.assert_close(out, table[ids])
     [row] = report.kernel_rows(counters)
     assert row.device_bytes < 3 * 4 * 256 * 2  # rows read, indices, rows written
-    assert 0 < row.bound_us <= row.simulated_us
+    assert 0 < row.bound_us <= row.floor_us <= row.simulated_us
 
 
 def test_report_command_line(tmp_path):

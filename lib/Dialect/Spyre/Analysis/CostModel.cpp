@@ -158,7 +158,10 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
     // reads the elements it reads, not the span of its buffer.
     double elements =
         elementsRead(op, unsigned(i)).value_or(double(type.getNumElements()));
-    cost.deviceBytes += elements * deviceElementBytes(type.getElementType());
+    double bytes = elements * deviceElementBytes(type.getElementType());
+    cost.deviceBytes += bytes;
+    if (hasEffect<MemoryEffects::Write>(op, operand))
+      cost.writtenBytes += bytes;
   }
   double cores = double(arch.cores);
   bool known = llvm::TypeSwitch<Operation *, bool>(op)
@@ -260,6 +263,7 @@ std::optional<OpCost> CostModel::estimate(Operation *op, std::string &why) const
   if (!known)
     return std::nullopt;
   cost.memoryCycles = cost.deviceBytes / arch.memoryBytesPerCycle();
+  cost.busCycles = busCycles(cost);
   return cost;
 }
 
@@ -283,10 +287,21 @@ std::optional<OpCost> CostModel::estimateKernel(KernelOp kernel, std::string &wh
       why = "argument " + std::to_string(arg.getArgNumber()) + " has a dynamic shape";
       return std::nullopt;
     }
-    total.deviceBytes +=
-        viewedElements(arg).value_or(double(type.getNumElements())) *
-        deviceElementBytes(type.getElementType());
+    double bytes = viewedElements(arg).value_or(double(type.getNumElements())) *
+                   deviceElementBytes(type.getElementType());
+    total.deviceBytes += bytes;
+    if (llvm::any_of(arg.getUsers(), [&](Operation *user) {
+          return hasEffect<MemoryEffects::Write>(user, arg);
+        }))
+      total.writtenBytes += bytes;
   }
   total.memoryCycles = total.deviceBytes / arch.memoryBytesPerCycle();
+  total.busCycles = busCycles(total);
   return total;
+}
+
+double CostModel::busCycles(const OpCost &cost) const {
+  // A buffer both read and written counts as written only: the bound may
+  // be low, never high.
+  return arch.deviceCycles(cost.deviceBytes - cost.writtenBytes, cost.writtenBytes);
 }

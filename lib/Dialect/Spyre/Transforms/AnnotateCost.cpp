@@ -38,6 +38,9 @@ struct SpyreAnnotateCostPass
                       b.getNamedAttr("compute_cycles", b.getF64FloatAttr(cost.computeCycles)),
                       b.getNamedAttr("memory_cycles", b.getF64FloatAttr(cost.memoryCycles)),
                       b.getNamedAttr("bound_cycles", b.getF64FloatAttr(cost.boundCycles())),
+                      b.getNamedAttr("floor_cycles", b.getF64FloatAttr(cost.floorCycles())),
+                      b.getNamedAttr("written_bytes",
+                                     b.getI64IntegerAttr(std::llround(cost.writtenBytes))),
                   }));
     };
     getOperation().walk([&](KernelOp kernel) {

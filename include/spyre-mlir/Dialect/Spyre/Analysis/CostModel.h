@@ -22,9 +22,20 @@ struct OpCost {
   double flops = 0;       ///< matrix-unit FLOPs (a MAC is two)
   double vectorOps = 0;   ///< vector-unit element operations, weighted by rate
   double deviceBytes = 0; ///< compulsory traffic: inputs read once, outputs written once
+  double writtenBytes = 0; ///< of deviceBytes, those of buffers the op (or kernel) writes
   double computeCycles = 0, memoryCycles = 0;
-  /// The roofline bound: no schedule on the card can be faster.
+  /// The bus's time for the compulsory traffic with its read/write
+  /// turnaround (Arch::deviceCycles), which the card pays on the lesser
+  /// direction whatever the schedule.
+  double busCycles = 0;
+  /// The roofline bound: compute at peak, traffic at full bandwidth.
   double boundCycles() const { return computeCycles > memoryCycles ? computeCycles : memoryCycles; }
+  /// The roofline bound with the turnaround: no schedule on the card can be
+  /// faster; what a schedule can still gain is measured against it.
+  double floorCycles() const {
+    double bound = boundCycles();
+    return busCycles > bound ? busCycles : bound;
+  }
 };
 
 /// SFU passes a generic's body op takes per element: none for a constant
@@ -47,6 +58,7 @@ public:
   std::optional<OpCost> estimateKernel(KernelOp kernel, std::string &why) const;
 
 private:
+  double busCycles(const OpCost &cost) const;
   ::spyre::Arch arch;
 };
 
