@@ -18,7 +18,9 @@ at full device bandwidth. Its floor adds the bus's read/write turnaround on
 the lesser direction of those bytes, which the card charges a kernel whatever
 its schedule: no program is faster. Efficiency = floor / simulated; time lost
 = simulated - floor, what a better schedule of the same kernel could gain
-(below the floor only less traffic helps: fusion).
+(below the floor only less traffic helps: fusion). The share of the kernel's
+time its busiest core kept the matrix unit, the vector unit and the DMA
+engine busy says which of them paces it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ class Row:
     bound_us: float | None  # None: the cost model has no estimate
     bound_by: str
     floor_us: float | None = None  # the bound with the bus's turnaround
+    #: engine ("pt", "sfu", "dma") -> share of the simulated time the busiest
+    #: core kept it busy
+    busy: dict[str, float] | None = None
 
     @property
     def efficiency(self) -> float | None:
@@ -87,6 +92,7 @@ def kernel_rows(counters=None) -> list[Row]:
     if counters is None:
         from .inductor import counters
     clock = sim.default_arch().clock_hz
+    busy = getattr(counters, "busy_per_kernel", {})
     rows = []
     for kernel, (calls, cycles) in counters.per_kernel.items():
         if not hasattr(kernel, "_cost"):
@@ -100,13 +106,22 @@ def kernel_rows(counters=None) -> list[Row]:
             cycles / clock * 1e6,
             calls * cost["bound_cycles"] / clock * 1e6 if cost else None,
             _bound_by(cost) if cost else "no estimate",
-            calls * cost["floor_cycles"] / clock * 1e6 if cost else None))
+            calls * cost["floor_cycles"] / clock * 1e6 if cost else None,
+            {e: b / cycles for e, b in busy[kernel].items()} if kernel in busy and cycles
+            else None))
     rows.sort(key=lambda r: -r.lost_us)
     return rows
 
 
 COLUMNS = ("kernel", "calls", "aten ops", "source", "GFLOP", "device MB", "simulated us",
-           "bound us", "floor us", "efficiency", "lost us", "bound by")
+           "bound us", "floor us", "efficiency", "lost us", "bound by", "busy PT/SFU/DMA")
+
+
+def _busy(r: Row) -> str:
+    if not r.busy:
+        return "-"
+    return "/".join(f"{r.busy.get(e, 0.0):.0%}".rstrip("%") for e in ("pt", "sfu", "dma")) + "%"
+
 
 
 def _cells(r: Row) -> list[str]:
@@ -115,7 +130,7 @@ def _cells(r: Row) -> list[str]:
             f"{r.simulated_us:.2f}", "-" if r.bound_us is None else f"{r.bound_us:.2f}",
             "-" if r.floor_us is None else f"{r.floor_us:.2f}",
             "-" if r.efficiency is None else f"{r.efficiency:.0%}", f"{r.lost_us:.2f}",
-            r.bound_by]
+            r.bound_by, _busy(r)]
 
 
 def table(rows: list[Row], width: int = 48, limit: int | None = None) -> str:
@@ -132,7 +147,7 @@ def table(rows: list[Row], width: int = 48, limit: int | None = None) -> str:
                   f"{sum(r.device_bytes for r in rows) / 1e6:.3f}", f"{total_sim:.2f}",
                   f"{total_bound:.2f}", f"{total_floor:.2f}",
                   f"{total_floor / total_sim:.0%}" if total_sim else "-",
-                  f"{total_sim - total_floor:.2f}", ""])
+                  f"{total_sim - total_floor:.2f}", "", ""])
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(COLUMNS)]
     line = lambda cs: "  ".join(c.ljust(w) for c, w in zip(cs, widths)).rstrip()  # noqa: E731
     return "\n".join([line(COLUMNS), line(["-" * w for w in widths])] +

@@ -156,6 +156,11 @@ def check_report(out, counters_now):
         assert r.ops and r.device_bytes > 0
     # Kernels that read and write device memory pay the turnaround.
     assert any(r.floor_us > r.bound_us * 1.05 for r in rows if r.bound_by == "device memory")
+    # The engines' busy shares: the matrix unit only where there are products,
+    # the DMA engine everywhere.
+    for r in rows:
+        assert set(r.busy) == {"pt", "sfu", "dma"} and all(0 <= b <= 1 + 1e-9 for b in r.busy.values())
+        assert (r.busy["pt"] > 0) == (r.flops > 0) and r.busy["dma"] > 0
     assert any(r.flops > 0 for r in rows)  # the matrix products
     png = (out / "roofline.png").read_bytes()
     assert png.startswith(b"\x89PNG") and len(png) > 10_000

@@ -45,6 +45,9 @@ class Counters:
     collectives: collections.Counter = field(default_factory=collections.Counter)
     #: Per launcher run (the report's rows): ProgramLauncher -> [calls, cycles].
     per_kernel: dict = field(default_factory=dict)
+    #: Per launcher: engine ("pt", "sfu", "dma") -> cycles its busiest core
+    #: kept that engine busy, summed over the runs (what paces the kernel).
+    busy_per_kernel: dict = field(default_factory=dict)
 
     #: How many times reset() ran: work in flight across a reset (a
     #: collective issued before it) is not charged to the new counts.
@@ -80,6 +83,9 @@ def ran(launcher, stats: dict, seconds: float) -> None:
         runs = counters.per_kernel.setdefault(launcher, [0, 0.0])
         runs[0] += 1
         runs[1] += stats["cycles"]
+        busy = counters.busy_per_kernel.setdefault(launcher, collections.Counter())
+        for engine in stats["cores"][0]["engines"] if stats["cores"] else ():
+            busy[engine] += max(core["engines"][engine]["busy_cycles"] for core in stats["cores"])
     if stats["overflows"]:
         warn_once("overflow", f"kernel {launcher.name} turned {stats['overflows']} finite "
                   "values beyond DLFloat16's range into infinities (the matrix unit rounds "
