@@ -164,14 +164,18 @@ def main():
     parser.add_argument("--only", help="only these case names, comma separated")
     parser.add_argument("--quick", action="store_true", help="sizes divided by 4")
     args = parser.parse_args()
-    from spyre_mlir import simulator as sim
+    from spyre_mlir import report, simulator as sim
     from spyre_mlir.inductor import counters
     arch = sim.default_arch()
     only = set(args.only.split(",")) if args.only else None
     print(f"card '{arch.name}': peak {arch.peak_flops / 1e12:.1f} TFLOP/s, "
           f"device memory {arch.bandwidth_bytes_per_s / 1e9:.0f} GB/s")
+    # floors: the sum of the kernels' floors (spyre_mlir.report: each kernel's
+    # compute at peak or its own traffic with the bus's turnaround), what these
+    # kernels could reach with perfect schedules; its ratio to the roofline is
+    # what the kernel boundaries cost, which only fusing them gains.
     print(f"{'case':<20}{'sim us':>10}{'roofline us':>13}{'ratio':>8}{'bound':>9}"
-          f"{'kernels':>9}{'fallbacks':>11}")
+          f"{'kernels':>9}{'fallbacks':>11}{'floors us':>11}{'floors x':>10}")
     torch.manual_seed(0)
     for name, fn, inputs, attention in cases(4 if args.quick else 1):
         if only and name not in only:
@@ -189,8 +193,10 @@ def main():
         memory_us = compulsory_bytes(fn, inputs, output) / arch.bandwidth_bytes_per_s * 1e6
         roof = max(compute_us, memory_us)
         bound = "compute" if compute_us >= memory_us else "memory"
+        floors = sum(r.floor_us or 0.0 for r in report.kernel_rows(counters))
         print(f"{name:<20}{sim_us:>10.1f}{roof:>13.1f}{sim_us / roof:>8.2f}{bound:>9}"
               f"{counters.kernels_run:>9}{sum(counters.fallbacks.values()):>11}"
+              f"{floors:>11.1f}{floors / roof:>10.2f}"
               f"   [{time.time() - start:.0f} s]", flush=True)
 
 
