@@ -43,9 +43,11 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   }
 
   /// A plan of `op` without diagnostics (nothing if the card cannot run it).
-  static std::unique_ptr<GenericPlan> quietPlan(GenericOp op, const ::spyre::Arch &arch) {
+  static std::unique_ptr<GenericPlan>
+  quietPlan(GenericOp op, const ::spyre::Arch &arch,
+            GenericPlan::Role role = GenericPlan::Role::member) {
     ScopedDiagnosticHandler silence(op.getContext(), [](Diagnostic &) { return success(); });
-    auto plan = std::make_unique<GenericPlan>(op, arch, GenericPlan::Role::member);
+    auto plan = std::make_unique<GenericPlan>(op, arch, role);
     if (failed(plan->analyze()))
       return nullptr;
     return plan;
@@ -273,17 +275,16 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
       return false;
     int64_t used = std::min<int64_t>(arch.cores, first->parallelTiles(tile, -1));
     double grouped = 0, alone = 0;
-    ScopedDiagnosticHandler silence(fused.getContext(), [](Diagnostic &) { return success(); });
     for (GenericOp member : c.members) {
-      GenericPlan plan(member, arch, GenericPlan::Role::alone);
-      if (failed(plan.analyze()))
+      std::unique_ptr<GenericPlan> plan = quietPlan(member, arch, GenericPlan::Role::alone);
+      if (!plan)
         return false;
-      SmallVector<int64_t> own = plan.chooseTile(arch.cores, arch.lxUsableBytes());
+      SmallVector<int64_t> own = plan->chooseTile(arch.cores, arch.lxUsableBytes());
       if (own.empty())
         return false;
-      double work = plan.sfuCycles(1);
+      double work = plan->sfuCycles(1);
       grouped += work / double(std::max<int64_t>(used, 1));
-      alone += work / double(std::clamp<int64_t>(plan.parallelTiles(own, -1), 1, arch.cores));
+      alone += work / double(std::clamp<int64_t>(plan->parallelTiles(own, -1), 1, arch.cores));
     }
     double saved = double(c.savedBytes) / arch.deviceBytesPerCycle() +
                    double(8 * arch.dmaLatencyCycles) * double(c.members.size() - 1);
