@@ -120,8 +120,13 @@ COLUMNS = ("kernel", "calls", "aten ops", "source", "GFLOP", "device MB", "simul
 def _busy(r: Row) -> str:
     if not r.busy:
         return "-"
-    return "/".join(f"{r.busy.get(e, 0.0):.0%}".rstrip("%") for e in ("pt", "sfu", "dma")) + "%"
+    return "/".join(f"{r.busy.get(e, 0.0) * 100:.0f}" for e in ("pt", "sfu", "dma")) + "%"
 
+
+def _totals(rows: list[Row]) -> tuple[float, float, float]:
+    """Simulated, bound and floor us of all the rows."""
+    return (sum(r.simulated_us for r in rows), sum(r.bound_us or 0.0 for r in rows),
+            sum(r.floor_us or 0.0 for r in rows))
 
 
 def _cells(r: Row) -> list[str]:
@@ -139,9 +144,7 @@ def table(rows: list[Row], width: int = 48, limit: int | None = None) -> str:
     cells = [[c if len(c) <= width else c[:width - 3] + "..." for c in _cells(r)] for r in shown]
     if len(shown) < len(rows):
         cells.append([f"({len(rows) - len(shown)} more)"] + [""] * (len(COLUMNS) - 1))
-    total_sim = sum(r.simulated_us for r in rows)
-    total_bound = sum(r.bound_us or 0.0 for r in rows)
-    total_floor = sum(r.floor_us or 0.0 for r in rows)
+    total_sim, total_bound, total_floor = _totals(rows)
     cells.append(["total", str(sum(r.calls for r in rows)), "", "",
                   f"{sum(r.flops for r in rows) / 1e9:.4f}",
                   f"{sum(r.device_bytes for r in rows) / 1e6:.3f}", f"{total_sim:.2f}",
@@ -215,9 +218,7 @@ def write(out: str, counters=None, title: str = "spyre kernels") -> list[Row]:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in COLUMNS)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(r)) + "</tr>"
                    for r in rows)
-    total = sum(r.simulated_us for r in rows)
-    bound = sum(r.bound_us or 0.0 for r in rows)
-    floor = sum(r.floor_us or 0.0 for r in rows)
+    total, bound, floor = _totals(rows)
     with open(os.path.join(out, "index.html"), "w") as f:
         f.write(f"""<!doctype html><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:sans-serif}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;
