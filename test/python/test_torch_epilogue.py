@@ -8,6 +8,7 @@ import torch.nn.functional as F
 
 from eager_compare import compiled_and_eager
 from spyre_mlir.inductor import counters
+from spyre_mlir.models import rotate_half
 from test_torch_ops import rand, tolerance
 
 # Not multiples of the tile (or of a stick) in any dimension.
@@ -250,3 +251,30 @@ def test_side_by_side_products_read_their_input_once():
     # x once (512 KB) instead of x and y, and the weights: 512 KB less.
     assert counters.bus_read_bytes - shared[1] >= x.numel() * x.element_size()
     assert shared[2] < counters.simulated_cycles
+
+
+def _rotated_query_and_key(x, wq, wk, cos, sin):
+    b, t, _ = x.shape
+    q = (x @ wq.T).view(b, t, 4, -1).transpose(1, 2)
+    k = (x @ wk.T).view(b, t, 2, -1).transpose(1, 2)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("tokens", [64, 1])
+def test_a_rotary_embedding_runs_on_its_products_tiles(tokens, dtype, kernels):
+    # A query and a key projection (4 and 2 heads of 64) and their rotary
+    # embeddings: Inductor puts the query's rotation after the key's product;
+    # the scheduler holds the query's product for it, and each rotation runs
+    # on its product's output tiles (an epilogue over rows, heads, halves
+    # and elements). A decode step's one row too.
+    x = rand(1, tokens, 96, dtype=dtype) / 4
+    wq, wk = rand(256, 96, dtype=dtype) / 4, rand(128, 96, dtype=dtype) / 4
+    cos, sin = rand(tokens, 64, dtype=dtype), rand(tokens, 64, dtype=dtype)
+    actual, expected = compiled_and_eager(_rotated_query_and_key, x, wq, wk, cos, sin)
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a.float(), e.float(), **tolerance(torch.float16, 96))
+    products = [k for k in kernels if "spyre.matmul" in k]
+    assert len(products) == 2, kernels
+    assert all("spyre.generic" in k for k in products), products
+    assert not counters.fallbacks

@@ -183,6 +183,17 @@ def _on_rows_and_cols(trace: Trace, products: list[str], M: int, N: int) -> Trac
                 (linear(i.args[1], trace.variables) for i in loads)}
     if trace.sizes == [M, N] and accesses == {(0, (N, 1))}:
         return trace
+    if M == 1 and len(trace.sizes) > 1 and math.prod(trace.sizes) == N:
+        # One row (a decode step), whose loop Inductor drops: a row loop of
+        # one, stepping the products and the output by a row.
+        trace = _with_row_loop(trace, products, N)
+        accesses = {(base, (N,) + coeffs) for base, coeffs in accesses}
+    if len(trace.sizes) > 2 and trace.sizes[0] == M and math.prod(trace.sizes[1:]) == N and \
+            all(_in_its_row(base, coeffs, trace.sizes, N) for base, coeffs in accesses):
+        # Loops over the columns too (a rotary embedding's heads, halves and
+        # elements), each read of a product within the row it writes: the
+        # plan takes it or says why not.
+        return trace
     if trace.sizes != [M * N] or accesses != {(0, (1,))}:
         raise Unsupported("the node does not read the product row by row")
     (v,) = trace.variables
@@ -196,6 +207,32 @@ def _on_rows_and_cols(trace: Trace, products: list[str], M: int, N: int) -> Trac
             args = args[:k] + (sympy.sympify(args[k]).subs(v, N * row + col),) + args[k + 1:]
         instrs.append(replace(instr, args=args))
     return replace(trace, sizes=[M, N], variables=[row, col], instrs=instrs)
+
+
+def _with_row_loop(trace: Trace, products: list[str], cols: int) -> Trace:
+    """`trace` with a first loop of one iteration that steps the products it
+    reads and the buffers it stores by `cols` elements."""
+    row = sympy.Symbol("r_row", integer=True, nonnegative=True)
+    instrs = []
+    for instr in trace.instrs:
+        args = instr.args
+        if (instr.op == "load" and args[0] in products) or instr.op == "store":
+            k = _INDEXED[instr.op]
+            args = args[:k] + (sympy.sympify(args[k]) + cols * row,) + args[k + 1:]
+        instrs.append(replace(instr, args=args))
+    return replace(trace, sizes=[1] + trace.sizes, variables=[row] + trace.variables,
+                   instrs=instrs)
+
+
+def _in_its_row(base, coeffs, sizes, cols: int) -> bool:
+    """Whether `base + sum(coeffs * loops)` over loops of `sizes` reads a
+    (rows x cols) matrix row by row: the first loop steps a row, the others
+    stay within it."""
+    if not coeffs or coeffs[0] != cols:
+        return False
+    low = base + sum(min(0, c * (n - 1)) for c, n in zip(coeffs[1:], sizes[1:]))
+    high = base + sum(max(0, c * (n - 1)) for c, n in zip(coeffs[1:], sizes[1:]))
+    return 0 <= low and high < cols
 
 
 def partial_writes(traces: list[Trace], buffers: list[str],
@@ -376,6 +413,9 @@ def _emit_generic(trace: Trace, yields, buffer_of: dict, matrices: dict | None =
             cols = matrices[load.args[0]][1]
             if base == 0 and coeffs == [cols, 1]:
                 maps.append(AffineMap.get_identity(2))
+            elif ndims > 2 and _in_its_row(base, coeffs, trace.sizes, cols):
+                maps.append(AffineMap.get(ndims, 0, [AffineDimExpr.get(0),
+                                                     affine_expr(base, [0] + coeffs[1:])]))
             elif cols == 1:  # one value per row, at any row of the domain
                 maps.append(AffineMap.get(ndims, 0, [affine_expr(base, coeffs),
                                                      AffineConstantExpr.get(0)]))

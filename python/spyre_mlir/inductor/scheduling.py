@@ -159,6 +159,11 @@ class SpyreScheduling(BaseScheduling):
         # The product before it, when the two share their lhs: a gated MLP's
         # epilogue reads both, and the card computes them side by side.
         self.first_product = None
+        # Products whose one reader comes later than the next node, held
+        # until it does to run it as their epilogue: (node, trace, kernel,
+        # the reader's name). Inductor puts a query projection's rotary
+        # embedding after the key and value projections and their own.
+        self.deferred = []
         self.cpu_computed: set[str] = set()  # buffers written by CPU code
         self.card_written: set[str] = set()  # buffers written by the card's kernels
         # The range of values each buffer was written with (ranges.py).
@@ -259,6 +264,7 @@ class SpyreScheduling(BaseScheduling):
             self._codegen(n)
 
     def _codegen(self, node) -> None:
+        self._emit_deferred_for(node)
         try:
             # The symbol is fixed so that identical kernels of any graph share
             # one entry of the binary cache.
@@ -270,6 +276,9 @@ class SpyreScheduling(BaseScheduling):
         except Unsupported as e:
             self._flush_group()
             self._run_on_cpu(node, str(e))
+            return
+        # A held product whose reader this is runs with it, or before it.
+        if kernel.ops == "generic" and self._with_deferred(node, trace):
             return
         # The product and its epilogue are emitted at once, ahead of the
         # pending group: the epilogue must not need the group's results.
@@ -423,10 +432,75 @@ class SpyreScheduling(BaseScheduling):
             self.first_product = self.product = None
             return
         for pending in (self.first_product, self.product):
-            if pending is not None:
-                node, _, kernel = pending
+            if pending is None:
+                continue
+            node, _, kernel = pending
+            reader = self._later_reader(node) if pending is self.product and \
+                self.first_product is None else None
+            if reader is not None:
+                self.deferred.append((*pending, reader))
+            else:
                 self._compile_and_emit(node, kernel)
         self.first_product = self.product = None
+
+    def _later_reader(self, node) -> str | None:
+        """The name of the one node reading product `node`'s output, a
+        temporary of the graph, when that node is still to come."""
+        outputs = node.get_outputs()
+        if len(outputs) != 1 or outputs[0].get_name() in V.graph.get_output_names():
+            return None
+        readers = {user.node for user in outputs[0].users}
+        if len(readers) != 1:
+            return None
+        (reader,) = readers
+        name = getattr(reader, "get_name", lambda: None)()
+        scheduled = {n.get_name() for n in self.scheduler.nodes} if self.scheduler else set()
+        if name not in scheduled or isinstance(reader, ExternKernelSchedulerNode) or \
+                name in self.scheduler.completed_operations:
+            return None
+        return name
+
+    def _with_deferred(self, node, trace) -> bool:
+        """Emits a held product with `node`, its reader, as its epilogue;
+        whether it did. A product that cannot run so goes first, alone."""
+        held = next((d for d in self.deferred if d[3] == node.get_name()), None)
+        if held is None:
+            return False
+        self.deferred.remove(held)
+        # A reader of the pending product too (a gated MLP of two inputs)
+        # takes that one as its epilogue: the held product goes first.
+        pending = {buf.get_name() for p in (self.first_product, self.product) if p is not None
+                   for buf in p[0].get_outputs()}
+        if not pending & {dep.name for dep in node.read_writes.reads}:
+            if not self._independent_of_pending(node):
+                self._flush_group()
+            if self._emit_epilogue([held[:3]], node, trace):
+                return True
+        self._compile_and_emit(held[0], held[2])
+        return False
+
+    def _emit_deferred_for(self, node) -> None:
+        """Emits the held products that must run before `node`: it writes
+        what they read."""
+        if not self.deferred:
+            return
+        try:
+            writes = {_storage(dep.name)[0] for dep in node.read_writes.writes}
+        except (AttributeError, KeyError):
+            writes = None
+        for held in list(self.deferred):
+            try:
+                reads = {_storage(dep.name)[0] for dep in held[0].read_writes.reads}
+            except (AttributeError, KeyError):
+                reads = None
+            if writes is None or reads is None or writes & reads:
+                self.deferred.remove(held)
+                self._compile_and_emit(held[0], held[2])
+
+    def _emit_all_deferred(self) -> None:
+        held, self.deferred = self.deferred, []
+        for node, _, kernel, _ in held:
+            self._compile_and_emit(node, kernel)
 
     def _flush_group(self) -> None:
         self._flush_product()
@@ -494,6 +568,7 @@ class SpyreScheduling(BaseScheduling):
 
     def flush(self) -> None:
         self._flush_group()
+        self._emit_all_deferred()
         self._count_externs()
         self.cpu.flush()
 

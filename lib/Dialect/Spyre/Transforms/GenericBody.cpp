@@ -303,6 +303,17 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
                            int64_t viewCols, function_ref<RefAttr(Value)> viewOf,
                            function_ref<void(IndexExprOp, RefAttr, int64_t)> index,
                            function_ref<bool(IndexExprOp)> indexAlongRowsOnly) {
+  emitBody(
+      sc, loc, plan, rows, viewCols, 1, [&](Value v, int64_t) { return viewOf(v); },
+      [&](IndexExprOp expr, RefAttr dst, int64_t cols, int64_t) { index(expr, dst, cols); },
+      indexAlongRowsOnly);
+}
+
+void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows,
+                           int64_t viewCols, int64_t blocks,
+                           function_ref<RefAttr(Value, int64_t)> viewOf,
+                           function_ref<void(IndexExprOp, RefAttr, int64_t, int64_t)> index,
+                           function_ref<bool(IndexExprOp)> indexAlongRowsOnly) {
   OpBuilder &b = sc.b();
   auto imm = [&](Value v) -> std::optional<double> {
     const BodyValue &info = plan.values.at(v);
@@ -344,8 +355,8 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
     return RefAttr::get(r.getContext(), r.getBuffer(), r.getDtype(), r.getOffset(),
                         {rowStride, 0, 0}, r.getInc(), r.getCore());
   };
-  auto view = [&](Value v) -> RefAttr {
-    RefAttr r = viewOf(v);
+  auto viewOfBlock = [&](Value v, int64_t blk) -> RefAttr {
+    RefAttr r = viewOf(v, blk);
     if (plan.values.at(v).scalar)
       return withStrides(r, 0);
     if (perRow.contains(source(v)))
@@ -355,7 +366,7 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
   auto constantAlongColumns = [&](Value v) {
     const BodyValue &info = plan.values.at(v);
     return info.kind == BodyValue::Kind::immediate || info.scalar || perRow.contains(source(v)) ||
-           (info.kind == BodyValue::Kind::input && viewOf(v).getStrides()[1] == 0);
+           (info.kind == BodyValue::Kind::input && viewOf(v, 0).getStrides()[1] == 0);
   };
   auto rowTemp = [&](Operation *op) {
     Value result = op->getResult(0);
@@ -364,6 +375,9 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
            readByInstructionsOnly(result) &&
            llvm::all_of(op->getOperands(), constantAlongColumns);
   };
+  // Every op over every block before the next op: a block's result may
+  // overwrite what another block's earlier ops read (an epilogue writing
+  // its output in place over the product it reads elsewhere).
   for (auto &[op, vop] : plan.ops) {
     Value result = op->getResult(0);
     if (auto expr = dyn_cast<IndexExprOp>(op)) {
@@ -371,7 +385,8 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
                   readByInstructionsOnly(result) && indexAlongRowsOnly(expr);
       if (once)
         perRow.insert(result);
-      index(expr, view(result), once ? 1 : viewCols);
+      for (int64_t blk = 0; blk < blocks; ++blk)
+        index(expr, viewOfBlock(result, blk), once ? 1 : viewCols, blk);
       continue;
     }
     int64_t cols = viewCols;
@@ -379,40 +394,43 @@ void mlir::spyre::emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, 
       perRow.insert(result);
       cols = 1;
     }
-    RefAttr dst = view(result);
-    if (isa<arith::ConstantOp>(op)) {
-      const BodyValue &info = plan.values.at(result);
-      int64_t r = info.scalar ? 1 : rows, c = info.scalar ? 1 : cols;
-      sc.add(HwFillOp::create(b, loc, dst, APFloat(info.immediate), APFloat(0.0), APFloat(0.0),
-                              r, c, nullptr, 0, nullptr, nullptr));
-      continue;
-    }
-    switch (vop.kind) {
-    case K::unary:
-      sc.add(HwUnaryOp::create(b, loc, vop.func, dst, view(op->getOperand(0)), rows, cols,
-                               nullptr, 0, nullptr, nullptr));
-      break;
-    case K::binary: {
-      Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-      StringRef func = vop.func;
-      if (imm(lhs)) {
-        std::swap(lhs, rhs);
-        func = vop.swappedFunc;
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      auto view = [&](Value v) { return viewOfBlock(v, blk); };
+      RefAttr dst = view(result);
+      if (isa<arith::ConstantOp>(op)) {
+        const BodyValue &info = plan.values.at(result);
+        int64_t r = info.scalar ? 1 : rows, c = info.scalar ? 1 : cols;
+        sc.add(HwFillOp::create(b, loc, dst, APFloat(info.immediate), APFloat(0.0),
+                                APFloat(0.0), r, c, nullptr, 0, nullptr, nullptr));
+        continue;
       }
-      std::optional<double> value = imm(rhs);
-      sc.add(HwBinaryOp::create(b, loc, func, dst, view(lhs),
-                                value ? Attribute() : Attribute(view(rhs)),
-                                value ? b.getF64FloatAttr(*value) : FloatAttr(), rows, cols,
-                                nullptr, 0, nullptr, nullptr));
-      break;
-    }
-    case K::select:
-      sc.add(HwSelectOp::create(b, loc, dst, view(op->getOperand(0)), view(op->getOperand(1)),
-                                view(op->getOperand(2)), rows, cols, nullptr, 0, nullptr,
-                                nullptr));
-      break;
-    case K::iota:
-      break;
+      switch (vop.kind) {
+      case K::unary:
+        sc.add(HwUnaryOp::create(b, loc, vop.func, dst, view(op->getOperand(0)), rows, cols,
+                                 nullptr, 0, nullptr, nullptr));
+        break;
+      case K::binary: {
+        Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+        StringRef func = vop.func;
+        if (imm(lhs)) {
+          std::swap(lhs, rhs);
+          func = vop.swappedFunc;
+        }
+        std::optional<double> value = imm(rhs);
+        sc.add(HwBinaryOp::create(b, loc, func, dst, view(lhs),
+                                  value ? Attribute() : Attribute(view(rhs)),
+                                  value ? b.getF64FloatAttr(*value) : FloatAttr(), rows, cols,
+                                  nullptr, 0, nullptr, nullptr));
+        break;
+      }
+      case K::select:
+        sc.add(HwSelectOp::create(b, loc, dst, view(op->getOperand(0)), view(op->getOperand(1)),
+                                  view(op->getOperand(2)), rows, cols, nullptr, 0, nullptr,
+                                  nullptr));
+        break;
+      case K::iota:
+        break;
+      }
     }
   }
 }

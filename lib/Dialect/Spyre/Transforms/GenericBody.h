@@ -69,6 +69,14 @@ void emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows,
               function_ref<RefAttr(Value)> view,
               function_ref<void(IndexExprOp, RefAttr, int64_t)> index,
               function_ref<bool(IndexExprOp)> indexAlongRowsOnly);
+/// The same over `blocks` tiles of `rows` x `cols` at once, op by op: each
+/// op is emitted for every block (`view` and `index` take the block) before
+/// the next, so that a block's later ops may overwrite what another block's
+/// earlier ops read.
+void emitBody(StepCompute &sc, Location loc, const BodyPlan &plan, int64_t rows, int64_t cols,
+              int64_t blocks, function_ref<RefAttr(Value, int64_t)> view,
+              function_ref<void(IndexExprOp, RefAttr, int64_t, int64_t)> index,
+              function_ref<bool(IndexExprOp)> indexAlongRowsOnly);
 
 } // namespace mlir::spyre
 

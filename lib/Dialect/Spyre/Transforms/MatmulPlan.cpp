@@ -48,6 +48,8 @@
 #include "spyre-mlir/Isa/Isa.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::spyre;
 namespace ISA = ::spyre::isa;
@@ -133,14 +135,25 @@ private:
   /// columns `productCols` after the previous one's in its rows.
   void emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc, ArrayRef<int64_t> tile,
                     int64_t accAt, ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt,
-                    int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t productCols) const;
+                    int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t productCols,
+                    int64_t n0) const;
+  /// emitEpilogue for an N-D epilogue (epiBlock): the body over every
+  /// block of each strip, op by op, so that no block's output, written in
+  /// place over the product, is written before another block has read the
+  /// product there. `n0` is the tile's first column of the output.
+  void emitBlocks(HwEmitter &em, StepCompute &sc, Location loc, ArrayRef<int64_t> tile,
+                  int64_t accAt, ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt,
+                  int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t productCols,
+                  int64_t n0) const;
   /// Accumulating into a 16-bit output widens its current content into the
   /// f32 tile, which cannot be done in place (the wider element would
   /// overwrite one not yet read): only then a staging slot of its own.
   bool staging() const { return staged() && accumulate; }
   int64_t esOf(const Operand &o) const { return deviceDTypeBytes(o.dtype); }
   ColumnSplit columnSplit(int64_t tn) const {
-    return ColumnSplit(n, tn, arch.stickBytes / std::min(esOf(out), esOf(rhs)));
+    int64_t stick = arch.stickBytes / std::min(esOf(out), esOf(rhs));
+    // Tiles of an N-D epilogue start on whole blocks.
+    return ColumnSplit(n, tn, epiBlock ? int64_t(std::lcm(stick, epiBlock)) : stick);
   }
   /// Few output rows (a decode step's GEMV): every core's tiles read the
   /// same lhs rows, so the whole of K of them is loaded once per core into
@@ -212,6 +225,35 @@ private:
   mutable GenericOp epilogue;
   std::unique_ptr<GenericPlan> epiPlan;
   SmallVector<int64_t> productOf;
+  /// An epilogue over more loops than rows and columns (rows, then column
+  /// loops whose sizes multiply to n: a rotary embedding's heads, halves
+  /// and elements) runs on blocks of its innermost loop's columns, one per
+  /// value of the other column loops. An output tile then holds whole
+  /// blocks of `epiBlock` columns (the outermost column loop's), within
+  /// which its reads of the product may move (to the other half of a head).
+  /// 0 for an epilogue over rows and columns.
+  int64_t epiBlock = 0;
+  SmallVector<int64_t> epiColSizes;
+  /// A block of such an epilogue: its first column in the output tile and
+  /// the values of the column loops (the outermost counted from the tile's
+  /// first block, the innermost 0).
+  struct EpiBlock {
+    int64_t col;
+    SmallVector<int64_t> loops;
+  };
+  /// The blocks of an output tile's columns [c0, c1), whole epiBlocks.
+  SmallVector<EpiBlock> epilogueBlocks(int64_t c0, int64_t c1) const;
+  /// Elements from the first that a row of a `tn`-column tile touches of
+  /// an N-D epilogue's loaded input accessed by `a`.
+  int64_t epiSpan(const LinearAccess &a, int64_t tn) const;
+  /// The element `a` reads at row 0 of block `loops`, less its base.
+  static int64_t blockOffset(const LinearAccess &a, ArrayRef<int64_t> loops) {
+    int64_t offset = 0;
+    for (auto [i, v] : llvm::enumerate(loops))
+      offset += a.strides[i + 1] * v;
+    return offset;
+  }
+  LogicalResult analyzeBlocks();
 };
 
 int64_t MatmulPlan::parallelUnits() const { return batch * m * n; }
@@ -327,10 +369,18 @@ LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
   epiPlan = std::make_unique<GenericPlan>(epilogue, arch);
   if (failed(epiPlan->analyze()))
     return failure();
-  if (epiPlan->getSizes() != ArrayRef<int64_t>{m, n} ||
+  ArrayRef<int64_t> sizes = epiPlan->getSizes();
+  int64_t columns = 1;
+  for (int64_t size : sizes.drop_front())
+    columns *= size;
+  if (sizes.size() < 2 || sizes[0] != m || columns != n ||
       llvm::is_contained(epiPlan->getReductionLoops(), true))
     return refuse() << "the generic is not elementwise over the " << m << " x " << n
                     << " product";
+  if (sizes.size() > 2) {
+    epiColSizes.assign(sizes.begin() + 1, sizes.end());
+    epiBlock = n / sizes[1];
+  }
   if (epiPlan->getNumOutputs() != 1)
     return refuse() << "the generic has " << epiPlan->getNumOutputs() << " outputs, not one";
   Value outValue = epilogue.getOutputs()[0];
@@ -338,7 +388,13 @@ LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
       (mm2 && outValue == mm2->getOperand(1)))
     return refuse() << "the generic writes an operand of the matmul";
   const LinearAccess &written = epiPlan->getOutputAccess(0);
-  if (written.strides[1] != 1 || written.strides[0] < n)
+  // Row-major columns: each column loop's stride is the product of the
+  // sizes inside it.
+  SmallVector<int64_t> natural(sizes.size(), 1);
+  for (size_t i = sizes.size() - 1; i > 1; --i)
+    natural[i - 1] = natural[i] * sizes[i];
+  if (written.strides[0] < n ||
+      ArrayRef<int64_t>(written.strides).drop_front() != ArrayRef<int64_t>(natural).drop_front())
     return refuse() << "the generic does not write row-major rows of the output";
   if (deviceDTypeBytes(epiPlan->getOutputType(0)) > 4)
     return refuse() << "the output's elements are wider than the f32 accumulator's";
@@ -352,19 +408,21 @@ LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
     const LinearAccess &reads = epiPlan->getInputAccess(unsigned(i));
     const Value *found = llvm::find(productValues, input);
     productOf.push_back(found == productValues.end() ? -1 : found - productValues.begin());
-    if (productOf.back() >= 0 &&
+    if (productOf.back() >= 0 && !epiBlock &&
         (reads.base != 0 || reads.strides[0] != n || reads.strides[1] != 1))
       return refuse() << "the generic reads the product other than at the output's index";
     if (input == outValue && (reads.base != written.base || reads.strides != written.strides))
       return refuse() << "the generic reads its output other than at the index it writes";
   }
+  if (epiBlock && failed(analyzeBlocks()))
+    return failure();
   // The output is written into the accumulator's slot, over elements of the
   // product already read: no op after the one that writes it may read the
   // product.
   const BodyPlan &body = epiPlan->getBodyPlan();
   bool written_ = false;
   for (auto &[bodyOp, vop] : body.ops) {
-    if (isa<IndexExprOp>(bodyOp))
+    if (isa<IndexExprOp>(bodyOp) && !epiBlock)
       return refuse() << "spyre.index_expr in the body";
     for (Value operand : bodyOp->getOperands()) {
       auto it = body.values.find(operand);
@@ -375,6 +433,91 @@ LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
     written_ |= body.values.at(bodyOp->getResult(0)).kind == BodyValue::Kind::output;
   }
   return success();
+}
+
+LogicalResult MatmulPlan::analyzeBlocks() {
+  auto refuse = [&]() { return op->emitError() << "cannot run the epilogue on the output tile: "; };
+  const int64_t loops = int64_t(epiColSizes.size());
+  // Every op takes an instruction per block: blocks of a few columns (pairs
+  // of a stacked output) would issue more instructions than they move.
+  constexpr int64_t kMinBlockColumns = 16;
+  if (epiColSizes.back() < kMinBlockColumns)
+    return refuse() << "its innermost loop runs over " << epiColSizes.back()
+                    << " columns, fewer than " << kMinBlockColumns;
+  for (auto [i, product] : llvm::enumerate(productOf)) {
+    const LinearAccess &a = epiPlan->getInputAccess(unsigned(i));
+    if (product < 0) {
+      // A loaded input's rows are copied as runs of the elements a tile's
+      // row touches.
+      if (llvm::any_of(a.strides, [](int64_t st) { return st < 0; }))
+        return refuse() << "the generic reads input " << i << " backwards";
+      continue;
+    }
+    // The product is read in its rows, within the outermost column block
+    // of the element written: along the innermost loop, and each loop in
+    // between forwards or backwards (the other half of a head).
+    bool inBlock = a.strides[0] == n && a.strides[1] == epiBlock && a.strides.back() == 1;
+    int64_t low = a.base, high = a.base;
+    for (int64_t l = 1; l < loops && inBlock; ++l) {
+      int64_t natural = 1;
+      for (int64_t j = l + 1; j < loops; ++j)
+        natural *= epiColSizes[j];
+      int64_t st = a.strides[l + 1];
+      inBlock = std::abs(st) == natural;
+      (st < 0 ? low : high) += st * (epiColSizes[l] - 1);
+    }
+    if (!inBlock || low < 0 || high >= epiBlock)
+      return refuse() << "the generic reads the product outside the block of "
+                      << epiBlock << " columns it writes";
+  }
+  // An index of the column loops is one value per block (a head's half);
+  // one that moves along a block's row or column is not computed here.
+  for (auto &[bodyOp, vop] : epiPlan->getBodyPlan().ops) {
+    auto expr = dyn_cast<IndexExprOp>(bodyOp);
+    if (!expr)
+      continue;
+    AffineMap map = expr.getMap();
+    bool constant = map.getNumResults() == 1 && map.getNumSymbols() == 0 &&
+                    isLinear(map.getResult(0));
+    if (constant) {
+      LinearAccess index = linearCoefficients(map.getResult(0), map.getNumDims());
+      constant = index.strides.front() == 0 && index.strides.back() == 0;
+    }
+    if (!constant)
+      return refuse() << "spyre.index_expr in the body varies within a block of columns";
+  }
+  return success();
+}
+
+SmallVector<MatmulPlan::EpiBlock> MatmulPlan::epilogueBlocks(int64_t c0, int64_t c1) const {
+  SmallVector<EpiBlock> blocks;
+  const int64_t loops = int64_t(epiColSizes.size());
+  for (int64_t o = c0 / epiBlock; o < c1 / epiBlock; ++o) {
+    // The loops between the outermost and the innermost, as a counter.
+    SmallVector<int64_t> values(loops, 0);
+    values[0] = o;
+    for (;;) {
+      int64_t col = o * epiBlock, natural = epiBlock;
+      for (int64_t l = 1; l < loops; ++l) {
+        natural /= epiColSizes[l];
+        col += values[l] * natural;
+      }
+      blocks.push_back({col, values});
+      int64_t l = loops - 2;
+      while (l >= 1 && ++values[l] == epiColSizes[l])
+        values[l--] = 0;
+      if (l < 1)
+        break;
+    }
+  }
+  return blocks;
+}
+
+int64_t MatmulPlan::epiSpan(const LinearAccess &a, int64_t tn) const {
+  int64_t span = 1;
+  for (auto [l, size] : llvm::enumerate(epiColSizes))
+    span += a.strides[l + 1] * ((l == 0 ? tn / epiBlock : size) - 1);
+  return span;
 }
 
 LogicalResult MatmulPlan::verifyTile(ArrayRef<int64_t> tile) const {
@@ -390,6 +533,9 @@ LogicalResult MatmulPlan::verifyTile(ArrayRef<int64_t> tile) const {
     if (tile[i] < 1 || tile[i] > limits[i])
       return op->emitError() << "spyre.tile size " << tile[i] << " is not in [1, " << limits[i]
                              << "]";
+  if (epiBlock && tile[1] % epiBlock != 0)
+    return op->emitError() << "spyre.tile's columns " << tile[1]
+                           << " are not whole blocks of the epilogue's " << epiBlock;
   return success();
 }
 
@@ -410,8 +556,9 @@ SmallVector<LxSlot> MatmulPlan::slots(ArrayRef<int64_t> tile) const {
       continue;
     const LinearAccess &a = epiPlan->getInputAccess(unsigned(i));
     int64_t es = deviceDTypeBytes(epiPlan->getInputType(unsigned(i)));
-    TileLayout l = layoutTile(a.strides[0], a.strides[1], tm, tn, tm, tn, es);
-    result.push_back({"epilogue.input" + std::to_string(i), l.bytes, 2});
+    int64_t bytes = epiBlock ? (a.strides[0] ? tm : 1) * epiSpan(a, tn) * es
+                             : layoutTile(a.strides[0], a.strides[1], tm, tn, tm, tn, es).bytes;
+    result.push_back({"epilogue.input" + std::to_string(i), bytes, 2});
   }
   for (auto [i, temp] : llvm::enumerate(epiPlan->getBodyPlan().temps))
     result.push_back({"epilogue.temp" + std::to_string(i),
@@ -426,8 +573,10 @@ double MatmulPlan::epilogueCycles(int64_t rows, int64_t cols, int64_t er) const 
   double strips = double(llvm::divideCeil(rows, er));
   double ops = double(epiPlan->getBodyPlan().ops.size());
   double elements = double(rows * cols);
+  // An N-D epilogue's instructions run per block.
+  double blocks = epiBlock ? double(cols / epiColSizes.back()) : 1;
   return ops * (arch.sfuCycles(elements, 12, false, false) - double(arch.sfuStartupCycles) +
-                strips * double(arch.sfuStartupCycles));
+                strips * blocks * double(arch.sfuStartupCycles));
 }
 
 bool MatmulPlan::walksRows(ArrayRef<int64_t> tile, Grid grid) const {
@@ -508,7 +657,8 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
   // engine's queue holds stops the core from issuing its next loads and
   // products until the SFU has run the excess: instructions issue in order.
   double epiInstructions =
-      epilogue ? double(epiPlan->getBodyPlan().ops.size()) * double(llvm::divideCeil(tm, tile[3]))
+      epilogue ? double(epiPlan->getBodyPlan().ops.size()) * double(llvm::divideCeil(tm, tile[3])) *
+                     (epiBlock ? double(tn / epiColSizes.back()) : 1)
                : 0;
   double epiExcess = std::max(0.0, epiInstructions - double(arch.engineQueueDepth));
   double read = double(batch) * double(k) *
@@ -523,9 +673,10 @@ double MatmulPlan::estimate(ArrayRef<int64_t> tile, Grid grid) const {
     for (auto [i, product] : llvm::enumerate(productOf))
       if (product < 0) {
         const LinearAccess &a = epiPlan->getInputAccess(unsigned(i));
-        epiBytes += double(layoutTile(a.strides[0], a.strides[1], tm, tn, tm, tn,
-                                      deviceDTypeBytes(epiPlan->getInputType(unsigned(i))))
-                               .bytes);
+        int64_t ies = deviceDTypeBytes(epiPlan->getInputType(unsigned(i)));
+        epiBytes += epiBlock ? double((a.strides[0] ? tm : 1) * epiSpan(a, tn) * ies)
+                             : double(layoutTile(a.strides[0], a.strides[1], tm, tn, tm, tn, ies)
+                                          .bytes);
         epiLoads += 1;
       }
   read += double(batch * mt) * double(llvm::divideCeil(n, tn)) * epiBytes;
@@ -787,6 +938,8 @@ SmallVector<int64_t> MatmulPlan::chooseTile(int64_t cores, int64_t lxBytes) cons
 SmallVector<int64_t> MatmulPlan::fitting(int64_t tm, int64_t tn, int64_t tk,
                                          int64_t lxBytes) const {
   SmallVector<int64_t> tile = {tm, tn, tk};
+  if (epiBlock && tn % epiBlock != 0)
+    return {};
   if (epilogue)
     tile.push_back(tm);
   for (;;) {
@@ -964,7 +1117,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
         lastStep.lhsNew = lastStep.rhsNew = false;
         lastStep.deferred = -1;
         order.push_back(lastStep);
-      } else if (lastStep.rhsNew && half > 0 &&
+      } else if (lastStep.rhsNew && half > 0 && !epiBlock &&
                  splitsColumns(tile, std::min(tk, k - lastStep.s * tk), cols, grid)) {
         order.back().colEnd = half;
         lastStep.colBegin = half;
@@ -1055,9 +1208,27 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
           const LinearAccess &access = epiPlan->getInputAccess(unsigned(e));
           uint8_t dtype = epiPlan->getInputType(unsigned(e));
           int64_t ies = deviceDTypeBytes(dtype);
+          int64_t at = slotAt(unsigned(slot), outCopy);
+          if (epiBlock) {
+            // The elements the tile's rows touch, a run per row at a pitch
+            // of the widest tile's run.
+            int64_t pitch = epiSpan(access, tn) * ies, rowStride = access.strides[0];
+            if (last && o.rowBegin == 0 && o.colBegin == 0) {
+              step.loads.push_back(
+                  {em.lx(dtype, at, {pitch, 0, 0}),
+                   em.device(epilogue.getInputs()[e], dtype,
+                             (access.base + m0 * rowStride + n0 / epiBlock * access.strides[1]) *
+                                 ies,
+                             {rowStride * ies, 0, 0}),
+                   epiSpan(access, an) * ies, {rowStride ? am : 1, 1, 1}});
+              lateView = em.lx(dtype, at, {ies, ies, 0});
+            }
+            epiViews.push_back(
+                em.lx(dtype, at, {rowStride ? pitch : 0, access.strides.back() * ies, 0}));
+            continue;
+          }
           TileLayout l =
               layoutTile(access.strides[0], access.strides[1], tm, tn, am, an, ies);
-          int64_t at = slotAt(unsigned(slot), outCopy);
           if (last && o.rowBegin == 0 && o.colBegin == 0) {
             step.loads.push_back(
                 {em.lx(dtype, at, l.lxStrides),
@@ -1133,7 +1304,7 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
                                                         1, 1, nullptr, 0, nullptr, nullptr)));
         if (last && epilogue)
           emitEpilogue(em, sc, loc, tile, slotAt(2, outCopy), epiViews, tempAt, r0, r1, c0, c1,
-                       an);
+                       an, n0);
         else if (epilogue)
           // Steps signal their completion on one counter, which the stores
           // and the loads of later steps wait for: it must count steps in
@@ -1174,10 +1345,15 @@ LogicalResult MatmulPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> 
 void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
                               ArrayRef<int64_t> tile, int64_t accAt,
                               ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt, int64_t r0,
-                              int64_t r1, int64_t c0, int64_t c1, int64_t productCols) const {
+                              int64_t r1, int64_t c0, int64_t c1, int64_t productCols,
+                              int64_t n0) const {
   int64_t tn = tile[1], er = tile[3], es = esOf(out), cols = c1 - c0;
   const BodyPlan &body = epiPlan->getBodyPlan();
   Value yielded = cast<YieldOp>(epilogue.getBody().front().getTerminator()).getValues()[0];
+  if (epiBlock) {
+    emitBlocks(em, sc, loc, tile, accAt, inputViews, tempAt, r0, r1, c0, c1, productCols, n0);
+    return;
+  }
   for (int64_t s0 = r0; s0 < r1; s0 += er) {
     int64_t rows = std::min(er, r1 - s0);
     // Row s0, column c0 of the strip: of the f32 accumulator, of the output
@@ -1210,6 +1386,66 @@ void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
     if (body.values.at(yielded).kind != BodyValue::Kind::output)
       sc.add(HwUnaryOp::create(sc.b(), loc, "copy", output, view(yielded), rows, cols, nullptr,
                                0, nullptr, nullptr));
+  }
+}
+
+void MatmulPlan::emitBlocks(HwEmitter &em, StepCompute &sc, Location loc,
+                            ArrayRef<int64_t> tile, int64_t accAt,
+                            ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt, int64_t r0,
+                            int64_t r1, int64_t c0, int64_t c1, int64_t productCols,
+                            int64_t n0) const {
+  int64_t tn = tile[1], er = tile[3], es = esOf(out), inner = epiColSizes.back();
+  const BodyPlan &body = epiPlan->getBodyPlan();
+  Value yielded = cast<YieldOp>(epilogue.getBody().front().getTerminator()).getValues()[0];
+  SmallVector<EpiBlock> blocks = epilogueBlocks(c0, c1);
+  for (int64_t s0 = r0; s0 < r1; s0 += er) {
+    int64_t rows = std::min(er, r1 - s0);
+    auto output = [&](int64_t j) {
+      return em.lx(out.dtype, accAt + (s0 * tn + blocks[j].col) * es, {tn * es, es, 0});
+    };
+    auto view = [&](Value v, int64_t j) -> RefAttr {
+      const EpiBlock &blk = blocks[j];
+      const BodyValue &info = body.values.at(v);
+      switch (info.kind) {
+      case BodyValue::Kind::input: {
+        const LinearAccess &a = epiPlan->getInputAccess(info.index);
+        if (int64_t p = productOf[info.index]; p >= 0)
+          return em.lx(uint8_t(ISA::DType::f32),
+                       accAt + (s0 * tn * products + p * productCols + a.base +
+                                blockOffset(a, blk.loops)) *
+                                   4,
+                       {tn * products * 4, 4, 0});
+        RefAttr r = inputViews[info.index];
+        ArrayRef<int64_t> st = r.getStrides();
+        int64_t ies = deviceDTypeBytes(r.getDtype());
+        return em.lx(r.getDtype(), r.getOffset() + s0 * st[0] + blockOffset(a, blk.loops) * ies,
+                     {st[0], st[1], 0});
+      }
+      case BodyValue::Kind::output:
+        return output(j);
+      default: {
+        int64_t tes = deviceDTypeBytes(info.dtype);
+        return em.lx(info.dtype, tempAt[info.index] + blk.col * tes, {tn * tes, tes, 0});
+      }
+      }
+    };
+    // An index of the column loops, at the block's place in the output.
+    auto index = [&](IndexExprOp expr, RefAttr dst, int64_t count, int64_t j) {
+      AffineMap map = expr.getMap();
+      LinearAccess at = linearCoefficients(map.getResult(0), map.getNumDims());
+      int64_t value = at.base;
+      for (auto [l, v] : llvm::enumerate(blocks[j].loops))
+        value += at.strides[l + 1] * (v + (l == 0 ? n0 / epiBlock : 0));
+      sc.add(HwFillOp::create(sc.b(), loc, dst, APFloat(double(value)), APFloat(0.0),
+                              APFloat(0.0), rows, count, nullptr, 0, nullptr, nullptr));
+    };
+    emitBody(sc, loc, body, rows, inner, int64_t(blocks.size()), view, index,
+             [](IndexExprOp) { return true; });
+    if (body.values.at(yielded).kind != BodyValue::Kind::output)
+      for (size_t j = 0; j < blocks.size(); ++j)
+        sc.add(HwUnaryOp::create(sc.b(), loc, "copy", output(int64_t(j)),
+                                 view(yielded, int64_t(j)), rows, inner, nullptr, 0, nullptr,
+                                 nullptr));
   }
 }
 

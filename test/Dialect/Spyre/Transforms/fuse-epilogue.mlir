@@ -348,3 +348,112 @@ spyre.kernel @not_side_by_side(%x: !spyre.buffer<64x128xf16>, %wk: !spyre.buffer
                outs(%q : !spyre.buffer<64x32xf16>)
   spyre.return
 }
+
+// -----
+
+// A rotary embedding over the product viewed as (rows, heads, halves,
+// elements): it reads the product where it writes and at the other half of
+// the head, and the half as an index. The plan runs it per block of a
+// half-head, on tiles of whole heads.
+// CHECK-LABEL: spyre.kernel @rotary
+// CHECK-NEXT: spyre.fused {
+// CHECK: spyre.matmul
+// CHECK-NEXT: spyre.generic domain [64, 2, 2, 64]
+// TILE-LABEL: spyre.kernel @rotary
+// TILE: spyre.tile = array<i64: {{[0-9]+}}, {{128|256}}, {{[0-9]+, [0-9]+}}>
+#q = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 128 + d2 * 64 + d3)>
+#rot = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 128 - d2 * 64 + d3 + 64)>
+#tab = affine_map<(d0, d1, d2, d3) -> (d0, d2 * 64 + d3)>
+spyre.kernel @rotary(%x: !spyre.buffer<64x128xf16>, %w: !spyre.buffer<128x256xf16>,
+                     %cos: !spyre.buffer<64x128xf16>, %sin: !spyre.buffer<64x128xf16>,
+                     %y: !spyre.buffer<64x256xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<64x256xf16>
+  spyre.matmul ins(%x, %w : !spyre.buffer<64x128xf16>, !spyre.buffer<128x256xf16>)
+               outs(%p : !spyre.buffer<64x256xf16>)
+  spyre.generic domain [64, 2, 2, 64] {indexing_maps = [#q, #tab, #rot, #tab, #q],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %cos, %p, %sin : !spyre.buffer<64x256xf16>, !spyre.buffer<64x128xf16>, !spyre.buffer<64x256xf16>, !spyre.buffer<64x128xf16>)
+      outs(%y : !spyre.buffer<64x256xf16>) {
+  ^bb0(%a: f16, %c: f16, %r: f16, %s: f16):
+    %zero = arith.constant 0 : i32
+    %half = spyre.index_expr affine_map<(d0, d1, d2, d3) -> (d2)> : i32
+    %0 = arith.extf %a : f16 to f32
+    %1 = arith.extf %c : f16 to f32
+    %2 = arith.extf %r : f16 to f32
+    %3 = arith.extf %s : f16 to f32
+    %4 = arith.mulf %0, %1 : f32
+    %5 = arith.cmpi eq, %half, %zero : i32
+    %6 = arith.negf %2 : f32
+    %7 = arith.select %5, %6, %2 : f32
+    %8 = arith.mulf %7, %3 : f32
+    %9 = arith.addf %4, %8 : f32
+    %10 = arith.truncf %9 : f32 to f16
+    spyre.yield %10 : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// The same read of the next head's first half (d1 * 128 + 128 + ...) and an
+// index that moves along a half-head are not run on the tiles.
+#q = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 128 + d2 * 64 + d3)>
+#next = affine_map<(d0, d1, d2, d3) -> (d0, d2 * 64 + d3)>
+spyre.kernel @rotary_across_heads(%x: !spyre.buffer<64x128xf16>, %w: !spyre.buffer<128x256xf16>,
+                                  %y: !spyre.buffer<64x256xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<64x256xf16>
+  // expected-remark @+1 {{epilogue not fused: cannot run the epilogue on the output tile: the generic reads the product outside the block of 128 columns it writes}}
+  spyre.matmul ins(%x, %w : !spyre.buffer<64x128xf16>, !spyre.buffer<128x256xf16>)
+               outs(%p : !spyre.buffer<64x256xf16>)
+  spyre.generic domain [64, 2, 2, 64] {indexing_maps = [#q, #next, #q],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %p : !spyre.buffer<64x256xf16>, !spyre.buffer<64x256xf16>)
+      outs(%y : !spyre.buffer<64x256xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %0 = arith.addf %a, %b : f16
+    spyre.yield %0 : f16
+  }
+  spyre.return
+}
+
+// -----
+
+#q = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 128 + d2 * 64 + d3)>
+spyre.kernel @index_along_a_block(%x: !spyre.buffer<64x128xf16>, %w: !spyre.buffer<128x256xf16>,
+                                  %y: !spyre.buffer<64x256xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<64x256xf16>
+  // expected-remark @+1 {{epilogue not fused: cannot run the epilogue on the output tile: spyre.index_expr in the body varies within a block of columns}}
+  spyre.matmul ins(%x, %w : !spyre.buffer<64x128xf16>, !spyre.buffer<128x256xf16>)
+               outs(%p : !spyre.buffer<64x256xf16>)
+  spyre.generic domain [64, 2, 2, 64] {indexing_maps = [#q, #q],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p : !spyre.buffer<64x256xf16>) outs(%y : !spyre.buffer<64x256xf16>) {
+  ^bb0(%a: f16):
+    %i = spyre.index_expr affine_map<(d0, d1, d2, d3) -> (d3)> : i32
+    %0 = arith.sitofp %i : i32 to f16
+    %1 = arith.addf %a, %0 : f16
+    spyre.yield %1 : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// Blocks of two columns (pairs of a stacked output) would take an
+// instruction per op and pair.
+#pairs = affine_map<(d0, d1, d2) -> (d0, d1 * 2 + d2)>
+spyre.kernel @pairs(%x: !spyre.buffer<64x128xf16>, %w: !spyre.buffer<128x256xf16>,
+                    %y: !spyre.buffer<64x256xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<64x256xf16>
+  // expected-remark @+1 {{epilogue not fused: cannot run the epilogue on the output tile: its innermost loop runs over 2 columns, fewer than 16}}
+  spyre.matmul ins(%x, %w : !spyre.buffer<64x128xf16>, !spyre.buffer<128x256xf16>)
+               outs(%p : !spyre.buffer<64x256xf16>)
+  spyre.generic domain [64, 128, 2] {indexing_maps = [#pairs, #pairs],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p : !spyre.buffer<64x256xf16>) outs(%y : !spyre.buffer<64x256xf16>) {
+  ^bb0(%a: f16):
+    %0 = arith.mulf %a, %a : f16
+    spyre.yield %0 : f16
+  }
+  spyre.return
+}
