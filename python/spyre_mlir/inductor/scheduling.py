@@ -319,6 +319,9 @@ class SpyreScheduling(BaseScheduling):
         self._emit([node], kernel)
 
     def _run_on_cpu(self, node, reason: str) -> None:
+        # Inductor's CPU code may write a node's result over an input whose
+        # other readers it takes as done: a held product among them.
+        self._emit_all_deferred()
         _fallback(_op_names(node), reason)
         self._progress(1)
         self._written_on_cpu(node)
