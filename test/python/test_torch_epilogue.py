@@ -278,3 +278,36 @@ def test_a_rotary_embedding_runs_on_its_products_tiles(tokens, dtype, kernels):
     assert len(products) == 2, kernels
     assert all("spyre.generic" in k for k in products), products
     assert not counters.fallbacks
+
+
+class _ParallelResidual(torch.nn.Module):
+    """GPT-NeoX's block, x + attention(ln1(x)) + mlp(ln2(x)), with attention
+    written out: the attention's output projection has one reader, the sum,
+    which also reads the MLP's down projection computed after it."""
+
+    def __init__(self, d=64, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.dense = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.fc1, self.fc2 = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, self.heads, -1).permute(0, 2, 1, 3).chunk(3, -1)
+        a = ((q @ k.transpose(-1, -2)) / (d // self.heads) ** 0.5).softmax(-1) @ v
+        a = self.dense(a.permute(0, 2, 1, 3).reshape(b, t, d))
+        return x + a + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_a_held_product_runs_before_the_kernels_that_read_it(dtype):
+    # The scheduler holds a product whose one reader comes later; a reader
+    # that also reads a product computed after it, or a product reading it,
+    # must find it computed (the attention's products and the sum here).
+    torch.manual_seed(0)
+    model, x = _ParallelResidual().to(dtype).eval(), rand(1, 16, 64, dtype=dtype)
+    with torch.no_grad():
+        actual, expected = compiled_and_eager(model, x)
+    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, 256))
+    assert not counters.fallbacks

@@ -164,6 +164,7 @@ class SpyreScheduling(BaseScheduling):
         # the reader's name). Inductor puts a query projection's rotary
         # embedding after the key and value projections and their own.
         self.deferred = []
+        self.seen: set[str] = set()  # nodes codegen_node was given
         self.cpu_computed: set[str] = set()  # buffers written by CPU code
         self.card_written: set[str] = set()  # buffers written by the card's kernels
         # The range of values each buffer was written with (ranges.py).
@@ -264,6 +265,7 @@ class SpyreScheduling(BaseScheduling):
             self._codegen(n)
 
     def _codegen(self, node) -> None:
+        self.seen.add(node.get_name())
         self._emit_deferred_for(node)
         try:
             # The symbol is fixed so that identical kernels of any graph share
@@ -278,6 +280,7 @@ class SpyreScheduling(BaseScheduling):
             self._run_on_cpu(node, str(e))
             return
         # A held product whose reader this is runs with it, or before it.
+        self._emit_deferred_for(node, kernel)
         if kernel.ops == "generic" and self._with_deferred(node, trace):
             return
         # The product and its epilogue are emitted at once, ahead of the
@@ -458,8 +461,8 @@ class SpyreScheduling(BaseScheduling):
         (reader,) = readers
         name = getattr(reader, "get_name", lambda: None)()
         scheduled = {n.get_name() for n in self.scheduler.nodes} if self.scheduler else set()
-        if name not in scheduled or isinstance(reader, ExternKernelSchedulerNode) or \
-                name in self.scheduler.completed_operations:
+        if name not in scheduled or name in self.seen or \
+                isinstance(reader, ExternKernelSchedulerNode):
             return None
         return name
 
@@ -482,21 +485,25 @@ class SpyreScheduling(BaseScheduling):
         self._compile_and_emit(held[0], held[2])
         return False
 
-    def _emit_deferred_for(self, node) -> None:
+    def _emit_deferred_for(self, node, kernel=None) -> None:
         """Emits the held products that must run before `node`: it writes
-        what they read."""
+        what they read, or reads what they write and is not the elementwise
+        reader they wait for (with `kernel`, its export, once known)."""
         if not self.deferred:
             return
-        try:
-            writes = {_storage(dep.name)[0] for dep in node.read_writes.writes}
-        except (AttributeError, KeyError):
-            writes = None
-        for held in list(self.deferred):
+
+        def storages(deps):
             try:
-                reads = {_storage(dep.name)[0] for dep in held[0].read_writes.reads}
-            except (AttributeError, KeyError):
-                reads = None
-            if writes is None or reads is None or writes & reads:
+                return {_storage(dep.name)[0] for dep in deps}
+            except (AttributeError, KeyError):  # a dependency that names no buffer
+                return None
+        reads, writes = storages(node.read_writes.reads), storages(node.read_writes.writes)
+        for held in list(self.deferred):
+            theirs = storages(held[0].read_writes.reads)
+            outputs = storages(held[0].read_writes.writes)
+            waits = held[3] == node.get_name() and (kernel is None or kernel.ops == "generic")
+            if None in (reads, writes, theirs, outputs) or writes & (theirs | outputs) or \
+                    (reads & outputs and not waits):
                 self.deferred.remove(held)
                 self._compile_and_emit(held[0], held[2])
 
