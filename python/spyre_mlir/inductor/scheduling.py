@@ -237,6 +237,11 @@ class SpyreScheduling(BaseScheduling):
         (one graph per scheduler, so once)."""
         return set(V.graph.graph_inputs) | set(V.graph.constants)
 
+    @functools.cached_property
+    def _scheduled(self) -> set[str]:
+        """The names of the scheduler's nodes (one graph per scheduler)."""
+        return {n.get_name() for n in self.scheduler.nodes} if self.scheduler else set()
+
     def _written_on_cpu(self, node) -> None:
         # By their memory too: an extern kernel that writes a slice of a
         # concatenation names the slice.
@@ -266,7 +271,6 @@ class SpyreScheduling(BaseScheduling):
 
     def _codegen(self, node) -> None:
         self.seen.add(node.get_name())
-        self._emit_deferred_for(node)
         try:
             # The symbol is fixed so that identical kernels of any graph share
             # one entry of the binary cache.
@@ -419,17 +423,13 @@ class SpyreScheduling(BaseScheduling):
     def _independent_of_pending(self, node) -> bool:
         """Whether `node` may run before the pending nodes: it reads nothing
         they write and writes nothing they read or write (by storage)."""
-        def storages(deps):
-            return {_storage(dep.name)[0] for dep in deps}
-        try:
-            reads, writes = storages(node.read_writes.reads), storages(node.read_writes.writes)
-            for other, _, _ in self.pending:
-                other_reads = storages(other.read_writes.reads)
-                other_writes = storages(other.read_writes.writes)
-                if (reads | writes) & other_writes or writes & other_reads:
-                    return False
-        except (AttributeError, KeyError):  # a dependency that names no buffer
-            return not self.pending
+        reads, writes = _reads_and_writes(node)
+        for other, _, _ in self.pending:
+            other_reads, other_writes = _reads_and_writes(other)
+            if None in (reads, writes, other_reads, other_writes):
+                return False  # a dependency that names no buffer
+            if (reads | writes) & other_writes or writes & other_reads:
+                return False
         return True
 
     def _flush_product(self) -> None:
@@ -460,8 +460,7 @@ class SpyreScheduling(BaseScheduling):
             return None
         (reader,) = readers
         name = getattr(reader, "get_name", lambda: None)()
-        scheduled = {n.get_name() for n in self.scheduler.nodes} if self.scheduler else set()
-        if name not in scheduled or name in self.seen or \
+        if name not in self._scheduled or name in self.seen or \
                 isinstance(reader, ExternKernelSchedulerNode):
             return None
         return name
@@ -491,16 +490,9 @@ class SpyreScheduling(BaseScheduling):
         reader they wait for (with `kernel`, its export, once known)."""
         if not self.deferred:
             return
-
-        def storages(deps):
-            try:
-                return {_storage(dep.name)[0] for dep in deps}
-            except (AttributeError, KeyError):  # a dependency that names no buffer
-                return None
-        reads, writes = storages(node.read_writes.reads), storages(node.read_writes.writes)
+        reads, writes = _reads_and_writes(node)
         for held in list(self.deferred):
-            theirs = storages(held[0].read_writes.reads)
-            outputs = storages(held[0].read_writes.writes)
+            theirs, outputs = _reads_and_writes(held[0])
             waits = held[3] == node.get_name() and (kernel is None or kernel.ops == "generic")
             if None in (reads, writes, theirs, outputs) or writes & (theirs | outputs) or \
                     (reads & outputs and not waits):
@@ -608,6 +600,17 @@ def _resolve_storage(trace) -> None:
         if instr.op in ("load", "store", "store_reduction"):
             name, offset = _storage(instr.args[0])
             instr.args = (name, instr.args[1] + offset, *instr.args[2:])
+
+
+def _reads_and_writes(node) -> tuple[set | None, set | None]:
+    """The storages `node` reads and writes; None for a set with a
+    dependency that names no buffer."""
+    def storages(deps):
+        try:
+            return {_storage(dep.name)[0] for dep in deps}
+        except (AttributeError, KeyError):
+            return None
+    return storages(node.read_writes.reads), storages(node.read_writes.writes)
 
 
 def _reason(e: Exception) -> str:

@@ -132,19 +132,15 @@ private:
   double epilogueCycles(int64_t rows, int64_t cols, int64_t er) const;
   /// Emits the epilogue over rows [r0, r1) and columns [c0, c1) of the
   /// output tile whose accumulator is at LX offset `accAt`, each product's
-  /// columns `productCols` after the previous one's in its rows.
+  /// columns `productCols` after the previous one's in its rows; `n0` is the
+  /// tile's first column of the output. An N-D epilogue runs over every
+  /// block of each strip, op by op, so that no block's output, written in
+  /// place over the product, is written before another block has read the
+  /// product there.
   void emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc, ArrayRef<int64_t> tile,
                     int64_t accAt, ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt,
                     int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t productCols,
                     int64_t n0) const;
-  /// emitEpilogue for an N-D epilogue (epiBlock): the body over every
-  /// block of each strip, op by op, so that no block's output, written in
-  /// place over the product, is written before another block has read the
-  /// product there. `n0` is the tile's first column of the output.
-  void emitBlocks(HwEmitter &em, StepCompute &sc, Location loc, ArrayRef<int64_t> tile,
-                  int64_t accAt, ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt,
-                  int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t productCols,
-                  int64_t n0) const;
   /// Accumulating into a 16-bit output widens its current content into the
   /// f32 tile, which cannot be done in place (the wider element would
   /// overwrite one not yet read): only then a staging slot of its own.
@@ -1347,59 +1343,16 @@ void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
                               ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt, int64_t r0,
                               int64_t r1, int64_t c0, int64_t c1, int64_t productCols,
                               int64_t n0) const {
-  int64_t tn = tile[1], er = tile[3], es = esOf(out), cols = c1 - c0;
+  int64_t tn = tile[1], er = tile[3], es = esOf(out);
   const BodyPlan &body = epiPlan->getBodyPlan();
   Value yielded = cast<YieldOp>(epilogue.getBody().front().getTerminator()).getValues()[0];
-  if (epiBlock) {
-    emitBlocks(em, sc, loc, tile, accAt, inputViews, tempAt, r0, r1, c0, c1, productCols, n0);
-    return;
-  }
+  // An epilogue over rows and columns is one block of all the columns.
+  SmallVector<EpiBlock> blocks = epiBlock ? epilogueBlocks(c0, c1) : SmallVector<EpiBlock>{{c0, {}}};
+  int64_t cols = epiBlock ? epiColSizes.back() : c1 - c0;
   for (int64_t s0 = r0; s0 < r1; s0 += er) {
     int64_t rows = std::min(er, r1 - s0);
-    // Row s0, column c0 of the strip: of the f32 accumulator, of the output
-    // written over it, and of each loaded input (a broadcast row stays put).
-    RefAttr output = em.lx(out.dtype, accAt + (s0 * tn + c0) * es, {tn * es, es, 0});
-    auto view = [&](Value v) -> RefAttr {
-      const BodyValue &info = body.values.at(v);
-      switch (info.kind) {
-      case BodyValue::Kind::input: {
-        if (int64_t p = productOf[info.index]; p >= 0)
-          return em.lx(uint8_t(ISA::DType::f32),
-                       accAt + (s0 * tn * products + p * productCols + c0) * 4,
-                       {tn * products * 4, 4, 0});
-        RefAttr r = inputViews[info.index];
-        ArrayRef<int64_t> st = r.getStrides();
-        return em.lx(r.getDtype(), r.getOffset() + s0 * st[0] + c0 * st[1], {st[0], st[1], 0});
-      }
-      case BodyValue::Kind::output:
-        return output;
-      default: {
-        int64_t tes = deviceDTypeBytes(info.dtype);
-        return em.lx(info.dtype, tempAt[info.index] + c0 * tes, {tn * tes, tes, 0});
-      }
-      }
-    };
-    auto refused = [](IndexExprOp) -> bool { llvm_unreachable("refused by analyzeEpilogue"); };
-    emitBody(
-        sc, loc, body, rows, cols, view,
-        [&](IndexExprOp expr, RefAttr, int64_t) { refused(expr); }, refused);
-    if (body.values.at(yielded).kind != BodyValue::Kind::output)
-      sc.add(HwUnaryOp::create(sc.b(), loc, "copy", output, view(yielded), rows, cols, nullptr,
-                               0, nullptr, nullptr));
-  }
-}
-
-void MatmulPlan::emitBlocks(HwEmitter &em, StepCompute &sc, Location loc,
-                            ArrayRef<int64_t> tile, int64_t accAt,
-                            ArrayRef<RefAttr> inputViews, ArrayRef<int64_t> tempAt, int64_t r0,
-                            int64_t r1, int64_t c0, int64_t c1, int64_t productCols,
-                            int64_t n0) const {
-  int64_t tn = tile[1], er = tile[3], es = esOf(out), inner = epiColSizes.back();
-  const BodyPlan &body = epiPlan->getBodyPlan();
-  Value yielded = cast<YieldOp>(epilogue.getBody().front().getTerminator()).getValues()[0];
-  SmallVector<EpiBlock> blocks = epilogueBlocks(c0, c1);
-  for (int64_t s0 = r0; s0 < r1; s0 += er) {
-    int64_t rows = std::min(er, r1 - s0);
+    // Row s0 of block j: of the f32 accumulator, of the output written over
+    // it, and of each loaded input (a broadcast row stays put).
     auto output = [&](int64_t j) {
       return em.lx(out.dtype, accAt + (s0 * tn + blocks[j].col) * es, {tn * es, es, 0});
     };
@@ -1409,17 +1362,17 @@ void MatmulPlan::emitBlocks(HwEmitter &em, StepCompute &sc, Location loc,
       switch (info.kind) {
       case BodyValue::Kind::input: {
         const LinearAccess &a = epiPlan->getInputAccess(info.index);
-        if (int64_t p = productOf[info.index]; p >= 0)
+        if (int64_t p = productOf[info.index]; p >= 0) {
+          int64_t col = epiBlock ? a.base + blockOffset(a, blk.loops) : blk.col;
           return em.lx(uint8_t(ISA::DType::f32),
-                       accAt + (s0 * tn * products + p * productCols + a.base +
-                                blockOffset(a, blk.loops)) *
-                                   4,
+                       accAt + (s0 * tn * products + p * productCols + col) * 4,
                        {tn * products * 4, 4, 0});
+        }
         RefAttr r = inputViews[info.index];
         ArrayRef<int64_t> st = r.getStrides();
-        int64_t ies = deviceDTypeBytes(r.getDtype());
-        return em.lx(r.getDtype(), r.getOffset() + s0 * st[0] + blockOffset(a, blk.loops) * ies,
-                     {st[0], st[1], 0});
+        int64_t at = epiBlock ? blockOffset(a, blk.loops) * deviceDTypeBytes(r.getDtype())
+                              : blk.col * st[1];
+        return em.lx(r.getDtype(), r.getOffset() + s0 * st[0] + at, {st[0], st[1], 0});
       }
       case BodyValue::Kind::output:
         return output(j);
@@ -1429,8 +1382,10 @@ void MatmulPlan::emitBlocks(HwEmitter &em, StepCompute &sc, Location loc,
       }
       }
     };
-    // An index of the column loops, at the block's place in the output.
+    // An index of the column loops (analyzeBlocks), at the block's place in
+    // the output.
     auto index = [&](IndexExprOp expr, RefAttr dst, int64_t count, int64_t j) {
+      assert(epiBlock && "an index in the body is refused by analyzeEpilogue");
       AffineMap map = expr.getMap();
       LinearAccess at = linearCoefficients(map.getResult(0), map.getNumDims());
       int64_t value = at.base;
@@ -1439,12 +1394,12 @@ void MatmulPlan::emitBlocks(HwEmitter &em, StepCompute &sc, Location loc,
       sc.add(HwFillOp::create(sc.b(), loc, dst, APFloat(double(value)), APFloat(0.0),
                               APFloat(0.0), rows, count, nullptr, 0, nullptr, nullptr));
     };
-    emitBody(sc, loc, body, rows, inner, int64_t(blocks.size()), view, index,
+    emitBody(sc, loc, body, rows, cols, int64_t(blocks.size()), view, index,
              [](IndexExprOp) { return true; });
     if (body.values.at(yielded).kind != BodyValue::Kind::output)
       for (size_t j = 0; j < blocks.size(); ++j)
         sc.add(HwUnaryOp::create(sc.b(), loc, "copy", output(int64_t(j)),
-                                 view(yielded, int64_t(j)), rows, inner, nullptr, 0, nullptr,
+                                 view(yielded, int64_t(j)), rows, cols, nullptr, 0, nullptr,
                                  nullptr));
   }
 }
