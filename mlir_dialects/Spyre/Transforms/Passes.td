@@ -167,6 +167,14 @@ def SpyreFuseEpilogue : Pass<"spyre-fuse-epilogue", "::mlir::ModuleOp"> {
     (`spyre.arch`); otherwise the two ops run one after the other as before
     and, with `report-missed`, a remark says why.
 
+    Two such groups in a row, the second's product reading the first's
+    epilogue output as its lhs, that output a temporary of the kernel read by
+    nothing else (a multilayer perceptron, `epi(act(x @ W1) @ W2)`), become
+    one group, a chain, when `chain` is set, the product has at least 64
+    rows and a tile of the chain fits LX: the hidden activations stay in LX
+    and never reach device memory (ChainPlan: row groups x hidden slices of
+    cores, the partial sums of the second product added over the ring).
+
     Before:
     ```mlir
     %p = spyre.alloc() : !spyre.buffer<512x4096xf16>
@@ -186,7 +194,9 @@ def SpyreFuseEpilogue : Pass<"spyre-fuse-epilogue", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::spyre::SpyreDialect"];
   let options = [
     Option<"reportMissed", "report-missed", "bool", /*default=*/"false",
-           "Emit a remark where a matmul's consumer is not fused, with the reason">
+           "Emit a remark where a matmul's consumer is not fused, with the reason">,
+    Option<"chain", "chain", "bool", /*default=*/"true",
+           "Run a product of an epilogue's output with the product before it (an MLP)">
   ];
 }
 

@@ -126,6 +126,65 @@ def export_epilogue(name: str, products: list[Trace], epilogue: Trace,
                               partial_writes([epilogue], buffers, buffer_info))
 
 
+def export_chain(name: str, first: tuple[Trace, Trace], second: tuple[Trace, Trace],
+                 buffer_info: BufferInfo, temporaries: set[str]) -> ExportedKernel:
+    """Two products with their epilogues as one kernel, the second product's
+    lhs being the first epilogue's output (a multilayer perceptron:
+    epi(act(x @ W1) @ W2)): that output becomes a kernel temporary, an
+    (M x F) matrix, which spyre-fuse-epilogue keeps in LX (ChainPlan).
+    Raises Unsupported when the nodes do not have that shape."""
+    with Context(), Location.unknown():
+        steps = []
+        for product, epilogue in (first, second):
+            specs = _side_by_side([product], buffer_info)
+            if specs is None or specs[0].batched or specs[0].transpose_lhs:
+                raise Unsupported("not a plain matrix product")
+            (_, _, _), _, (c_name, (M, N), _) = specs[0].args
+            if c_name not in temporaries:
+                raise Unsupported("the product is read by other nodes too")
+            if epilogue.indirect or epilogue.reduction_sizes or \
+                    _pieces(epilogue, buffer_info) is not None:
+                raise Unsupported("the product's consumer is not elementwise")
+            epilogue = _on_rows_and_cols(epilogue, [c_name], M, N)
+            if epilogue.sizes != [M, N]:
+                raise Unsupported("the epilogue runs over more loops than rows and columns")
+            yields = _yields(epilogue)
+            steps.append((specs[0], epilogue, yields, _buffers(epilogue, yields)))
+        (spec1, epi1, yields1, used1), (spec2, epi2, yields2, used2) = steps
+        stores = [i.args[0] for i in epi1.instrs if i.op == "store"]
+        hidden, (M, F) = spec2.args[0][0], spec2.args[0][1]
+        if stores != [hidden] or hidden not in temporaries or spec1.args[2][1] != (M, F):
+            raise Unsupported("the second product does not read the first epilogue's output")
+        matrices = {spec1.args[0][0], spec1.args[1][0], spec2.args[1][0]}
+        if matrices & (set(used1) | set(used2)) or len(matrices) != 3:
+            raise Unsupported("an epilogue reads an operand of a product")
+        products = {spec1.args[2][0], spec2.args[2][0]}
+        if any(i.args[0] in products for e in (epi1, epi2) for i in e.instrs
+               if i.op == "store"):
+            raise Unsupported("an epilogue writes a product")
+        args, seen = [spec1.args[0], spec1.args[1], spec2.args[1]], set(matrices)
+        for n in used1 + used2:
+            if n not in products and n != hidden and n not in seen:
+                seen.add(n)
+                extent, dtype = buffer_info(n)
+                args.append((n, (max(extent, 1),), element_type(dtype)))
+        module, kernel, block = _new_kernel(name, args)
+        buffer_of = {n: block.arguments[k] for k, (n, _, _) in enumerate(args)}
+        with InsertionPoint(block):
+            buffer_of[hidden] = spyre.AllocOp(
+                _buffer_type((M, F), element_type(buffer_info(hidden)[1])), []).result
+            for spec, epilogue, yields in ((spec1, epi1, yields1), (spec2, epi2, yields2)):
+                (a_name, _, _), (b_name, _, _), (c_name, shape, c_type) = spec.args
+                buffer_of[c_name] = spyre.AllocOp(_buffer_type(shape, c_type), []).result
+                _emit_matmul(spec, buffer_of[a_name], buffer_of[b_name], buffer_of[c_name])
+                _emit_generic(epilogue, yields, buffer_of, matrices={c_name: shape})
+            spyre.ReturnOp()
+        module.operation.verify()
+        buffers = [str(a).strip('"') for a in _arg_names(kernel)]
+        return ExportedKernel(name, str(module), buffers, "matmul",
+                              partial_writes([epi2], buffers, buffer_info))
+
+
 def export_products(name: str, products: list[Trace], buffer_info: BufferInfo) -> ExportedKernel:
     """Matrix products of one lhs and the same shapes, each writing an output
     of its own (a layer's key and value projections), as one kernel:

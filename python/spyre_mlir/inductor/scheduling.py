@@ -20,7 +20,7 @@ from torch._inductor.scheduler import BaseScheduling, ExternKernelSchedulerNode
 from torch._inductor.virtualized import V
 
 from . import attention, convolution, host_checks, state
-from .export import export, export_epilogue, export_many, export_products, \
+from .export import export, export_chain, export_epilogue, export_many, export_products, \
     products_side_by_side
 from .ranges import check_integer_ranges
 from .dumps import dump
@@ -164,6 +164,11 @@ class SpyreScheduling(BaseScheduling):
         # the reader's name). Inductor puts a query projection's rotary
         # embedding after the key and value projections and their own.
         self.deferred = []
+        # A product and its epilogue whose output only a product still to
+        # come reads, as its lhs (a multilayer perceptron's up projection):
+        # held to run with that product and its epilogue as one kernel,
+        # a chain (export_chain). (products, node, trace, kernel, reader).
+        self.chain_head = None
         self.seen: set[str] = set()  # nodes codegen_node was given
         self.cpu_computed: set[str] = set()  # buffers written by CPU code
         self.card_written: set[str] = set()  # buffers written by the card's kernels
@@ -283,6 +288,8 @@ class SpyreScheduling(BaseScheduling):
             self._flush_group()
             self._run_on_cpu(node, str(e))
             return
+        if self.chain_head is not None and not self._continues_chain(node, kernel):
+            self._emit_chain_head()
         # A held product whose reader this is runs with it, or before it.
         self._emit_deferred_for(node, kernel)
         if kernel.ops == "generic" and self._with_deferred(node, trace):
@@ -341,6 +348,7 @@ class SpyreScheduling(BaseScheduling):
         the dtypes it needs, while spyre memory is host memory."""
         scalar = config.patch({"cpp.simdlen": 1}) if any(map(_sums_into_16_bits, nodes)) \
             else contextlib.nullcontext()
+        self._emit_chain_head()
         with V.graph.set_current_device(torch.device("cpu")), scalar:
             for node in nodes:
                 self.cpu.codegen_node(node)
@@ -401,11 +409,55 @@ class SpyreScheduling(BaseScheduling):
         self._emit(nodes, kernel)
 
     def _emit_epilogue(self, products, node, trace) -> bool:
+        if self._emit_chain(products, node, trace):
+            return True
         kernel = self._epilogue_kernel(products, node, trace)
         if kernel is None:
             return False
+        reader = self._later_reader(node) if len(products) == 1 else None
+        if reader is not None and not self.deferred:
+            self.chain_head = (products, node, trace, kernel, reader)
+            return True
         self._emit_fused(products, node, kernel)
         return True
+
+    def _continues_chain(self, node, kernel) -> bool:
+        """Whether `node` is the held chain head's reader (a product) or
+        that product's epilogue."""
+        reader = self.chain_head[4]
+        if kernel.ops == "matmul":
+            return node.get_name() == reader and self.product is None
+        return kernel.ops == "generic" and self.product is not None and \
+            self.first_product is None and self.product[0].get_name() == reader
+
+    def _emit_chain(self, products, node, trace) -> bool:
+        """The held chain head, `products` (its reader) and `node` (their
+        epilogue) as one kernel; whether they could run so. When they
+        cannot, the head goes out alone first."""
+        head = self.chain_head
+        if head is None or len(products) != 1 or products[0][0].get_name() != head[4]:
+            return False
+        self.chain_head = None
+        (first, first_trace, _), = head[0]
+        nodes = [first, head[1], products[0][0], node]
+        try:
+            kernel = export_chain("kernel", (first_trace, head[2]), (products[0][1], trace),
+                                  _buffer_info, _temporaries(nodes))
+            compile_cached(kernel.mlir)
+        except (Unsupported, CompileError) as e:
+            log.debug("%s not run as a chain with %s: %s", head[1].get_name(),
+                      node.get_name(), _reason(e))
+            self._emit_fused(head[0], head[1], head[3])
+            return False
+        if not state.check:  # check mode's CPU code needs them
+            V.graph.removed_buffers.update(_temporaries(nodes))
+        self._emit(nodes, kernel)
+        return True
+
+    def _emit_chain_head(self) -> None:
+        head, self.chain_head = self.chain_head, None
+        if head is not None:
+            self._emit_fused(head[0], head[1], head[3])
 
     def _emit_side_by_side(self, products) -> bool:
         """Two pending products of one lhs as one kernel, each to its own
@@ -528,6 +580,7 @@ class SpyreScheduling(BaseScheduling):
         self._emit(nodes, kernel)
 
     def _emit(self, nodes, kernel) -> None:
+        self._emit_chain_head()  # it runs before any kernel after it
         wrapper = V.graph.wrapper_code
         _prepare_wrapper(wrapper)
         name = f"spyre_kernel_{len(wrapper._spyre_kernels)}"
@@ -571,6 +624,7 @@ class SpyreScheduling(BaseScheduling):
     def flush(self) -> None:
         self._flush_group()
         self._emit_all_deferred()
+        self._emit_chain_head()
         self._count_externs()
         self.cpu.flush()
 

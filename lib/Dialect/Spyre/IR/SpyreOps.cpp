@@ -69,26 +69,43 @@ void KernelOp::print(OpAsmPrinter &p) {
 
 LogicalResult FusedOp::verify() {
   int64_t generics = 0, matmuls = 0;
-  MatmulOp firstMatmul;
+  SmallVector<MatmulOp, 2> matmulOps;
+  SmallVector<GenericOp, 2> genericOps;
   for (Operation &op : getBody().front()) {
-    if (isa<GenericOp>(op)) {
+    if (auto generic = dyn_cast<GenericOp>(op)) {
       ++generics;
+      genericOps.push_back(generic);
     } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
-      if (matmuls++ == 2 || generics)
-        return emitOpError() << "may hold one spyre.matmul, or two sharing their lhs, before "
-                                "its epilogue";
-      if (!firstMatmul) {
-        firstMatmul = matmul;
-      } else if (matmul.getLhs() != firstMatmul.getLhs() ||
-                 matmul->hasAttr("transpose_lhs") != firstMatmul->hasAttr("transpose_lhs")) {
-        return emitOpError() << "may hold two spyre.matmul ops only when they share their lhs";
-      }
+      if (matmuls++ == 2)
+        return emitOpError() << "may hold at most two spyre.matmul ops";
+      matmulOps.push_back(matmul);
     } else if (!isa<AllocOp, DeallocOp>(op)) {
       return emitOpError() << "may hold only spyre.generic, spyre.matmul, spyre.alloc and "
                               "spyre.dealloc, not '"
                            << op.getName() << "'";
     }
   }
+  // A chain: a product, its epilogue, a product of that epilogue's output,
+  // its epilogue (a multilayer perceptron).
+  if (matmuls == 2 && generics == 2) {
+    bool ordered = matmulOps[0]->isBeforeInBlock(genericOps[0]) &&
+                   genericOps[0]->isBeforeInBlock(matmulOps[1]) &&
+                   matmulOps[1]->isBeforeInBlock(genericOps[1]);
+    if (!ordered || genericOps[0].getOutputs().size() != 1 ||
+        genericOps[0].getOutputs()[0] != matmulOps[1].getLhs())
+      return emitOpError() << "with two spyre.matmul and two spyre.generic ops must be a chain: "
+                              "a product, its epilogue, a product of the epilogue's output, "
+                              "its epilogue";
+    return success();
+  }
+  for (auto [i, matmul] : llvm::enumerate(matmulOps))
+    if (generics && genericOps[0]->isBeforeInBlock(matmul))
+      return emitOpError() << "may hold one spyre.matmul, or two sharing their lhs, before "
+                              "its epilogue";
+  if (matmuls == 2 && (matmulOps[1].getLhs() != matmulOps[0].getLhs() ||
+                       matmulOps[1]->hasAttr("transpose_lhs") !=
+                           matmulOps[0]->hasAttr("transpose_lhs")))
+    return emitOpError() << "may hold two spyre.matmul ops only when they share their lhs";
   // Two products of one lhs may also each write an output of their own
   // (a layer's key and value projections), with no epilogue.
   if (matmuls && generics != 1 && !(matmuls == 2 && generics == 0))

@@ -39,8 +39,79 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
       for (auto matmul : llvm::to_vector(kernel.getBody().front().getOps<MatmulOp>()))
         if (!isa<FusedOp>(matmul->getParentOp()) && !fusePair(matmul, *arch))
           fuse(matmul, *arch);
+      if (!chain)
+        return;
+      for (Operation *op = &kernel.getBody().front().front(); op; op = op->getNextNode())
+        if (auto group = dyn_cast<FusedOp>(op))
+          op = fuseChain(group, *arch);
     });
   }
+
+  /// The product and the epilogue of `group` when it holds exactly one of
+  /// each (and allocations).
+  static std::pair<MatmulOp, GenericOp> productAndEpilogue(FusedOp group) {
+    Block &body = group.getBody().front();
+    auto matmuls = llvm::to_vector(body.getOps<MatmulOp>());
+    auto generics = llvm::to_vector(body.getOps<GenericOp>());
+    if (matmuls.size() != 1 || generics.size() != 1)
+      return {};
+    return {matmuls[0], generics[0]};
+  }
+
+  /// Merges `first` with the group after it into a chain when the second's
+  /// product reads the first's epilogue output, a temporary only it reads
+  /// (a multilayer perceptron), and ChainPlan can run the two; else says
+  /// why with `report-missed`. Returns the group now where `first` was.
+  Operation *fuseChain(FusedOp first, const ::spyre::Arch &arch) {
+    auto [mm1, act] = productAndEpilogue(first);
+    auto second = dyn_cast_or_null<FusedOp>(nextComputeOp(first));
+    if (!mm1 || !second)
+      return first;
+    auto [mm2, epi] = productAndEpilogue(second);
+    if (!mm2 || act.getOutputs().size() != 1 || mm2.getLhs() != act.getOutputs()[0])
+      return first;
+    auto missed = [&](const Twine &why) {
+      if (reportMissed)
+        mm1.emitRemark() << "not run as a chain with the next product: " << why;
+      return first.getOperation();
+    };
+    Value hidden = mm2.getLhs();
+    auto alloc = hidden.getDefiningOp<AllocOp>();
+    if (!alloc || alloc->getBlock() != first->getBlock())
+      return missed("its epilogue's output is not a temporary of the kernel");
+    for (Operation *user : hidden.getUsers())
+      if (user != act.getOperation() && user != mm2.getOperation() && !isa<DeallocOp>(user))
+        return missed("its epilogue's output is also read by '" +
+                      user->getName().getStringRef() + "'");
+    if (cast<BufferType>(mm1.getInit().getType()).getDimSize(0) < kChainMinRows)
+      return missed("fewer than " + Twine(kChainMinRows) + " rows");
+    // The two groups' members, the hidden activations' allocation first,
+    // into one group; back into their own groups if it cannot run.
+    SmallVector<Operation *> ops = {alloc};
+    SmallVector<Operation *> firstOps, secondOps;
+    for (Operation &op : first.getBody().front())
+      firstOps.push_back(&op);
+    for (Operation &op : second.getBody().front())
+      secondOps.push_back(&op);
+    llvm::append_range(ops, firstOps);
+    llvm::append_range(ops, secondOps);
+    for (Operation *op : ops)
+      op->moveBefore(first);
+    first->erase();
+    second->erase();
+    std::string why = group(ops[0], ops, {alloc}, arch, "no tile of the chain fits the usable LX");
+    if (why.empty())
+      return ops[0]->getParentOp();
+    if (reportMissed)
+      mm1.emitRemark() << "not run as a chain with the next product: " << why;
+    // Each group could run before: it can again.
+    group(firstOps.front(), firstOps, {}, arch, "");
+    group(secondOps.front(), secondOps, {}, arch, "");
+    return firstOps.front()->getParentOp();
+  }
+
+  /// Below this many rows a chain's row groups are too short for the PT.
+  static constexpr int64_t kChainMinRows = 64;
 
   /// Whether `value` is an argument of the kernel (an output its callers
   /// read), not a temporary.
@@ -95,6 +166,14 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
   static std::string group(Operation *at, ArrayRef<Operation *> ops,
                            ArrayRef<Operation *> temporaries, const ::spyre::Arch &arch,
                            StringRef noTile) {
+    // An allocation between the members (an epilogue's output) must
+    // dominate the group.
+    for (Operation *op : ops)
+      for (Value operand : op->getOperands())
+        if (auto alloc = operand.getDefiningOp<AllocOp>();
+            alloc && alloc->getBlock() == at->getBlock() && at->isBeforeInBlock(alloc) &&
+            !llvm::is_contained(ops, alloc.getOperation()))
+          alloc->moveBefore(at);
     OpBuilder b(at);
     auto fused = FusedOp::create(b, at->getLoc());
     Block *body = b.createBlock(&fused.getBody());

@@ -295,6 +295,60 @@ void HwEmitter::barrier() {
     HwBarrierOp::create(core.builder, program.getLoc());
 }
 
+void HwEmitter::exchange(int64_t coreIndex, Location loc, ArrayRef<RingSend> sends,
+                         ArrayRef<Transfer> loads, int64_t receivedThrough,
+                         function_ref<void(StepCompute &)> compute,
+                         ArrayRef<Transfer> stores) {
+  if (overSpan || overBudget)
+    return;
+  Core &core = cores[coreIndex];
+  for (const RingSend &send : sends) {
+    RefAttr dst = RefAttr::get(getContext(), FlatSymbolRefAttr(), send.dst.getDtype(),
+                               send.dst.getOffset(), send.dst.getStrides(), {0, 0, 0},
+                               send.dstCore);
+    Operation *op = HwRingOp::create(core.builder, loc, dst, send.src, send.rowBytes,
+                                     send.counts, /*signal_remote=*/true, nullptr, 0, nullptr,
+                                     nullptr);
+    op->setAttr("signal_sem", Builder(getContext()).getI64IntegerAttr(kRing));
+    ++cores[send.dstCore].signalled[kRing];
+  }
+  for (const Transfer &t : loads)
+    signal(core, dma(core, loc, t), kLoad);
+  const int64_t loadsThrough = core.signalled[kLoad];
+  StepCompute sc(core.builder, loc);
+  compute(sc);
+  ArrayRef<Operation *> ops = sc.ops();
+  assert(!ops.empty() && sc.dependencies().empty() && "an exchange computes, chained");
+  Operation *late = sc.getLateLoadsWaiter();
+  assert((loads.empty() || receivedThrough == 0 || late) &&
+         "with transfers to wait for, an instruction waits for the loads");
+  if (receivedThrough > 0)
+    sync(ops.front(), kRing, receivedThrough);
+  else if (!loads.empty())
+    sync(ops.front(), kLoad, loadsThrough);
+  for (size_t i = 1; i < ops.size(); ++i) {
+    if (ops[i] == late) {
+      assert(engineOf(late) == engineOf(ops[i - 1]) && "the loads' waiter follows its engine");
+      sync(late, kLoad, loadsThrough);
+      continue;
+    }
+    if (engineOf(ops[i]) == engineOf(ops[i - 1]))
+      continue;
+    signal(core, ops[i - 1], kChain);
+    sync(ops[i], kChain, core.signalled[kChain]);
+  }
+  signal(core, ops.back(), kCompute);
+  const int64_t done = core.signalled[kCompute];
+  for (auto [i, t] : llvm::enumerate(stores)) {
+    Operation *op = dma(core, loc, t);
+    if (i == 0)
+      sync(op, kCompute, done);
+    signal(core, op, kStore);
+  }
+  instructions += int64_t(sends.size() + loads.size() + ops.size() + stores.size());
+  overBudget |= instructions > kMaxInstructions;
+}
+
 LogicalResult HwEmitter::check(Operation *op) {
   if (overBudget)
     return op->emitError() << "the program would have more than " << kMaxInstructions

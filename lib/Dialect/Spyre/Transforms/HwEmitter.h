@@ -59,6 +59,15 @@ struct Transfer {
   std::array<int64_t, 3> counts = {1, 1, 1};
 };
 
+/// A copy from this core's LX (`src`) into core `dstCore`'s LX (`dst`) over
+/// the ring (docs/isa.md, opcode ring), which signals the destination.
+struct RingSend {
+  int64_t dstCore;
+  RefAttr dst, src;
+  int64_t rowBytes = 0;
+  std::array<int64_t, 3> counts = {1, 1, 1};
+};
+
 /// The instructions of one step's compute, chained across engines.
 class StepCompute {
 public:
@@ -183,6 +192,21 @@ public:
   /// Every core finishes its work and meets the others.
   void barrier();
 
+  /// Ring transfers signalled to `core` so far. A core waiting for
+  /// transfers other cores send it counts from here: read it for every
+  /// core before any of them emits its sends.
+  int64_t ringReceived(int64_t core) const { return cores[core].signalled[kRing]; }
+  /// One step of `core` that exchanges partial results with other cores
+  /// (after a barrier, so that every core's earlier work is done): it sends
+  /// `sends`, loads `loads`, and runs `compute` (chained as in a pipeline
+  /// step) once `ringReceived(core)` has reached `receivedThrough` and its
+  /// loads are in: the first instruction waits for the transfers (or the
+  /// loads when it receives none), the one `compute` names with
+  /// waitsForLateLoads for the loads. Then it stores `stores`.
+  void exchange(int64_t core, Location loc, ArrayRef<RingSend> sends, ArrayRef<Transfer> loads,
+                int64_t receivedThrough, function_ref<void(StepCompute &)> compute,
+                ArrayRef<Transfer> stores);
+
   /// Checks what emitting found: the per-core span of the card (the bytes
   /// of one buffer a core touches lie within `memory.per_core_span_bytes`)
   /// and the instruction budget. Errors go to `op`.
@@ -197,10 +221,11 @@ public:
 
 private:
   /// The semaphores, numbered from 0 in this order.
-  enum Sem : int64_t { kLoad, kCompute, kStore, kChain, kPtDone, kSfuDone, kRelease };
+  /// kRing counts the ring transfers other cores sent this one.
+  enum Sem : int64_t { kLoad, kCompute, kStore, kChain, kPtDone, kSfuDone, kRelease, kRing };
   struct Core {
     OpBuilder builder;
-    std::array<int64_t, 7> signalled = {0, 0, 0, 0, 0, 0, 0};
+    std::array<int64_t, 8> signalled = {0, 0, 0, 0, 0, 0, 0, 0};
     /// First and last byte touched, per device buffer symbol.
     llvm::StringMap<std::pair<int64_t, int64_t>> touched;
     /// Explicit style: the semaphore count each instruction brought its

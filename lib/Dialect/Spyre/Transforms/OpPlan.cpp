@@ -32,8 +32,12 @@ FailureOr<std::unique_ptr<OpPlan>> OpPlan::get(Operation *op, const ::spyre::Arc
   if (auto conv = dyn_cast<Conv2dOp>(op))
     return makeConvPlan(conv, arch);
   if (auto fused = dyn_cast<FusedOp>(op)) {
-    // A matmul with its epilogue, or generics sharing row tiles.
-    if (!fused.getBody().front().getOps<MatmulOp>().empty())
+    // A matmul with its epilogue, two products in a chain, or generics
+    // sharing row tiles.
+    auto matmuls = llvm::to_vector(fused.getBody().front().getOps<MatmulOp>());
+    if (matmuls.size() == 2 && matmuls[0].getLhs() != matmuls[1].getLhs())
+      return makeChainPlan(fused, arch);
+    if (!matmuls.empty())
       return makeMatmulPlan(fused, arch);
     return makeFusedPlan(fused, arch);
   }

@@ -14,6 +14,9 @@ FailureOr<std::unique_ptr<OpPlan>> makeMatmulPlan(Operation *op, const ::spyre::
 FailureOr<std::unique_ptr<OpPlan>> makeGatherPlan(GatherOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeScatterPlan(ScatterOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeFusedPlan(FusedOp op, const ::spyre::Arch &arch);
+/// `op` holds a product, its epilogue, a product of that epilogue's output
+/// and its epilogue (a multilayer perceptron, spyre-fuse-epilogue).
+FailureOr<std::unique_ptr<OpPlan>> makeChainPlan(FusedOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeAttentionPlan(AttentionOp op, const ::spyre::Arch &arch);
 FailureOr<std::unique_ptr<OpPlan>> makeConvPlan(Conv2dOp op, const ::spyre::Arch &arch);
 

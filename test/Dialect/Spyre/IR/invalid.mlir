@@ -570,7 +570,7 @@ spyre.kernel @fused_matmuls_other_lhs(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buf
 
 spyre.kernel @fused_three_matmuls(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
                                   %c: !spyre.buffer<4x4xf16>) {
-  // expected-error @+1 {{may hold one spyre.matmul, or two sharing their lhs, before its epilogue}}
+  // expected-error @+1 {{may hold at most two spyre.matmul ops}}
   spyre.fused {
     %p = spyre.alloc() : !spyre.buffer<4x4xf16>
     spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
@@ -585,6 +585,40 @@ spyre.kernel @fused_three_matmuls(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<
         ins(%p : !spyre.buffer<4x4xf16>) outs(%c : !spyre.buffer<4x4xf16>) {
     ^bb0(%v: f16):
       spyre.yield %v : f16
+    }
+  }
+  spyre.return
+}
+
+// -----
+
+// A chain's second product reads its first epilogue's output.
+spyre.kernel @fused_chain_unlinked(%a: !spyre.buffer<4x4xf16>, %b: !spyre.buffer<4x4xf16>,
+                                   %c: !spyre.buffer<4x4xf16>) {
+  // expected-error @+1 {{with two spyre.matmul and two spyre.generic ops must be a chain: a product, its epilogue, a product of the epilogue's output, its epilogue}}
+  spyre.fused {
+    %p = spyre.alloc() : !spyre.buffer<4x4xf32>
+    %h = spyre.alloc() : !spyre.buffer<4x4xf16>
+    %q = spyre.alloc() : !spyre.buffer<4x4xf32>
+    spyre.matmul ins(%a, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%p : !spyre.buffer<4x4xf32>)
+    spyre.generic domain [4, 4] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                                  affine_map<(d0, d1) -> (d0, d1)>],
+        iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+        ins(%p : !spyre.buffer<4x4xf32>) outs(%h : !spyre.buffer<4x4xf16>) {
+    ^bb0(%v: f32):
+      %t = arith.truncf %v : f32 to f16
+      spyre.yield %t : f16
+    }
+    spyre.matmul ins(%b, %b : !spyre.buffer<4x4xf16>, !spyre.buffer<4x4xf16>)
+                 outs(%q : !spyre.buffer<4x4xf32>)
+    spyre.generic domain [4, 4] {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                                  affine_map<(d0, d1) -> (d0, d1)>],
+        iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+        ins(%q : !spyre.buffer<4x4xf32>) outs(%c : !spyre.buffer<4x4xf16>) {
+    ^bb0(%v: f32):
+      %t = arith.truncf %v : f32 to f16
+      spyre.yield %t : f16
     }
   }
   spyre.return

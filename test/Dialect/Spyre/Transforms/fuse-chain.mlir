@@ -1,0 +1,205 @@
+// RUN: spyre-opt %s -split-input-file -spyre-attach-arch -spyre-fuse-epilogue="report-missed=true" -verify-diagnostics | FileCheck %s
+// RUN: spyre-opt %s -split-input-file -spyre-attach-arch -spyre-fuse-epilogue="chain=false" | FileCheck %s --check-prefix=APART
+// RUN: spyre-opt %s -split-input-file -spyre-attach-arch -spyre-fuse-epilogue -spyre-divide-work -spyre-tile -spyre-plan-memory -spyre-check-lx | FileCheck %s --check-prefix=TILE
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// A multilayer perceptron, y = act(x @ W1.T + b1) @ W2.T + res: the two
+// products and their epilogues become one group, a chain, whose hidden
+// activations (%h) are a temporary of the group, never stored.
+// CHECK-LABEL: spyre.kernel @mlp
+// CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: %[[H:.*]] = spyre.alloc() : !spyre.buffer<128x1024xf16>
+// CHECK-NEXT: %[[P:.*]] = spyre.alloc() : !spyre.buffer<128x1024xf16>
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%arg0, %arg1 {{.*}}outs(%[[P]]
+// CHECK: spyre.generic {{.*}}ins(%[[P]], %arg2 {{.*}}outs(%[[H]]
+// CHECK: %[[Q:.*]] = spyre.alloc() : !spyre.buffer<128x256xf16>
+// CHECK-NEXT: spyre.matmul transpose_rhs ins(%[[H]], %arg3 {{.*}}outs(%[[Q]]
+// CHECK: spyre.generic {{.*}}ins(%[[Q]], %arg4 {{.*}}outs(%arg5
+// CHECK: spyre.return
+// Without `chain`, two groups, the hidden activations between them.
+// APART-LABEL: spyre.kernel @mlp
+// APART: spyre.fused {
+// APART: spyre.fused {
+// The chain's tile: rows of a row group, hidden slices, hidden units per
+// chunk of the first product, output columns per chunk of the second, rows
+// of an epilogue strip. 128 rows in 4 groups of 32, 4 slices of 256 hidden
+// units: 16 cores (256 output columns are 4 sticks, one block per slice).
+// TILE-LABEL: spyre.kernel @mlp
+// TILE: spyre.fused attributes {spyre.cores = 32 : i64, spyre.lx = array<i64: {{.*}}>, spyre.tile = array<i64: 32, 4, 64, 256, 32>}
+spyre.kernel @mlp(%x: !spyre.buffer<128x256xf16>, %w1: !spyre.buffer<1024x256xf16>, %b1: !spyre.buffer<1024xf16>,
+    %w2: !spyre.buffer<256x1024xf16>, %res: !spyre.buffer<128x256xf16>, %y: !spyre.buffer<128x256xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<128x1024xf16>
+  spyre.matmul transpose_rhs ins(%x, %w1 : !spyre.buffer<128x256xf16>, !spyre.buffer<1024x256xf16>)
+               outs(%p : !spyre.buffer<128x1024xf16>)
+  %h = spyre.alloc() : !spyre.buffer<128x1024xf16>
+  spyre.generic domain [128, 1024] {indexing_maps = [#id, #col, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %b1 : !spyre.buffer<128x1024xf16>, !spyre.buffer<1024xf16>) outs(%h : !spyre.buffer<128x1024xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %s = arith.addf %a32, %b32 : f32
+    %g = math.tanh %s : f32
+    %t = arith.truncf %g : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %p : !spyre.buffer<128x1024xf16>
+  %q = spyre.alloc() : !spyre.buffer<128x256xf16>
+  spyre.matmul transpose_rhs ins(%h, %w2 : !spyre.buffer<128x1024xf16>, !spyre.buffer<256x1024xf16>)
+               outs(%q : !spyre.buffer<128x256xf16>)
+  spyre.dealloc %h : !spyre.buffer<128x1024xf16>
+  spyre.generic domain [128, 256] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%q, %res : !spyre.buffer<128x256xf16>, !spyre.buffer<128x256xf16>) outs(%y : !spyre.buffer<128x256xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %s = arith.addf %a32, %b32 : f32
+    %t = arith.truncf %s : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %q : !spyre.buffer<128x256xf16>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// Fewer than 64 rows: the product's row groups would starve the PT.
+// CHECK-LABEL: spyre.kernel @few_rows
+// CHECK: spyre.fused {
+// CHECK: spyre.fused {
+spyre.kernel @few_rows(%x: !spyre.buffer<32x256xf16>, %w1: !spyre.buffer<1024x256xf16>, %b1: !spyre.buffer<1024xf16>,
+    %w2: !spyre.buffer<256x1024xf16>, %res: !spyre.buffer<32x256xf16>, %y: !spyre.buffer<32x256xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<32x1024xf16>
+  // expected-remark @+1 {{not run as a chain with the next product: fewer than 64 rows}}
+  spyre.matmul transpose_rhs ins(%x, %w1 : !spyre.buffer<32x256xf16>, !spyre.buffer<1024x256xf16>)
+               outs(%p : !spyre.buffer<32x1024xf16>)
+  %h = spyre.alloc() : !spyre.buffer<32x1024xf16>
+  spyre.generic domain [32, 1024] {indexing_maps = [#id, #col, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %b1 : !spyre.buffer<32x1024xf16>, !spyre.buffer<1024xf16>) outs(%h : !spyre.buffer<32x1024xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %s = arith.addf %a32, %b32 : f32
+    %g = math.tanh %s : f32
+    %t = arith.truncf %g : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %p : !spyre.buffer<32x1024xf16>
+  %q = spyre.alloc() : !spyre.buffer<32x256xf16>
+  spyre.matmul transpose_rhs ins(%h, %w2 : !spyre.buffer<32x1024xf16>, !spyre.buffer<256x1024xf16>)
+               outs(%q : !spyre.buffer<32x256xf16>)
+  spyre.dealloc %h : !spyre.buffer<32x1024xf16>
+  spyre.generic domain [32, 256] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%q, %res : !spyre.buffer<32x256xf16>, !spyre.buffer<32x256xf16>) outs(%y : !spyre.buffer<32x256xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %s = arith.addf %a32, %b32 : f32
+    %t = arith.truncf %s : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %q : !spyre.buffer<32x256xf16>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// The hidden activations are also an output: they must be stored.
+// CHECK-LABEL: spyre.kernel @hidden_read_twice
+// CHECK: spyre.fused {
+// CHECK: spyre.fused {
+spyre.kernel @hidden_read_twice(%x: !spyre.buffer<128x256xf16>, %w1: !spyre.buffer<1024x256xf16>, %b1: !spyre.buffer<1024xf16>,
+    %w2: !spyre.buffer<256x1024xf16>, %res: !spyre.buffer<128x256xf16>, %y: !spyre.buffer<128x256xf16>,
+    %h_out: !spyre.buffer<128x1024xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<128x1024xf16>
+  // expected-remark @+1 {{not run as a chain with the next product: its epilogue's output is also read by 'spyre.generic'}}
+  spyre.matmul transpose_rhs ins(%x, %w1 : !spyre.buffer<128x256xf16>, !spyre.buffer<1024x256xf16>)
+               outs(%p : !spyre.buffer<128x1024xf16>)
+  %h = spyre.alloc() : !spyre.buffer<128x1024xf16>
+  spyre.generic domain [128, 1024] {indexing_maps = [#id, #col, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %b1 : !spyre.buffer<128x1024xf16>, !spyre.buffer<1024xf16>) outs(%h : !spyre.buffer<128x1024xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %s = arith.addf %a32, %b32 : f32
+    %g = math.tanh %s : f32
+    %t = arith.truncf %g : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %p : !spyre.buffer<128x1024xf16>
+  %q = spyre.alloc() : !spyre.buffer<128x256xf16>
+  spyre.matmul transpose_rhs ins(%h, %w2 : !spyre.buffer<128x1024xf16>, !spyre.buffer<256x1024xf16>)
+               outs(%q : !spyre.buffer<128x256xf16>)
+  spyre.generic domain [128, 256] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%q, %res : !spyre.buffer<128x256xf16>, !spyre.buffer<128x256xf16>) outs(%y : !spyre.buffer<128x256xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %s = arith.addf %a32, %b32 : f32
+    %t = arith.truncf %s : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %q : !spyre.buffer<128x256xf16>
+  spyre.generic domain [128, 1024] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%h : !spyre.buffer<128x1024xf16>) outs(%h_out : !spyre.buffer<128x1024xf16>) {
+  ^bb0(%a: f16):
+    spyre.yield %a : f16
+  }
+  spyre.dealloc %h : !spyre.buffer<128x1024xf16>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// f32 operands: the chain plan refuses them (the PT takes 16-bit inputs; a
+// product alone converts them first), and the groups stay apart.
+// CHECK-LABEL: spyre.kernel @f32_operands
+// CHECK: spyre.fused {
+// CHECK: spyre.fused {
+spyre.kernel @f32_operands(%x: !spyre.buffer<128x256xf32>, %w1: !spyre.buffer<1024x256xf32>, %b1: !spyre.buffer<1024xf32>,
+    %w2: !spyre.buffer<256x1024xf32>, %res: !spyre.buffer<128x256xf32>, %y: !spyre.buffer<128x256xf32>) {
+  %p = spyre.alloc() : !spyre.buffer<128x1024xf32>
+  // expected-remark @+1 {{not run as a chain with the next product: cannot run the two products as one chain: the matrix unit takes 16-bit inputs here}}
+  spyre.matmul transpose_rhs ins(%x, %w1 : !spyre.buffer<128x256xf32>, !spyre.buffer<1024x256xf32>)
+               outs(%p : !spyre.buffer<128x1024xf32>)
+  %h = spyre.alloc() : !spyre.buffer<128x1024xf32>
+  spyre.generic domain [128, 1024] {indexing_maps = [#id, #col, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %b1 : !spyre.buffer<128x1024xf32>, !spyre.buffer<1024xf32>) outs(%h : !spyre.buffer<128x1024xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    %g = math.tanh %s : f32
+    spyre.yield %g : f32
+  }
+  spyre.dealloc %p : !spyre.buffer<128x1024xf32>
+  %q = spyre.alloc() : !spyre.buffer<128x256xf32>
+  spyre.matmul transpose_rhs ins(%h, %w2 : !spyre.buffer<128x1024xf32>, !spyre.buffer<256x1024xf32>)
+               outs(%q : !spyre.buffer<128x256xf32>)
+  spyre.dealloc %h : !spyre.buffer<128x1024xf32>
+  spyre.generic domain [128, 256] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%q, %res : !spyre.buffer<128x256xf32>, !spyre.buffer<128x256xf32>) outs(%y : !spyre.buffer<128x256xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    spyre.yield %s : f32
+  }
+  spyre.dealloc %q : !spyre.buffer<128x256xf32>
+  spyre.return
+}
