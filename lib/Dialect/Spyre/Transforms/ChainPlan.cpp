@@ -71,11 +71,24 @@ private:
                                 StringRef which);
   /// Hidden units [first, second) of slice `s` of `slices`, whole sticks.
   std::pair<int64_t, int64_t> slice(int64_t s, int64_t slices) const;
-  /// Output columns [first, second) that core `s` of a row group owns.
-  std::pair<int64_t, int64_t> block(int64_t s, int64_t slices) const;
+  /// Output columns [first, second) of column block `c` of `blocks`.
+  std::pair<int64_t, int64_t> block(int64_t c, int64_t blocks) const;
+  /// The part of a row group's output that core `s` of its `slices` owns:
+  /// rows [r0, r1) of the group's `rows` and columns [c0, c1). The group's
+  /// output is cut into row parts x column blocks (of whole sticks), as
+  /// even as the sticks allow.
+  struct Piece {
+    int64_t r0, r1, c0, c1;
+    int64_t elements() const { return (r1 - r0) * (c1 - c0); }
+  };
+  Piece piece(int64_t s, int64_t slices, int64_t rows) const;
+  /// Row parts of the pieces of `slices` cores (the column blocks are
+  /// slices / that), the split whose largest piece of `tm` rows is least.
+  int64_t rowParts(int64_t slices, int64_t tm) const;
+  /// Elements of the largest piece of a `tm`-row group.
+  int64_t largestPiece(int64_t slices, int64_t tm) const;
   int64_t rowGroups(ArrayRef<int64_t> tile) const { return llvm::divideCeil(m, tile[kRows]); }
   int64_t widestSlice(int64_t slices) const;
-  int64_t widestBlock(int64_t slices) const;
   bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
   double estimate(ArrayRef<int64_t> tile) const;
   /// The device transfer of weight `w`'s chunk: rows [r0, r0 + rows) and
@@ -249,13 +262,34 @@ int64_t ChainPlan::widestSlice(int64_t slices) const {
   return widest;
 }
 
-int64_t ChainPlan::widestBlock(int64_t slices) const {
-  int64_t widest = 0;
-  for (int64_t s = 0; s < slices; ++s) {
-    auto [a, b] = block(s, slices);
-    widest = std::max(widest, b - a);
+int64_t ChainPlan::rowParts(int64_t slices, int64_t tm) const {
+  int64_t units = llvm::divideCeil(d, arch.stickBytes / deviceDTypeBytes(y.dtype));
+  int64_t best = 0, bestElements = 0;
+  for (int64_t parts = 1; parts <= std::min(slices, tm); ++parts) {
+    if (slices % parts || slices / parts > units)
+      continue;
+    int64_t widest = 0;
+    for (int64_t c = 0; c < slices / parts; ++c)
+      widest = std::max(widest, block(c, slices / parts).second - block(c, slices / parts).first);
+    int64_t elements = llvm::divideCeil(tm, parts) * widest;
+    if (!best || elements < bestElements)
+      best = parts, bestElements = elements;
   }
-  return widest;
+  return best;
+}
+
+ChainPlan::Piece ChainPlan::piece(int64_t s, int64_t slices, int64_t rows) const {
+  int64_t parts = rowParts(slices, rows), blocks = slices / parts;
+  int64_t r = s / blocks;
+  auto [c0, c1] = block(s % blocks, blocks);
+  return {rows * r / parts, rows * (r + 1) / parts, c0, c1};
+}
+
+int64_t ChainPlan::largestPiece(int64_t slices, int64_t tm) const {
+  int64_t largest = 0;
+  for (int64_t s = 0; s < slices; ++s)
+    largest = std::max(largest, piece(s, slices, tm).elements());
+  return largest;
 }
 
 int64_t ChainPlan::parallelUnits() const { return m * d; }
@@ -272,18 +306,20 @@ LogicalResult ChainPlan::verifyTile(ArrayRef<int64_t> tile) const {
                              << "]";
   for (int64_t s = 0; s < tile[kSlices]; ++s) {
     auto [h0, h1] = slice(s, tile[kSlices]);
-    auto [b0, b1] = block(s, tile[kSlices]);
-    if (h1 <= h0 || b1 <= b0)
+    if (h1 <= h0)
       return op->emitError() << "spyre.tile's " << tile[kSlices]
-                             << " slices leave a core without hidden units or output columns";
+                             << " slices leave a core without hidden units";
   }
+  if (rowParts(tile[kSlices], tile[kRows]) == 0)
+    return op->emitError() << "spyre.tile's " << tile[kSlices]
+                           << " slices cannot share the output of a row group";
   return success();
 }
 
 SmallVector<LxSlot> ChainPlan::slotsOf(ArrayRef<int64_t> tile) const {
   int64_t tm = tile[kRows], slices = tile[kSlices], hc = tile[kHidden], wc = tile[kCols],
           strip = tile[kStrip];
-  int64_t fs = widestSlice(slices), nb = widestBlock(slices);
+  int64_t fs = widestSlice(slices), piece = largestPiece(slices, tm);
   int64_t hes = deviceDTypeBytes(hType);
   // Positions: the first phase's body ops, then the second's; a slot of the
   // whole phase lives over all its positions.
@@ -300,8 +336,8 @@ SmallVector<LxSlot> ChainPlan::slotsOf(ArrayRef<int64_t> tile) const {
       {"product", tm * hc * 4, 2, 0, actOps},
       {"hidden", tm * fs * hes, 1, 0, actOps},
       {"partial", tm * d * 4, 1, 0, end},
-      {"received", std::max<int64_t>(1, slices - 1) * tm * nb * 4, 1, actOps, end},
-      {"out", tm * nb * deviceDTypeBytes(y.dtype), 1, actOps, end},
+      {"received", std::max<int64_t>(1, slices - 1) * piece * 4, 1, actOps, end},
+      {"out", piece * deviceDTypeBytes(y.dtype), 1, actOps, end},
       {"fence", 4, 1, 0, actOps}};
   for (unsigned i : act.loaded)
     result.push_back({"act.input" + std::to_string(i),
@@ -313,11 +349,11 @@ SmallVector<LxSlot> ChainPlan::slotsOf(ArrayRef<int64_t> tile) const {
                       1, temp.begin, temp.end});
   for (unsigned i : epi.loaded)
     result.push_back({"epi.input" + std::to_string(i),
-                      (epi.broadcastsRow(i) ? 1 : tm) * nb *
+                      (epi.broadcastsRow(i) ? d : piece) *
                           deviceDTypeBytes(epi.plan->getInputType(i)),
                       1, actOps, end});
   for (auto [i, temp] : llvm::enumerate(epi.plan->getBodyPlan().temps))
-    result.push_back({"epi.temp" + std::to_string(i), strip * nb * deviceDTypeBytes(temp.dtype),
+    result.push_back({"epi.temp" + std::to_string(i), piece * deviceDTypeBytes(temp.dtype),
                       1, actOps + temp.begin, actOps + temp.end});
   return result;
 }
@@ -333,7 +369,7 @@ bool ChainPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
 double ChainPlan::estimate(ArrayRef<int64_t> tile) const {
   int64_t tm = std::min(tile[kRows], m), slices = tile[kSlices], hc = tile[kHidden],
           wc = tile[kCols];
-  int64_t fs = widestSlice(slices), nb = widestBlock(slices);
+  int64_t fs = widestSlice(slices), piece = largestPiece(slices, tm);
   // The busiest core's PT: the first product a chunk at a time, the second
   // a column chunk at a time over its slice.
   double pt = 0;
@@ -362,23 +398,30 @@ double ChainPlan::estimate(ArrayRef<int64_t> tile) const {
                 double(arch.dmaLatencyCycles);
   // The exchange: the ring transfers, the sums and the epilogue of a block,
   // then its store.
-  double block = double(tm * nb);
+  double block = double(piece);
   double exchange = double(slices - 1) * (block * 4 / double(arch.ringBytesPerCycle) +
                                           arch.sfuCycles(block, 12, false, false)) +
-                    sfu(epi, tm * nb) + double(arch.dmaLatencyCycles) +
+                    sfu(epi, piece) + double(arch.dmaLatencyCycles) +
                     double(m * d * deviceDTypeBytes(y.dtype)) / arch.memoryBytesPerCycle();
   return fill + std::max(phase1, memory) + exchange;
 }
+
+/// Rows below which a row group feeds the PT too little to be worth trying.
+constexpr int64_t kMinGroupRows = 16;
 
 SmallVector<int64_t> ChainPlan::chooseTile(int64_t cores, int64_t lxBytes) const {
   double best = 0;
   SmallVector<int64_t> chosen;
   int64_t unit = arch.stickBytes / es;
-  for (int64_t tm : {32, 64, 128, 256}) {
-    tm = std::min(tm, m);
+  // Row groups of near-equal rows: a short last group would leave its
+  // cores idle and their weight loads out of step with the others'.
+  int64_t lastRows = 0;
+  for (int64_t g = 1; g <= std::min(cores, m); ++g) {
+    int64_t tm = llvm::divideCeil(m, g);
     int64_t groups = llvm::divideCeil(m, tm);
-    if (groups > cores)
+    if (tm == lastRows || tm < std::min<int64_t>(m, kMinGroupRows))
       continue;
+    lastRows = tm;
     int64_t slices = std::min<int64_t>({cores / groups, int64_t(llvm::divideCeil(f, unit)),
                                         int64_t(llvm::divideCeil(d, unit))});
     for (int64_t hc : {64, 128, 256, 512}) {
@@ -484,7 +527,7 @@ LogicalResult ChainPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
   if (groups * slices > cores)
     return op->emitError() << "spyre.tile's " << groups << " row groups x " << slices
                            << " slices need more than the op's " << cores << " cores";
-  const int64_t fs = widestSlice(slices), nb = widestBlock(slices);
+  const int64_t fs = widestSlice(slices);
   const int64_t hes = deviceDTypeBytes(hType), yes = deviceDTypeBytes(y.dtype);
   SmallVector<LxSlot> all = slotsOf(tile);
   auto at = [&](unsigned s) { return lxOffsets[s]; };
@@ -586,46 +629,56 @@ LogicalResult ChainPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
   SmallVector<int64_t> receivedBase;
   for (int64_t c = 0; c < cores; ++c)
     receivedBase.push_back(em.ringReceived(c));
-  const int64_t receivedPitch = tm * nb * 4;
+  const int64_t receivedPitch = largestPiece(slices, tm) * 4;
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t r0 = g * tm, rows = std::min(tm, m - r0);
     for (int64_t s = 0; s < slices; ++s) {
-      const int64_t b0 = block(s, slices).first, b1 = block(s, slices).second;
+      const Piece own = piece(s, slices, rows);
+      const int64_t pieceRows = own.r1 - own.r0, cols = own.c1 - own.c0;
+      // A ragged last group may leave a core no rows: it sends, receives
+      // and stores nothing.
       SmallVector<RingSend> sends;
       for (int64_t p = 0; p < slices; ++p) {
-        if (p == s)
+        Piece theirs = piece(p, slices, rows);
+        if (p == s || theirs.r1 == theirs.r0)
           continue;
-        auto [p0, p1] = block(p, slices);
         int64_t index = s < p ? s : s - 1; // the sender's place among p's peers
+        int64_t width = theirs.c1 - theirs.c0;
         sends.push_back({coreOf(g, p),
                          em.lx(uint8_t(ISA::DType::f32), at(kReceived) + index * receivedPitch,
-                               {(p1 - p0) * 4, 0, 0}),
-                         em.lx(uint8_t(ISA::DType::f32), at(kPartial) + p0 * 4, {d * 4, 0, 0}),
-                         (p1 - p0) * 4,
-                         {rows, 1, 1}});
+                               {width * 4, 0, 0}),
+                         em.lx(uint8_t(ISA::DType::f32),
+                               at(kPartial) + (theirs.r0 * d + theirs.c0) * 4, {d * 4, 0, 0}),
+                         width * 4,
+                         {theirs.r1 - theirs.r0, 1, 1}});
+      }
+      int64_t core = coreOf(g, s);
+      if (pieceRows == 0) {
+        em.exchange(core, loc, sends, {}, 0, nullptr, {});
+        continue;
       }
       SmallVector<Transfer> loads;
-      epilogueLoads(em, epi, r0, rows, b0, b1 - b0, epiInputAt, loads);
+      epilogueLoads(em, epi, r0 + own.r0, pieceRows, own.c0, cols, epiInputAt, loads);
       Transfer store;
-      store.dst = em.device(y.value, y.dtype, (y.base + r0 * y.rowStride + b0) * yes,
+      store.dst = em.device(y.value, y.dtype,
+                            (y.base + (r0 + own.r0) * y.rowStride + own.c0) * yes,
                             {y.rowStride * yes, 0, 0});
-      store.src = em.lx(y.dtype, at(kOut), {(b1 - b0) * yes, 0, 0});
-      store.rowBytes = (b1 - b0) * yes;
-      store.counts = {rows, 1, 1};
-      const int64_t cols = b1 - b0;
-      int64_t core = coreOf(g, s);
+      store.src = em.lx(y.dtype, at(kOut), {cols * yes, 0, 0});
+      store.rowBytes = cols * yes;
+      store.counts = {pieceRows, 1, 1};
+      const int64_t ownAt = at(kPartial) + (own.r0 * d + own.c0) * 4;
       em.exchange(
           core, loc, sends, loads, slices > 1 ? receivedBase[core] + slices - 1 : 0,
           [&](StepCompute &sc) {
-            RefAttr own = em.lx(uint8_t(ISA::DType::f32), at(kPartial) + b0 * 4, {d * 4, 4, 0});
+            RefAttr sum = em.lx(uint8_t(ISA::DType::f32), ownAt, {d * 4, 4, 0});
             for (int64_t i = 0; i + 1 < slices; ++i)
               sc.add(HwBinaryOp::create(
-                  sc.b(), loc, "add", own, own,
+                  sc.b(), loc, "add", sum, sum,
                   em.lx(uint8_t(ISA::DType::f32), at(kReceived) + i * receivedPitch,
                         {cols * 4, 4, 0}),
-                  FloatAttr(), rows, cols, nullptr, 0, nullptr, nullptr));
+                  FloatAttr(), pieceRows, cols, nullptr, 0, nullptr, nullptr));
             size_t sums = sc.ops().size();
-            emitEpilogue(em, sc, loc, epi, rows, cols, strip, at(kPartial) + b0 * 4, d * 4,
+            emitEpilogue(em, sc, loc, epi, pieceRows, cols, pieceRows, ownAt, d * 4,
                          epiInputAt, epiTempAt, at(kOut), cols * yes);
             if (!loads.empty() && sums > 0)
               sc.waitsForLateLoads(sc.ops()[sums]);

@@ -314,6 +314,11 @@ void HwEmitter::exchange(int64_t coreIndex, Location loc, ArrayRef<RingSend> sen
   }
   for (const Transfer &t : loads)
     signal(core, dma(core, loc, t), kLoad);
+  instructions += int64_t(sends.size() + loads.size());
+  if (!compute) {
+    assert(loads.empty() && stores.empty() && "a core that computes nothing loads nothing");
+    return;
+  }
   const int64_t loadsThrough = core.signalled[kLoad];
   StepCompute sc(core.builder, loc);
   compute(sc);
@@ -345,7 +350,7 @@ void HwEmitter::exchange(int64_t coreIndex, Location loc, ArrayRef<RingSend> sen
       sync(op, kCompute, done);
     signal(core, op, kStore);
   }
-  instructions += int64_t(sends.size() + loads.size() + ops.size() + stores.size());
+  instructions += int64_t(ops.size() + stores.size());
   overBudget |= instructions > kMaxInstructions;
 }
 

@@ -202,7 +202,8 @@ public:
   /// step) once `ringReceived(core)` has reached `receivedThrough` and its
   /// loads are in: the first instruction waits for the transfers (or the
   /// loads when it receives none), the one `compute` names with
-  /// waitsForLateLoads for the loads. Then it stores `stores`.
+  /// waitsForLateLoads for the loads. Then it stores `stores`. Without
+  /// `compute` the core only sends.
   void exchange(int64_t core, Location loc, ArrayRef<RingSend> sends, ArrayRef<Transfer> loads,
                 int64_t receivedThrough, function_ref<void(StepCompute &)> compute,
                 ArrayRef<Transfer> stores);

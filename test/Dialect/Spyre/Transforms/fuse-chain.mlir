@@ -24,10 +24,10 @@
 // APART: spyre.fused {
 // The chain's tile: rows of a row group, hidden slices, hidden units per
 // chunk of the first product, output columns per chunk of the second, rows
-// of an epilogue strip. 128 rows in 4 groups of 32, 4 slices of 256 hidden
-// units: 16 cores (256 output columns are 4 sticks, one block per slice).
+// of an epilogue strip. 128 rows in 8 groups of 16, 4 slices of 256 hidden
+// units: 32 cores (256 output columns are 4 sticks: at most 4 slices).
 // TILE-LABEL: spyre.kernel @mlp
-// TILE: spyre.fused attributes {spyre.cores = 32 : i64, spyre.lx = array<i64: {{.*}}>, spyre.tile = array<i64: 32, 4, 64, 256, 32>}
+// TILE: spyre.fused attributes {spyre.cores = 32 : i64, spyre.lx = array<i64: {{.*}}>, spyre.tile = array<i64: 16, 4, 64, 256, 16>}
 spyre.kernel @mlp(%x: !spyre.buffer<128x256xf16>, %w1: !spyre.buffer<1024x256xf16>, %b1: !spyre.buffer<1024xf16>,
     %w2: !spyre.buffer<256x1024xf16>, %res: !spyre.buffer<128x256xf16>, %y: !spyre.buffer<128x256xf16>) {
   %p = spyre.alloc() : !spyre.buffer<128x1024xf16>

@@ -1,12 +1,10 @@
-// RUN: spyre-opt %s -spyre-attach-arch -spyre-compile | FileCheck %s
+// RUN: spyre-opt %s -spyre-attach-arch -spyre-compile="start-before=plan-memory" | FileCheck %s
 
-// The chain of a multilayer perceptron on the card (ChainPlan): 128 rows in
-// 4 row groups x 4 hidden slices; core 0 holds rows 0-31 and hidden units
+// The chain of a multilayer perceptron on the card (ChainPlan), on a tile
+// set here (fuse-chain.mlir has the group and spyre-tile's choice): 128 rows
+// in 4 row groups x 4 hidden slices; core 0 holds rows 0-31 and hidden units
 // 0-255, and owns output columns 0-63. Its row group's cores are a group
 // apart: 0, 4, 8 and 12.
-
-#id = affine_map<(d0, d1) -> (d0, d1)>
-#col = affine_map<(d0, d1) -> (d1)>
 
 // CHECK-LABEL: spyre.hw.core 0 {
 // The first product's first chunk: the weights of 64 hidden units, then the
@@ -40,38 +38,35 @@
 // first of core 0's three receiving places (a zero core is not printed).
 // CHECK-LABEL: spyre.hw.core 4 {
 // CHECK: spyre.hw.ring #spyre.ref<lx, f32, strides = [256, 0, 0]>, #spyre.ref<lx, f32, offset = {{[0-9]+}}, strides = [1024, 0, 0]> row 256 x [32, 1, 1] {signal_remote, signal_sem = 7 : i64}
-spyre.kernel @mlp(%x: !spyre.buffer<128x256xf16>, %w1: !spyre.buffer<1024x256xf16>, %b1: !spyre.buffer<1024xf16>,
-    %w2: !spyre.buffer<256x1024xf16>, %res: !spyre.buffer<128x256xf16>, %y: !spyre.buffer<128x256xf16>) {
-  %p = spyre.alloc() : !spyre.buffer<128x1024xf16>
-  spyre.matmul transpose_rhs ins(%x, %w1 : !spyre.buffer<128x256xf16>, !spyre.buffer<1024x256xf16>)
-               outs(%p : !spyre.buffer<128x1024xf16>)
-  %h = spyre.alloc() : !spyre.buffer<128x1024xf16>
-  spyre.generic domain [128, 1024] {indexing_maps = [#id, #col, #id],
-      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
-      ins(%p, %b1 : !spyre.buffer<128x1024xf16>, !spyre.buffer<1024xf16>) outs(%h : !spyre.buffer<128x1024xf16>) {
-  ^bb0(%a: f16, %b: f16):
-    %a32 = arith.extf %a : f16 to f32
-    %b32 = arith.extf %b : f16 to f32
-    %s = arith.addf %a32, %b32 : f32
-    %g = math.tanh %s : f32
-    %t = arith.truncf %g : f32 to f16
-    spyre.yield %t : f16
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#map1 = affine_map<(d0, d1) -> (d1)>
+module {
+  spyre.kernel @mlp(%arg0: !spyre.buffer<128x256xf16>, %arg1: !spyre.buffer<1024x256xf16>, %arg2: !spyre.buffer<1024xf16>, %arg3: !spyre.buffer<256x1024xf16>, %arg4: !spyre.buffer<128x256xf16>, %arg5: !spyre.buffer<128x256xf16>) {
+    spyre.fused attributes {spyre.cores = 32 : i64, spyre.tile = array<i64: 32, 4, 64, 256, 32>} {
+      %0 = spyre.alloc() : !spyre.buffer<128x1024xf16>
+      %1 = spyre.alloc() : !spyre.buffer<128x1024xf16>
+      spyre.matmul transpose_rhs ins(%arg0, %arg1 : !spyre.buffer<128x256xf16>, !spyre.buffer<1024x256xf16>) outs(%1 : !spyre.buffer<128x1024xf16>)
+      spyre.generic domain [128, 1024] {indexing_maps = [#map, #map1, #map], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]} ins(%1, %arg2 : !spyre.buffer<128x1024xf16>, !spyre.buffer<1024xf16>) outs(%0 : !spyre.buffer<128x1024xf16>) {
+      ^bb0(%arg6: f16, %arg7: f16):
+        %3 = arith.extf %arg6 : f16 to f32
+        %4 = arith.extf %arg7 : f16 to f32
+        %5 = arith.addf %3, %4 : f32
+        %6 = math.tanh %5 : f32
+        %7 = arith.truncf %6 : f32 to f16
+        spyre.yield %7 : f16
+      }
+      %2 = spyre.alloc() : !spyre.buffer<128x256xf16>
+      spyre.matmul transpose_rhs ins(%0, %arg3 : !spyre.buffer<128x1024xf16>, !spyre.buffer<256x1024xf16>) outs(%2 : !spyre.buffer<128x256xf16>)
+      spyre.generic domain [128, 256] {indexing_maps = [#map, #map, #map], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]} ins(%2, %arg4 : !spyre.buffer<128x256xf16>, !spyre.buffer<128x256xf16>) outs(%arg5 : !spyre.buffer<128x256xf16>) {
+      ^bb0(%arg6: f16, %arg7: f16):
+        %3 = arith.extf %arg6 : f16 to f32
+        %4 = arith.extf %arg7 : f16 to f32
+        %5 = arith.addf %3, %4 : f32
+        %6 = arith.truncf %5 : f32 to f16
+        spyre.yield %6 : f16
+      }
+    }
+    spyre.return
   }
-  spyre.dealloc %p : !spyre.buffer<128x1024xf16>
-  %q = spyre.alloc() : !spyre.buffer<128x256xf16>
-  spyre.matmul transpose_rhs ins(%h, %w2 : !spyre.buffer<128x1024xf16>, !spyre.buffer<256x1024xf16>)
-               outs(%q : !spyre.buffer<128x256xf16>)
-  spyre.dealloc %h : !spyre.buffer<128x1024xf16>
-  spyre.generic domain [128, 256] {indexing_maps = [#id, #id, #id],
-      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
-      ins(%q, %res : !spyre.buffer<128x256xf16>, !spyre.buffer<128x256xf16>) outs(%y : !spyre.buffer<128x256xf16>) {
-  ^bb0(%a: f16, %b: f16):
-    %a32 = arith.extf %a : f16 to f32
-    %b32 = arith.extf %b : f16 to f32
-    %s = arith.addf %a32, %b32 : f32
-    %t = arith.truncf %s : f32 to f16
-    spyre.yield %t : f16
-  }
-  spyre.dealloc %q : !spyre.buffer<128x256xf16>
-  spyre.return
 }
+
