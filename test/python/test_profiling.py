@@ -209,8 +209,8 @@ def test_report_command_line(tmp_path):
     out = subprocess.run([sys.executable, "-m", "spyre_mlir.report", "--out", str(tmp_path)],
                          capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr
-    # 16 kernels (the bias and GELU of the MLP's up-projection run in its kernel,
-    # attention is one kernel, reads its heads where the projection left them
-    # and writes them as the model merges them).
-    assert "efficiency" in out.stdout and "(6 more)" in out.stdout
+    # 15 kernels (each MLP's two products with their bias, GELU and residual in
+    # one kernel, attention is one kernel, reads its heads where the projection
+    # left them and writes them as the model merges them).
+    assert "efficiency" in out.stdout and "(5 more)" in out.stdout
     assert (tmp_path / "roofline.png").stat().st_size > 0

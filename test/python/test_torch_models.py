@@ -96,8 +96,10 @@ def test_dynamic_batch_compiles_once_per_shape_and_stays_correct():
             torch.testing.assert_close(compiled(x), model(x), rtol=2e-2, atol=5e-3)
     assert dict(counters.fallbacks) == {}
     # Dynamo traced the graph once (dynamic); it is specialised per batch size:
-    # two kernels, each product with its bias (and activation) as epilogue.
-    assert counters.kernels_run == 3 * 2
+    # one kernel, both products with their biases (and activation) as
+    # epilogues, exported together (a chain; below 64 rows its hidden
+    # activations go through device memory).
+    assert counters.kernels_run == 3
 
 
 class Counting(torch.nn.Module):
