@@ -414,7 +414,7 @@ class SpyreScheduling(BaseScheduling):
         kernel = self._epilogue_kernel(products, node, trace)
         if kernel is None:
             return False
-        reader = self._later_reader(node) if len(products) == 1 else None
+        reader = self._later_reader(node) if len(products) == 1 and state.chains else None
         if reader is not None and not self.deferred:
             self.chain_head = (products, node, trace, kernel, reader)
             return True

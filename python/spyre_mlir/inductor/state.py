@@ -17,6 +17,11 @@ strict = os.environ.get("SPYRE_STRICT", "") not in ("", "0")
 #: first kernel whose results differ raises check.SpyreCheckError.
 check = os.environ.get("SPYRE_CHECK", "") not in ("", "0")
 
+#: Run a multilayer perceptron's two products and their epilogues as one
+#: kernel, a chain (env: SPYRE_CHAINS=0 keeps them two kernels, to compare),
+#: read when a graph is compiled.
+chains = os.environ.get("SPYRE_CHAINS", "1") != "0"
+
 
 def active() -> bool:
     return getattr(_state, "active", False)

@@ -65,6 +65,12 @@ public:
   LogicalResult analyze();
 
   SPYRE_OPPLAN_OVERRIDES
+  std::optional<double> estimatedCycles(int64_t cores, int64_t lxBytes) const override {
+    SmallVector<int64_t> tile = chooseTile(cores, lxBytes);
+    if (tile.empty())
+      return std::nullopt;
+    return estimate(tile);
+  }
 
 private:
   LogicalResult analyzeEpilogue(Epilogue &e, GenericOp generic, Value product, int64_t cols,
@@ -370,40 +376,61 @@ double ChainPlan::estimate(ArrayRef<int64_t> tile) const {
   int64_t tm = std::min(tile[kRows], m), slices = tile[kSlices], hc = tile[kHidden],
           wc = tile[kCols];
   int64_t fs = widestSlice(slices), piece = largestPiece(slices, tm);
+  double bus = arch.memoryBytesPerCycle();
   // The busiest core's PT: the first product a chunk at a time, the second
   // a column chunk at a time over its slice.
-  double pt = 0;
+  double first = 0, second = 0;
   for (int64_t h = 0; h < fs; h += hc) {
     int64_t cw = std::min(hc, fs - h);
-    pt += arch.ptCycles(double(tm), double(d), double(cw), double((tm * d + d * cw) * es),
-                        double(tm * cw * 4));
+    first += arch.ptCycles(double(tm), double(d), double(cw), double((tm * d + d * cw) * es),
+                           double(tm * cw * 4));
   }
   for (int64_t c = 0; c < d; c += wc) {
     int64_t cw = std::min(wc, d - c);
-    pt += arch.ptCycles(double(tm), double(fs), double(cw), double((tm * fs + fs * cw) * es),
-                        double(tm * cw * 4));
+    second += arch.ptCycles(double(tm), double(fs), double(cw), double((tm * fs + fs * cw) * es),
+                            double(tm * cw * 4));
   }
+  // An epilogue's instructions over `elements`, each at the rate of the
+  // bytes it streams per element (its operands and result at their types;
+  // immediates and constants held as one element stream none), and the
+  // copy of a yielded value the body does not write to its output.
   auto sfu = [&](const Epilogue &e, int64_t elements) {
-    return double(e.plan->getBodyPlan().ops.size() + 1) *
-           arch.sfuCycles(double(elements), 12, false, false);
+    const BodyPlan &body = e.plan->getBodyPlan();
+    auto streamed = [&](Value v) -> double {
+      auto it = body.values.find(v);
+      if (it == body.values.end() || it->second.kind == BodyValue::Kind::immediate ||
+          it->second.scalar)
+        return 0;
+      return double(deviceDTypeBytes(it->second.dtype));
+    };
+    double cycles = 0;
+    for (auto &[bodyOp, vop] : body.ops) {
+      double bytes = streamed(bodyOp->getResult(0));
+      for (Value operand : bodyOp->getOperands())
+        bytes += streamed(operand);
+      cycles += arch.sfuCycles(double(elements), std::max(bytes, 1.0), false, false);
+    }
+    Value yielded = cast<YieldOp>(e.generic.getBody().front().getTerminator()).getValues()[0];
+    if (body.values.at(yielded).kind != BodyValue::Kind::output)
+      cycles += arch.sfuCycles(double(elements), 8, false, false);
+    return cycles;
   };
-  // The activation overlaps the next chunk's product, but for the last.
-  double lastAct = sfu(act, tm * std::min(hc, fs));
-  double phase1 = std::max(pt, sfu(act, tm * fs)) + lastAct;
-  // Device traffic: the weights once (the broadcast rule), x and y once.
-  double read = double(2 * f * d * es + m * d * es), written = double(m * d * deviceDTypeBytes(y.dtype));
-  double memory = arch.deviceCycles(read, written);
-  double fill = double(tm * d * es + d * std::min(hc, fs) * es) * double(rowGroups(tile)) /
-                    arch.memoryBytesPerCycle() +
+  // Before the first product: x and every slice's first weight chunk (read
+  // once for the row groups).
+  double fill = double(m * d * es + d * std::min(hc, fs) * es * slices) / bus +
                 double(arch.dmaLatencyCycles);
-  // The exchange: the ring transfers, the sums and the epilogue of a block,
+  // The activations overlap the next chunks' products, but for the last;
+  // the second product waits for it. Each phase streams its weights once.
+  double weights = double(f * d * es) / bus;
+  double phase1 = std::max({first, sfu(act, tm * fs), weights}) + sfu(act, tm * std::min(hc, fs)) +
+                  std::max(second, weights);
+  // The exchange: the ring transfers, the sums and the epilogue of a piece,
   // then its store.
-  double block = double(piece);
-  double exchange = double(slices - 1) * (block * 4 / double(arch.ringBytesPerCycle) +
-                                          arch.sfuCycles(block, 12, false, false)) +
+  double exchange = double(slices - 1) * (double(piece) * 4 / double(arch.ringBytesPerCycle) +
+                                          arch.sfuCycles(double(piece), 12, false, false)) +
                     sfu(epi, piece) + double(arch.dmaLatencyCycles) +
-                    double(m * d * deviceDTypeBytes(y.dtype)) / arch.memoryBytesPerCycle();
-  return fill + std::max(phase1, memory) + exchange;
+                    double(m * d * deviceDTypeBytes(y.dtype)) / bus;
+  return fill + phase1 + exchange;
 }
 
 /// Rows below which a row group feeds the PT too little to be worth trying.

@@ -85,6 +85,9 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
                       user->getName().getStringRef() + "'");
     if (cast<BufferType>(mm1.getInit().getType()).getDimSize(0) < kChainMinRows)
       return missed("fewer than " + Twine(kChainMinRows) + " rows");
+    // Chained only where the plans' estimates say it is faster.
+    std::optional<double> firstCycles = estimatedCycles(first, arch),
+                          secondCycles = estimatedCycles(second, arch);
     // The two groups' members, the hidden activations' allocation first,
     // into one group; back into their own groups if it cannot run.
     SmallVector<Operation *> ops = {alloc};
@@ -100,14 +103,30 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
     first->erase();
     second->erase();
     std::string why = group(ops[0], ops, {alloc}, arch, "no tile of the chain fits the usable LX");
-    if (why.empty())
-      return ops[0]->getParentOp();
+    if (why.empty()) {
+      auto chained = cast<FusedOp>(ops[0]->getParentOp());
+      std::optional<double> together = estimatedCycles(chained, arch);
+      if (!firstCycles || !secondCycles || !together || *together < *firstCycles + *secondCycles)
+        return chained;
+      why = "its estimate, " + std::to_string(int64_t(*together)) +
+            " cycles, is not below the two products' " +
+            std::to_string(int64_t(*firstCycles + *secondCycles));
+      dissolve(chained);
+    }
     if (reportMissed)
       mm1.emitRemark() << "not run as a chain with the next product: " << why;
     // Each group could run before: it can again.
     group(firstOps.front(), firstOps, {}, arch, "");
     group(secondOps.front(), secondOps, {}, arch, "");
     return firstOps.front()->getParentOp();
+  }
+
+  /// The estimate of `group`'s plan on the card's cores, if it has one.
+  static std::optional<double> estimatedCycles(FusedOp group, const ::spyre::Arch &arch) {
+    FailureOr<std::unique_ptr<OpPlan>> plan = OpPlan::get(group, arch);
+    if (failed(plan) || !*plan)
+      return std::nullopt;
+    return (*plan)->estimatedCycles(arch.cores, arch.lxUsableBytes());
   }
 
   /// Below this many rows a chain's row groups are too short for the PT.

@@ -110,6 +110,12 @@ public:
   SPYRE_OPPLAN_OVERRIDES
   SmallVector<SmallVector<int64_t>> tileCandidates(int64_t cores, int64_t lxBytes,
                                                    int64_t count) const override;
+  std::optional<double> estimatedCycles(int64_t cores, int64_t lxBytes) const override {
+    auto ranked = rankTiles(cores, lxBytes, /*threeSticks=*/false);
+    if (ranked.empty())
+      return std::nullopt;
+    return ranked.front().first;
+  }
 
 private:
   LogicalResult analyzeEpilogue(FusedOp fused);

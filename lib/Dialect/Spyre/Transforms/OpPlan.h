@@ -55,6 +55,11 @@ public:
                                                            int64_t count) const;
   /// Checks a tile (from the IR) has the right rank and positive sizes.
   virtual LogicalResult verifyTile(ArrayRef<int64_t> tile) const = 0;
+  /// The plan's estimate of its cycles on `cores` cores with chooseTile's
+  /// tile, for plans that estimate (a fusion compares them); else nothing.
+  virtual std::optional<double> estimatedCycles(int64_t cores, int64_t lxBytes) const {
+    return std::nullopt;
+  }
   /// The LX regions a tile needs, in a fixed order (the order of `spyre.lx`).
   virtual SmallVector<LxSlot> slots(ArrayRef<int64_t> tile) const = 0;
   /// Emits the op's instructions on `cores` cores with its LX slots at

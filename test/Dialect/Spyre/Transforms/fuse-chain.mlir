@@ -203,3 +203,52 @@ spyre.kernel @f32_operands(%x: !spyre.buffer<128x256xf32>, %w1: !spyre.buffer<10
   spyre.dealloc %q : !spyre.buffer<128x256xf32>
   spyre.return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+
+// GPT-2's MLP over 2048 rows: 16 row groups of 128 rows on 2 slices each, whose
+// products the chain plan estimates slower than the two products' own tiles
+// (estimates: lowering.md). The groups stay apart.
+// CHECK-LABEL: spyre.kernel @many_rows
+// CHECK: spyre.fused {
+// CHECK: spyre.fused {
+spyre.kernel @many_rows(%x: !spyre.buffer<2048x768xf16>, %w1: !spyre.buffer<3072x768xf16>, %b1: !spyre.buffer<3072xf16>,
+    %w2: !spyre.buffer<768x3072xf16>, %res: !spyre.buffer<2048x768xf16>, %y: !spyre.buffer<2048x768xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<2048x3072xf16>
+  // expected-remark @+1 {{not run as a chain with the next product: its estimate,}}
+  spyre.matmul transpose_rhs ins(%x, %w1 : !spyre.buffer<2048x768xf16>, !spyre.buffer<3072x768xf16>)
+               outs(%p : !spyre.buffer<2048x3072xf16>)
+  %h = spyre.alloc() : !spyre.buffer<2048x3072xf16>
+  spyre.generic domain [2048, 3072] {indexing_maps = [#id, #col, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %b1 : !spyre.buffer<2048x3072xf16>, !spyre.buffer<3072xf16>) outs(%h : !spyre.buffer<2048x3072xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %s = arith.addf %a32, %b32 : f32
+    %g = math.tanh %s : f32
+    %t = arith.truncf %g : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %p : !spyre.buffer<2048x3072xf16>
+  %q = spyre.alloc() : !spyre.buffer<2048x768xf16>
+  spyre.matmul transpose_rhs ins(%h, %w2 : !spyre.buffer<2048x3072xf16>, !spyre.buffer<768x3072xf16>)
+               outs(%q : !spyre.buffer<2048x768xf16>)
+  spyre.dealloc %h : !spyre.buffer<2048x3072xf16>
+  spyre.generic domain [2048, 768] {indexing_maps = [#id, #id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%q, %res : !spyre.buffer<2048x768xf16>, !spyre.buffer<2048x768xf16>) outs(%y : !spyre.buffer<2048x768xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %s = arith.addf %a32, %b32 : f32
+    %t = arith.truncf %s : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %q : !spyre.buffer<2048x768xf16>
+  spyre.return
+}
+
