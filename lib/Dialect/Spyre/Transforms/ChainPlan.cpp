@@ -80,14 +80,15 @@ private:
   /// Output columns [first, second) of column block `c` of `blocks`.
   std::pair<int64_t, int64_t> block(int64_t c, int64_t blocks) const;
   /// The part of a row group's output that core `s` of its `slices` owns:
-  /// rows [r0, r1) of the group's `rows` and columns [c0, c1). The group's
-  /// output is cut into row parts x column blocks (of whole sticks), as
-  /// even as the sticks allow.
+  /// rows [r0, r1) of the group's `rows` and columns [c0, c1). Every group's
+  /// output is cut the same way, into the row parts x column blocks (of
+  /// whole sticks) that are most even for groups of `tm` rows; a short last
+  /// group may leave a core no rows.
   struct Piece {
     int64_t r0, r1, c0, c1;
     int64_t elements() const { return (r1 - r0) * (c1 - c0); }
   };
-  Piece piece(int64_t s, int64_t slices, int64_t rows) const;
+  Piece piece(int64_t s, int64_t slices, int64_t tm, int64_t rows) const;
   /// Row parts of the pieces of `slices` cores (the column blocks are
   /// slices / that), the split whose largest piece of `tm` rows is least.
   int64_t rowParts(int64_t slices, int64_t tm) const;
@@ -284,8 +285,8 @@ int64_t ChainPlan::rowParts(int64_t slices, int64_t tm) const {
   return best;
 }
 
-ChainPlan::Piece ChainPlan::piece(int64_t s, int64_t slices, int64_t rows) const {
-  int64_t parts = rowParts(slices, rows), blocks = slices / parts;
+ChainPlan::Piece ChainPlan::piece(int64_t s, int64_t slices, int64_t tm, int64_t rows) const {
+  int64_t parts = rowParts(slices, tm), blocks = slices / parts;
   int64_t r = s / blocks;
   auto [c0, c1] = block(s % blocks, blocks);
   return {rows * r / parts, rows * (r + 1) / parts, c0, c1};
@@ -294,7 +295,7 @@ ChainPlan::Piece ChainPlan::piece(int64_t s, int64_t slices, int64_t rows) const
 int64_t ChainPlan::largestPiece(int64_t slices, int64_t tm) const {
   int64_t largest = 0;
   for (int64_t s = 0; s < slices; ++s)
-    largest = std::max(largest, piece(s, slices, tm).elements());
+    largest = std::max(largest, piece(s, slices, tm, tm).elements());
   return largest;
 }
 
@@ -420,8 +421,10 @@ double ChainPlan::estimate(ArrayRef<int64_t> tile) const {
   double fill = double(m * d * es + d * std::min(hc, fs) * es * slices) / bus +
                 double(arch.dmaLatencyCycles);
   // The activations overlap the next chunks' products, but for the last;
-  // the second product waits for it. Each phase streams its weights once.
-  double weights = double(f * d * es) / bus;
+  // the second product waits for it. Each phase streams its weights, once
+  // for all row groups when they load them in step, which a short last
+  // group, whose products finish sooner, does not.
+  double weights = double(f * d * es) / bus * (m % tm ? double(rowGroups(tile)) : 1.0);
   double phase1 = std::max({first, sfu(act, tm * fs), weights}) + sfu(act, tm * std::min(hc, fs)) +
                   std::max(second, weights);
   // The exchange: the ring transfers, the sums and the epilogue of a piece,
@@ -569,7 +572,10 @@ LogicalResult ChainPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
   for (size_t i = 0; i < epi.plan->getBodyPlan().temps.size(); ++i)
     epiTempAt.push_back(lxOffsets[next++]);
   Location loc = op->getLoc();
-  auto coreOf = [&](int64_t g, int64_t s) { return g + groups * s; };
+  // A slice's cores a group apart, and the cores in use spread evenly over
+  // the op's: both memory ports carry weights when fewer cores run.
+  const int64_t used = groups * slices;
+  auto coreOf = [&](int64_t g, int64_t s) { return (g + groups * s) * cores / used; };
 
   // The hidden activations and the partial sums of each core.
   for (int64_t g = 0; g < groups; ++g) {
@@ -660,13 +666,13 @@ LogicalResult ChainPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t r0 = g * tm, rows = std::min(tm, m - r0);
     for (int64_t s = 0; s < slices; ++s) {
-      const Piece own = piece(s, slices, rows);
+      const Piece own = piece(s, slices, tm, rows);
       const int64_t pieceRows = own.r1 - own.r0, cols = own.c1 - own.c0;
       // A ragged last group may leave a core no rows: it sends, receives
       // and stores nothing.
       SmallVector<RingSend> sends;
       for (int64_t p = 0; p < slices; ++p) {
-        Piece theirs = piece(p, slices, rows);
+        Piece theirs = piece(p, slices, tm, rows);
         if (p == s || theirs.r1 == theirs.r0)
           continue;
         int64_t index = s < p ? s : s - 1; // the sender's place among p's peers

@@ -4,7 +4,8 @@
 // set here (fuse-chain.mlir has the group and spyre-tile's choice): 128 rows
 // in 4 row groups x 4 hidden slices; core 0 holds rows 0-31 and hidden units
 // 0-255, and owns output columns 0-63. Its row group's cores are a group
-// apart: 0, 4, 8 and 12.
+// apart, and the 16 cores in use are spread over the 32 (both memory ports
+// carry weights): 0, 8, 16 and 24.
 
 // CHECK-LABEL: spyre.hw.core 0 {
 // The first product's first chunk: the weights of 64 hidden units, then the
@@ -21,9 +22,9 @@
 // CHECK-NEXT: spyre.hw.barrier
 // The partial sums of the other cores' columns go to them over the ring,
 // each signalling the receiver's semaphore 7.
-// CHECK-NEXT: spyre.hw.ring #spyre.ref<lx, f32, strides = [256, 0, 0], core = 4>, {{.*}} row 256 x [32, 1, 1] {signal_remote, signal_sem = 7 : i64}
-// CHECK-NEXT: spyre.hw.ring #spyre.ref<lx, f32, strides = [256, 0, 0], core = 8>, {{.*}} {signal_remote, signal_sem = 7 : i64}
-// CHECK-NEXT: spyre.hw.ring #spyre.ref<lx, f32, strides = [256, 0, 0], core = 12>, {{.*}} {signal_remote, signal_sem = 7 : i64}
+// CHECK-NEXT: spyre.hw.ring #spyre.ref<lx, f32, strides = [256, 0, 0], core = 8>, {{.*}} row 256 x [32, 1, 1] {signal_remote, signal_sem = 7 : i64}
+// CHECK-NEXT: spyre.hw.ring #spyre.ref<lx, f32, strides = [256, 0, 0], core = 16>, {{.*}} {signal_remote, signal_sem = 7 : i64}
+// CHECK-NEXT: spyre.hw.ring #spyre.ref<lx, f32, strides = [256, 0, 0], core = 24>, {{.*}} {signal_remote, signal_sem = 7 : i64}
 // CHECK-NEXT: spyre.hw.dma {{.*}}#spyre.ref<@arg4, dl16, strides = [512, 0, 0]> row 128 x [32, 1, 1]
 // Once the three others' arrived: added to its own, then the epilogue
 // (waiting for the residual) and the store of columns 0-63.
@@ -34,9 +35,9 @@
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg5, dl16, strides = [512, 0, 0]>, {{.*}} row 128 x [32, 1, 1]
 // CHECK-NEXT: {{^ *}$}}
 // CHECK-NEXT: spyre.hw.core 1 {
-// Core 4 (slice 1) sends core 0 its partial sums of columns 0-63, into the
+// Core 8 (slice 1) sends core 0 its partial sums of columns 0-63, into the
 // first of core 0's three receiving places (a zero core is not printed).
-// CHECK-LABEL: spyre.hw.core 4 {
+// CHECK-LABEL: spyre.hw.core 8 {
 // CHECK: spyre.hw.ring #spyre.ref<lx, f32, strides = [256, 0, 0]>, #spyre.ref<lx, f32, offset = {{[0-9]+}}, strides = [1024, 0, 0]> row 256 x [32, 1, 1] {signal_remote, signal_sem = 7 : i64}
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #map1 = affine_map<(d0, d1) -> (d1)>
