@@ -42,10 +42,11 @@ class _PostGradPasses(CustomGraphPass):
 
     def uuid(self):
         from .kernel_cache import compiler_version
-        # Check mode generates other code (the CPU twin of every kernel).
+        # Check mode generates other code (the CPU twin of every kernel), and
+        # without chains an MLP is two kernels.
         from .. import tuning
         return ("spyre-" + compiler_version() + ("-check" if state.check else "") +
-                ("-tune" if tuning.enabled() else ""))
+                ("" if state.chains else "-nochains") + ("-tune" if tuning.enabled() else ""))
 
 
 def _overlap_collectives(nodes):
