@@ -102,19 +102,21 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
       op->moveBefore(first);
     first->erase();
     second->erase();
-    std::string why = group(ops[0], ops, {alloc}, arch, "no tile of the chain fits the usable LX");
+    std::string why = group(ops[0], ops, {}, arch, "no tile of the chain fits the usable LX");
     if (why.empty()) {
       auto chained = cast<FusedOp>(ops[0]->getParentOp());
       std::optional<double> together = estimatedCycles(chained, arch);
-      if (!firstCycles || !secondCycles || !together || *together < *firstCycles + *secondCycles)
+      if (!firstCycles || !secondCycles || !together ||
+          *together < *firstCycles + *secondCycles) {
+        eraseDeallocs({alloc});
         return chained;
+      }
       why = "its estimate, " + std::to_string(int64_t(*together)) +
             " cycles, is not below the two products' " +
             std::to_string(int64_t(*firstCycles + *secondCycles));
       dissolve(chained);
     }
-    if (reportMissed)
-      mm1.emitRemark() << "not run as a chain with the next product: " << why;
+    missed(why);
     // Each group could run before: it can again.
     group(firstOps.front(), firstOps, {}, arch, "");
     group(secondOps.front(), secondOps, {}, arch, "");
@@ -203,11 +205,17 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
       dissolve(fused);
       return why;
     }
+    eraseDeallocs(temporaries);
+    return "";
+  }
+
+  /// A temporary that lives only inside one kernel's group needs no
+  /// deallocation: the group's plan places it in LX.
+  static void eraseDeallocs(ArrayRef<Operation *> temporaries) {
     for (Operation *temporary : temporaries)
       for (Operation *user : llvm::make_early_inc_range(temporary->getUsers()))
         if (isa<DeallocOp>(user))
           user->erase();
-    return "";
   }
 
   /// The generic that is the only reader of `matmul`'s output, a temporary

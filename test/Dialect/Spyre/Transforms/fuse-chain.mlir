@@ -211,10 +211,13 @@ spyre.kernel @f32_operands(%x: !spyre.buffer<128x256xf32>, %w1: !spyre.buffer<10
 
 // GPT-2's MLP over 2048 rows: 16 row groups of 128 rows on 2 slices each, whose
 // products the chain plan estimates slower than the two products' own tiles
-// (estimates: lowering.md). The groups stay apart.
+// (estimates: lowering.md). The groups stay apart, and the hidden activations
+// between them keep their deallocation.
 // CHECK-LABEL: spyre.kernel @many_rows
+// CHECK: %[[H:.*]] = spyre.alloc() : !spyre.buffer<2048x3072xf16>
 // CHECK: spyre.fused {
 // CHECK: spyre.fused {
+// CHECK: spyre.dealloc %[[H]]
 spyre.kernel @many_rows(%x: !spyre.buffer<2048x768xf16>, %w1: !spyre.buffer<3072x768xf16>, %b1: !spyre.buffer<3072xf16>,
     %w2: !spyre.buffer<768x3072xf16>, %res: !spyre.buffer<2048x768xf16>, %y: !spyre.buffer<2048x768xf16>) {
   %p = spyre.alloc() : !spyre.buffer<2048x3072xf16>
