@@ -23,12 +23,15 @@ def _inputs(rows, d, f, dtype):
 
 
 # Rows, width and hidden units: GPT-2's at 128 tokens; row groups that do not
-# divide the rows, slices and output blocks of uneven width; f32 operands,
+# divide the rows, slices and output blocks of uneven width; an output one
+# stick wide, one hidden slice per row group (its epilogue once read the
+# partial sums before the product wrote them); f32 operands,
 # which the chain refuses (one kernel of two products, the hidden
 # activations through device memory); too few rows for a chain.
 @pytest.mark.parametrize("rows, d, f, dtype, chained", [
     (128, 768, 3072, torch.float16, True),
     (100, 192, 704, torch.float16, True),
+    (64, 64, 256, torch.float16, True),
     (100, 192, 704, torch.float32, False),
     (32, 256, 1024, torch.float16, False),
 ])

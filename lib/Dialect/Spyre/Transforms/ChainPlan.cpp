@@ -654,8 +654,10 @@ LogicalResult ChainPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
       em.pipeline(coreOf(g, s), loc, chunks + colChunks, stepAt);
     }
   }
-  if (slices > 1)
-    em.barrier();
+  // The exchange reads the partial sums: every core's second product done
+  // first, its own too (with one slice the epilogue reads them on the SFU,
+  // which would not wait for the PT otherwise).
+  em.barrier();
 
   // The partial sums added across each row group, the second epilogue, the
   // output.
