@@ -348,3 +348,33 @@ def test_other_families(make):
     assert dict(counters.fallbacks) == {}
     assert counters.kernels_run > 0
     compare(actual, expected)
+
+
+def test_bloom_in_fp16_over_256_tokens(kernels):
+    """BLOOM 64 wide in fp16 over 256 tokens, where the small tests' 32 rows
+    do not reach: its MLP runs as one kernel (a chain from 64 rows: one
+    hidden slice per row group, whose epilogue once read the partial sums
+    before the product wrote them), and its softmax keeps its f32
+    exponentials in LX although the value heads' copy sits between them and
+    their sum (spyre-fuse-rows passes over it)."""
+    from spyre_mlir import compiler
+    from spyre_mlir.ir import Context
+
+    heads, seq = 4, 256
+    config = transformers.BloomConfig(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=1,
+                                      n_head=heads, attn_implementation="eager")
+    torch.manual_seed(0)
+    model = transformers.BloomModel(config).half().eval()
+    ids = torch.randint(0, VOCAB, (1, seq))
+    actual, expected = compiled_and_eager(model, ids, torch.ones_like(ids))
+    assert dict(counters.fallbacks) == {}
+    compare(actual, expected)
+    assert any(k.count("spyre.matmul") == 2 for k in kernels)  # the MLP's kernel
+    exponentials = f"!spyre.buffer<{heads * seq * seq}xf32>"
+    softmax = [k for k in kernels if "math.exp" in k and exponentials in k]
+    assert softmax
+    with Context():
+        module = compiler.compile_module(compiler.parse_module(softmax[0]), stop_after="fuse")
+        allocs = compiler.ops_where(module, lambda op: op.name == "spyre.alloc" and
+                                    str(op.result.type) == exponentials)
+        assert allocs and all(a.operation.parent.name == "spyre.fused" for a in allocs)

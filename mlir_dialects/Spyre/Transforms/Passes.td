@@ -108,6 +108,8 @@ def SpyreFuseRows : Pass<"spyre-fuse-rows", "::mlir::ModuleOp"> {
     use: each core then loads a tile of whole rows once, runs them all, and
     the temporaries (row maxima, sums, means) never reach device memory.
     This is softmax, layernorm and RMSNorm after `spyre-fuse-elementwise`.
+    A few generics between members that share no buffer with the group (a
+    copy of another tensor) are passed over and run after it.
 
     The decision is the cost model's: a group is made when it saves
     device-memory traffic (temporaries written and read back, inputs read

@@ -64,46 +64,100 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   }
 
   SmallVector<Candidate> candidates(KernelOp kernel, const ::spyre::Arch &arch) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : kernel.getBody().front())
+      if (!isa<AllocOp, DeallocOp>(op))
+        ops.push_back(&op);
     SmallVector<Candidate> result;
     Candidate current;
     std::unique_ptr<GenericPlan> firstPlan;
+    // Generics that share no buffer with the group, passed over: grouped,
+    // the members run before them. Where nothing joins after the first of
+    // them, the scan goes back to it, so that it may start a group itself.
+    SmallVector<GenericOp> passed;
+    size_t firstPassed = 0;
+    bool joinedAfterPassing = false;
+    size_t i = 0;
+    // Ends the group; returns whether the scan went back to a passed op.
     auto close = [&] {
       if (current.members.size() >= 2)
         result.push_back(current);
+      bool back = !passed.empty() && !joinedAfterPassing;
+      if (back)
+        i = firstPassed;
       current = Candidate();
       firstPlan.reset();
+      passed.clear();
+      joinedAfterPassing = false;
+      return back;
     };
-    for (Operation &op : kernel.getBody().front()) {
-      if (isa<AllocOp, DeallocOp>(op))
-        continue;
-      auto generic = dyn_cast<GenericOp>(op);
+    while (i < ops.size() || close()) {
+      auto generic = dyn_cast<GenericOp>(ops[i]);
       std::unique_ptr<GenericPlan> plan = generic ? quietPlan(generic, arch) : nullptr;
-      if (!plan || runsBestAlone(*plan)) {
-        close();
-        continue;
-      }
+      bool alone = !plan || runsBestAlone(*plan);
       // A generic over the group's loops with its leading loops merged
       // (Inductor flattened them: [heads * rows, cols] after [heads, rows,
       // cols]) runs over the group's loops instead, when that lets it join.
-      if (!current.members.empty() && plan->getSizes() != firstPlan->getSizes()) {
+      if (!alone && !current.members.empty() && plan->getSizes() != firstPlan->getSizes()) {
         if (std::optional<Attrs> old = expandLeading(generic, firstPlan->getSizes())) {
           std::unique_ptr<GenericPlan> expanded = quietPlan(generic, arch);
-          if (expanded && joins(current, generic, *expanded, *firstPlan))
+          if (expanded && joins(current, generic, *expanded, *firstPlan) &&
+              !conflictsWithAny(generic, passed))
             plan = std::move(expanded);
           else
             old->restore(generic);
         }
       }
-      if (!current.members.empty() && !joins(current, generic, *plan, *firstPlan))
-        close();
+      if (!current.members.empty() &&
+          (alone || !joins(current, generic, *plan, *firstPlan) ||
+           conflictsWithAny(generic, passed))) {
+        // A copy of another tensor between a softmax's exponentials and
+        // their sum (Bloom's value heads) would split the softmax, its f32
+        // exponentials then written to device memory and read back.
+        if (generic && passed.size() < kMaxPassed &&
+            !conflictsWithAny(generic, current.members)) {
+          if (passed.empty())
+            firstPassed = i;
+          passed.push_back(generic);
+          ++i;
+          continue;
+        }
+        if (close())
+          continue;
+      }
+      if (alone) {
+        ++i;
+        continue;
+      }
       if (current.members.empty())
         firstPlan = std::move(plan);
+      else if (!passed.empty())
+        joinedAfterPassing = true;
       current.members.push_back(generic);
+      ++i;
     }
-    close();
     for (Candidate &c : result)
       account(kernel, c);
     return result;
+  }
+
+  /// Generics a group may pass over: a few, so that a kernel of many
+  /// unrelated generics is not scanned again from each of them.
+  static constexpr size_t kMaxPassed = 4;
+
+  /// Whether `op` and one of `others` share a buffer that either writes (so
+  /// that their order matters).
+  static bool conflictsWithAny(GenericOp op, ArrayRef<GenericOp> others) {
+    auto writes = [](GenericOp writer, Value buffer) {
+      return llvm::is_contained(writer.getOutputs(), buffer);
+    };
+    for (GenericOp other : others)
+      for (Value buffer : llvm::concat<Value>(op.getInputs(), op.getOutputs()))
+        if (writes(other, buffer) ||
+            (writes(op, buffer) && (llvm::is_contained(other.getInputs(), buffer) ||
+                                    llvm::is_contained(other.getOutputs(), buffer))))
+          return true;
+    return false;
   }
 
   /// A generic's loop attributes, to put back.

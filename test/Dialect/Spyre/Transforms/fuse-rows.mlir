@@ -299,3 +299,171 @@ spyre.kernel @one_short_row(%x: !spyre.buffer<1x2048xf32>, %y: !spyre.buffer<1xf
   spyre.dealloc %scaled : !spyre.buffer<1x2048xf32>
   spyre.return
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#v = affine_map<(d0, d1) -> (d0 * 16 + d1)>
+
+// A copy of another tensor between the maxima and the normalization (Bloom's
+// value heads between its softmax's exponentials and their sum) shares no
+// buffer with the softmax: the softmax is grouped, its maxima in LX, and the
+// copy runs after the group.
+// CHECK-LABEL: spyre.kernel @copy_between
+// CHECK-NEXT: spyre.fused {
+// CHECK: spyre.generic {{.*}}outs(%[[MX:.*]] : !spyre.buffer<64xf32>)
+// CHECK: spyre.generic {{.*}}ins(%arg0, %[[MX]] {{.*}}outs(%arg1
+// CHECK: spyre.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: spyre.generic {{.*}}ins(%arg2 {{.*}}outs(%arg3
+// CHECK-NOT: spyre.dealloc
+// CHECK: spyre.return
+spyre.kernel @copy_between(%x: !spyre.buffer<64x1000xf32>, %y: !spyre.buffer<64x1000xf32>,
+                           %v: !spyre.buffer<1024xf16>, %w: !spyre.buffer<1024xf16>) {
+  %mx = spyre.alloc() : !spyre.buffer<64xf32>
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%x : !spyre.buffer<64x1000xf32>) outs(%mx : !spyre.buffer<64xf32>) {
+  ^bb0(%a: f32):
+    spyre.yield %a : f32
+  }
+  spyre.generic domain [64, 16] {indexing_maps = [#v, #v],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%v : !spyre.buffer<1024xf16>) outs(%w : !spyre.buffer<1024xf16>) {
+  ^bb0(%a: f16):
+    spyre.yield %a : f16
+  }
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mx : !spyre.buffer<64x1000xf32>, !spyre.buffer<64xf32>) outs(%y : !spyre.buffer<64x1000xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %d = arith.subf %a, %m : f32
+    spyre.yield %d : f32
+  }
+  spyre.dealloc %mx : !spyre.buffer<64xf32>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// The op between reads what the first wrote, on other rows: the first may
+// not run after it, so nothing is passed over and nothing groups.
+// CHECK-LABEL: spyre.kernel @reader_between
+// CHECK-NOT: spyre.fused
+// CHECK: spyre.return
+spyre.kernel @reader_between(%x: !spyre.buffer<64x1000xf32>, %y: !spyre.buffer<64x1000xf32>,
+                             %z: !spyre.buffer<32x2xf32>) {
+  %mx = spyre.alloc() : !spyre.buffer<64xf32>
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%x : !spyre.buffer<64x1000xf32>) outs(%mx : !spyre.buffer<64xf32>) {
+  ^bb0(%a: f32):
+    spyre.yield %a : f32
+  }
+  spyre.generic domain [32, 2] {indexing_maps = [affine_map<(d0, d1) -> (d0 * 2 + d1)>, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%mx : !spyre.buffer<64xf32>) outs(%z : !spyre.buffer<32x2xf32>) {
+  ^bb0(%a: f32):
+    spyre.yield %a : f32
+  }
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mx : !spyre.buffer<64x1000xf32>, !spyre.buffer<64xf32>) outs(%y : !spyre.buffer<64x1000xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %d = arith.subf %a, %m : f32
+    spyre.yield %d : f32
+  }
+  spyre.dealloc %mx : !spyre.buffer<64xf32>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+
+// A generic that nothing joins, then two that group: passed over while the
+// first looked for a partner, they are scanned again and grouped.
+// CHECK-LABEL: spyre.kernel @group_after_lone
+// CHECK-NEXT: spyre.generic {{.*}}ins(%arg0 {{.*}}outs(%arg1
+// CHECK: spyre.fused {
+// CHECK: combiners = [#spyre.combiner<max>]
+// CHECK: ins(%arg2, %{{.*}}outs(%arg3
+// CHECK: spyre.return
+spyre.kernel @group_after_lone(%a: !spyre.buffer<8x64xf32>, %b: !spyre.buffer<8x64xf32>,
+                               %x: !spyre.buffer<64x1000xf32>, %y: !spyre.buffer<64x1000xf32>) {
+  %mx = spyre.alloc() : !spyre.buffer<64xf32>
+  spyre.generic domain [8, 64] {indexing_maps = [#id, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%a : !spyre.buffer<8x64xf32>) outs(%b : !spyre.buffer<8x64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%x : !spyre.buffer<64x1000xf32>) outs(%mx : !spyre.buffer<64xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mx : !spyre.buffer<64x1000xf32>, !spyre.buffer<64xf32>) outs(%y : !spyre.buffer<64x1000xf32>) {
+  ^bb0(%v: f32, %m: f32):
+    %d = arith.subf %v, %m : f32
+    spyre.yield %d : f32
+  }
+  spyre.dealloc %mx : !spyre.buffer<64xf32>
+  spyre.return
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#v = affine_map<(d0, d1) -> (d0 * 16 + d1)>
+#gaps = affine_map<(d0, d1) -> (d0 * 64 + d1)>
+
+// The copy between writes rows of 16 elements 64 apart (a head of Bloom's
+// values into its place): it runs best alone, and is passed over all the same.
+// CHECK-LABEL: spyre.kernel @copy_with_gaps_between
+// CHECK-NEXT: spyre.fused {
+// CHECK: combiners = [#spyre.combiner<max>]
+// CHECK: ins(%arg0, %{{.*}}outs(%arg1
+// CHECK: spyre.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: spyre.generic {{.*}}ins(%arg2 {{.*}}outs(%arg3
+spyre.kernel @copy_with_gaps_between(%x: !spyre.buffer<64x1000xf32>, %y: !spyre.buffer<64x1000xf32>,
+                                     %v: !spyre.buffer<1024xf16>, %w: !spyre.buffer<4096xf16>) {
+  %mx = spyre.alloc() : !spyre.buffer<64xf32>
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<max>]}
+      ins(%x : !spyre.buffer<64x1000xf32>) outs(%mx : !spyre.buffer<64xf32>) {
+  ^bb0(%a: f32):
+    spyre.yield %a : f32
+  }
+  spyre.generic domain [64, 16] {indexing_maps = [#v, #gaps],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%v : !spyre.buffer<1024xf16>) outs(%w : !spyre.buffer<4096xf16>) {
+  ^bb0(%a: f16):
+    spyre.yield %a : f16
+  }
+  spyre.generic domain [64, 1000] {indexing_maps = [#id, #row, #id],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mx : !spyre.buffer<64x1000xf32>, !spyre.buffer<64xf32>) outs(%y : !spyre.buffer<64x1000xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %d = arith.subf %a, %m : f32
+    spyre.yield %d : f32
+  }
+  spyre.dealloc %mx : !spyre.buffer<64xf32>
+  spyre.return
+}
