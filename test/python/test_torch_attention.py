@@ -713,8 +713,26 @@ def unscaled_attention(q, k, v):
     return torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v
 
 
+def gptj_attention(q, k, v, mask):
+    """As GPT-J's _attn: q and k cast to float32 first, scaled, the mask
+    added, the probabilities cast back."""
+    w = torch.matmul(q.to(torch.float32), k.to(torch.float32).transpose(-1, -2))
+    w = w / math.sqrt(q.shape[-1])
+    w = F.softmax(w + mask, dim=-1).to(v.dtype)
+    return torch.matmul(w, v)
+
+
+def codegen_attention(q, k, v, mask):
+    """As CodeGen's _attn: the mask added before the scale, here a power of
+    two (head size 16), which scales the mask exactly."""
+    w = torch.matmul(q.to(torch.float32), k.to(torch.float32).transpose(-1, -2))
+    w = (w + mask) / math.sqrt(q.shape[-1])
+    return torch.matmul(torch.nn.Softmax(dim=-1)(w).to(v.dtype), v)
+
+
 MANUAL = {"hf_eager": (hf_eager_attention, True), "nano_gpt": (nano_gpt_attention, False),
-          "unscaled": (unscaled_attention, False)}
+          "unscaled": (unscaled_attention, False), "gptj": (gptj_attention, True),
+          "codegen": (codegen_attention, True)}
 
 
 def manual_inputs(with_mask, dtype=torch.float16):
@@ -746,8 +764,13 @@ def test_hand_written_attention_left_alone():
     def other_axis(q, k, v):
         return torch.softmax(q @ k.transpose(-2, -1), dim=-2) @ v
 
+    def scaled_after_the_mask_by_3(q, k, v):
+        # Scaling the mask by 1/3 would round it once more than eager does.
+        mask = torch.ones_like(q[..., :1]) @ torch.ones_like(k[..., :1]).transpose(-2, -1)
+        return torch.softmax((q @ k.transpose(-2, -1) + mask) / 3.0, dim=-1) @ v
+
     args = manual_inputs(False, torch.float32)
-    for fn in (probabilities_returned, other_axis):
+    for fn in (probabilities_returned, other_axis, scaled_after_the_mask_by_3):
         assert fuse_manual_attention(dynamo_graph(fn, *args).graph) == 0
         actual = compiled(fn, *args)
         assert not _ran_fused() and dict(counters.fallbacks) == {}

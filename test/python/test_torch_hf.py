@@ -378,3 +378,24 @@ def test_bloom_in_fp16_over_256_tokens(kernels):
         allocs = compiler.ops_where(module, lambda op: op.name == "spyre.alloc" and
                                     str(op.result.type) == exponentials)
         assert allocs and all(a.operation.parent.name == "spyre.fused" for a in allocs)
+
+
+@pytest.mark.parametrize("name", ["gptj", "codegen"])
+def test_attention_weights_in_fp32_run_fused(name):
+    """GPT-J and CodeGen cast q and k to float32 before their hand-written
+    attention (CodeGen adds the mask before the scale): each layer's
+    attention runs as the fused kernel (manual_attention.py), fp16, a padded
+    batch."""
+    common = dict(vocab_size=VOCAB, n_embd=128, n_layer=LAYERS, n_head=8, rotary_dim=8,
+                  n_positions=2 * SEQ)
+    config = (transformers.GPTJConfig if name == "gptj" else transformers.CodeGenConfig)(**common)
+    torch.manual_seed(0)
+    model = (transformers.GPTJForCausalLM if name == "gptj" else
+             transformers.CodeGenForCausalLM)(config).half().eval()
+    ids, mask = inputs(padded=True)
+    actual, expected = compiled_and_eager(model, ids, mask)
+    assert dict(counters.fallbacks) == {}
+    fused = sum(calls for launcher, (calls, _) in counters.per_kernel.items()
+                if launcher.name == "attention")
+    assert fused == LAYERS
+    compare(actual, expected, mask)

@@ -5,11 +5,17 @@ Models that spell attention as products and a softmax (Hugging Face's
 
     scores = q @ k.transpose(-2, -1) * scale        # or / sqrt(d), or no scale
     scores = scores + mask                           # or .masked_fill(m, -inf)
+                                                     # or (q @ k^T + mask) / 2^n
     probs = softmax(scores, dim=-1[, dtype=f32])[.to(q.dtype)]
     probs = dropout(probs, p, training=False)        # identity
     out = probs @ v
 
-compute what scaled_dot_product_attention computes. This pass, run on
+compute what scaled_dot_product_attention computes. q and k may be cast to
+float32 first (GPT-J's and CodeGen's "keep the attention weights in fp32"):
+from 16-bit tensors that is what the card's product does anyway, 16-bit
+operands accumulated in f32, so the casts go. A scale applied after the mask
+scales the mask too, only by a power of two (exact: another factor would
+round the mask once more than eager does). This pass, run on
 Dynamo's graph before AOTAutograd (Inductor's pre-grad slot), rewrites such
 chains into one scaled_dot_product_attention call, which the card runs as a
 fused kernel (attention.py) whose scores never reach device memory. It only
@@ -89,6 +95,18 @@ def _through_identities(node):
         node = node.args[0]
 
 
+def _upcast_source(node):
+    """x if node casts a 16-bit float tensor x to float32 on its device."""
+    if not _call(node, (), ("to", "float")):
+        return None
+    source, value = node.args[0], _value(node)
+    before = _value(source)
+    if value is None or before is None or value.dtype != torch.float32 or \
+            before.dtype not in (torch.float16, torch.bfloat16) or value.device != before.device:
+        return None
+    return source
+
+
 def _softmax_input(node, rank):
     if not _call(node, _SOFTMAX, ("softmax",)):
         return None
@@ -98,11 +116,40 @@ def _softmax_input(node, rank):
     return node.args[0]
 
 
+def _constant_factor(node):
+    """(x, f) if node is x * f, f * x or x / c for a finite nonzero number
+    (f = 1 / c), else None."""
+    if not (_call(node, (operator.mul, operator.truediv, torch.mul, torch.div),
+                  ("mul", "div", "__mul__", "__truediv__")) and len(node.args) == 2):
+        return None
+    a, c = node.args
+    multiply = node.target in (operator.mul, torch.mul, "mul", "__mul__")
+    if isinstance(a, (int, float)) and multiply:
+        a, c = c, a
+    if not isinstance(c, (int, float)) or not math.isfinite(c) or c == 0:
+        return None
+    return a, (float(c) if multiply else 1.0 / c)
+
+
 def _scores(node):
     """(q, k, scale, mask, nodes) if node computes q @ k^T [* or / a number]
-    [+ mask or masked_fill(cond, -inf)]: mask is an additive tensor node,
+    [+ mask or masked_fill(cond, -inf)] [/ or * a power of two]: mask is an
+    additive tensor node, (mask node, factor) when a scale follows it,
     ("keep", cond node) for masked_fill, or None; nodes are the chain's, from
     node to the transpose of k."""
+    scaled = _constant_factor(node)
+    if scaled is not None and _call(scaled[0], (operator.add, torch.add, torch.masked_fill),
+                                    ("add", "__add__", "masked_fill")):
+        inner, factor = scaled
+        found = _scores(inner)
+        if found is None or factor <= 0 or math.frexp(factor)[0] != 0.5:
+            return None
+        q, k, scale, mask, nodes = found
+        if isinstance(mask, torch.fx.Node):
+            mask = (mask, factor)
+        elif mask is None or isinstance(mask[0], torch.fx.Node):
+            return None  # already scaled once
+        return q, k, scale * factor, mask, [node, *nodes]
     mask, chain, found = None, [], None
     if _call(node, (operator.add, torch.add), ("add", "__add__")) and len(node.args) == 2:
         chain.append(node)
@@ -131,18 +178,10 @@ def _scores(node):
 def _matmul_like(node):
     """(q, k, scale, nodes) for q @ k^T, (q @ k^T) * c or (q @ k^T) / c."""
     scale, nodes = 1.0, []
-    if _call(node, (operator.mul, operator.truediv, torch.mul, torch.div),
-             ("mul", "div", "__mul__", "__truediv__")) and len(node.args) == 2:
-        a, c = node.args
-        if isinstance(a, (int, float)) and node.target in (operator.mul, torch.mul, "mul",
-                                                            "__mul__"):
-            a, c = c, a
-        if not isinstance(c, (int, float)) or not math.isfinite(c) or c == 0:
-            return None
-        divide = node.target in (operator.truediv, torch.div, "div", "__truediv__")
-        scale = 1.0 / c if divide else float(c)
+    scaled = _constant_factor(node)
+    if scaled is not None:
         nodes.append(node)
-        node = a
+        node, scale = scaled
     operands = _matmul_operands(node)
     if operands is None:
         return None
@@ -177,6 +216,10 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
         if found is None:
             continue
         q, k, scale, mask, score_nodes = found
+        casts_of_qk = []
+        if _upcast_source(q) is not None and _upcast_source(k) is not None:
+            casts_of_qk = [q, k]
+            q, k = _upcast_source(q), _upcast_source(k)
         qv, kv = _value(q), _value(k)
         if qv is None or kv is None or not (qv.dim() == kv.dim() == v.dim() == rank) or \
                 qv.shape[:-2] != kv.shape[:-2] or kv.shape[:-2] != v.shape[:-2] or \
@@ -191,16 +234,19 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
             continue
         kwargs = {"scale": scale}
         with graph.inserting_before(node):
-            if isinstance(mask, tuple):  # masked_fill(cond, -inf): keep where not cond
+            if isinstance(mask, tuple) and mask[0] == "keep":  # masked_fill(cond, -inf)
                 kwargs["attn_mask"] = graph.call_function(torch.logical_not, (mask[1],))
             elif mask is not None:
+                mask, factor = mask if isinstance(mask, tuple) else (mask, 1.0)
                 mv = _value(mask)
-                if mv is None or not mv.is_floating_point():
+                # The mask in q's type: a wider one would be narrowed.
+                if mv is None or mv.dtype != qv.dtype:
                     continue
-                kwargs["attn_mask"] = mask
+                kwargs["attn_mask"] = mask if factor == 1.0 else \
+                    graph.call_function(operator.mul, (mask, factor))
             fused = graph.call_function(F.scaled_dot_product_attention, (q, k, value), kwargs)
         node.replace_all_uses_with(fused)
-        for dead in [node, *chain]:
+        for dead in [node, *chain, *casts_of_qk]:
             if not dead.users:
                 graph.erase_node(dead)
         rewritten += 1
