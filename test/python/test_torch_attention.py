@@ -780,6 +780,40 @@ def test_hand_written_attention_left_alone():
             close(a, e, L)
 
 
+def alibi_attention(q, k, v, alibi, mask=None, beta=1.0):
+    """As BLOOM: heads folded into the batch, the ALiBi bias as baddbmm's
+    input, the mask added to the scores viewed by head."""
+    b, h, length, d = q.shape
+    fold = (b * h, length, d)
+    scores = alibi.baddbmm(batch1=q.reshape(fold), batch2=k.reshape(fold).transpose(-1, -2),
+                           beta=beta, alpha=d ** -0.5)
+    w = scores.view(b, h, length, -1)
+    if mask is not None:
+        w = w + mask
+    p = F.softmax(w, dim=-1, dtype=torch.float32).to(q.dtype)
+    return torch.bmm(p.view(b * h, length, -1), v.reshape(fold))
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_alibi_attention_runs_fused(masked):
+    from spyre_mlir.inductor.manual_attention import fuse_manual_attention
+    q, k, v = manual_inputs(False)
+    alibi = torch.randn(B * H, 1, L, dtype=q.dtype)
+    args = (q, k, v, alibi) + ((torch.randn(B, 1, L, L, dtype=q.dtype),) if masked else ())
+    assert fuse_manual_attention(dynamo_graph(alibi_attention, *args).graph) == 1
+    actual = compiled(alibi_attention, *args)
+    assert _ran_fused() and dict(counters.fallbacks) == {}
+    attention_close(actual.float(), alibi_attention(*[a.float() for a in args]))
+
+
+def test_alibi_attention_scaled_by_a_non_power_of_two_left_alone():
+    # beta * alibi would round the bias once more than eager does.
+    from spyre_mlir.inductor.manual_attention import fuse_manual_attention
+    q, k, v = manual_inputs(False)
+    args = (q, k, v, torch.randn(B * H, 1, L, dtype=q.dtype), None, 0.3)
+    assert fuse_manual_attention(dynamo_graph(alibi_attention, *args).graph) == 0
+
+
 def test_hugging_face_eager_attention_runs_fused():
     """transformers' Llama with attn_implementation="eager" (repeat_kv and
     all): each layer's attention is the fused kernel, over the unrepeated

@@ -350,27 +350,41 @@ def test_other_families(make):
     compare(actual, expected)
 
 
+def _bloom_over_256_tokens():
+    config = transformers.BloomConfig(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=1,
+                                      n_head=HEADS, attn_implementation="eager")
+    torch.manual_seed(0)
+    model = transformers.BloomModel(config).half().eval()
+    ids = torch.randint(0, VOCAB, (1, 256))
+    with torch.compiler.config.patch(force_disable_caches=True):
+        actual, expected = compiled_and_eager(model, ids, torch.ones_like(ids))
+    assert dict(counters.fallbacks) == {}
+    compare(actual, expected)
+
+
 def test_bloom_in_fp16_over_256_tokens(kernels):
     """BLOOM 64 wide in fp16 over 256 tokens, where the small tests' 32 rows
     do not reach: its MLP runs as one kernel (a chain from 64 rows: one
     hidden slice per row group, whose epilogue once read the partial sums
-    before the product wrote them), and its softmax keeps its f32
-    exponentials in LX although the value heads' copy sits between them and
-    their sum (spyre-fuse-rows passes over it)."""
+    before the product wrote them), and its attention, ALiBi bias and all,
+    as the fused kernel (manual_attention.py)."""
+    _bloom_over_256_tokens()
+    assert any(k.count("spyre.matmul") == 2 for k in kernels)  # the MLP's kernel
+    assert sum(calls for launcher, (calls, _) in counters.per_kernel.items()
+               if launcher.name == "attention") == 1
+
+
+def test_bloom_softmax_keeps_its_exponentials_in_lx(kernels, monkeypatch):
+    """With BLOOM's attention decomposed (as before it was fused), its
+    softmax keeps its f32 exponentials in LX although the value heads' copy
+    sits between them and their sum (spyre-fuse-rows passes over it)."""
     from spyre_mlir import compiler
+    from spyre_mlir.inductor import manual_attention
     from spyre_mlir.ir import Context
 
-    heads, seq = 4, 256
-    config = transformers.BloomConfig(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=1,
-                                      n_head=heads, attn_implementation="eager")
-    torch.manual_seed(0)
-    model = transformers.BloomModel(config).half().eval()
-    ids = torch.randint(0, VOCAB, (1, seq))
-    actual, expected = compiled_and_eager(model, ids, torch.ones_like(ids))
-    assert dict(counters.fallbacks) == {}
-    compare(actual, expected)
-    assert any(k.count("spyre.matmul") == 2 for k in kernels)  # the MLP's kernel
-    exponentials = f"!spyre.buffer<{heads * seq * seq}xf32>"
+    monkeypatch.setattr(manual_attention, "_alibi_attention", lambda graph, node: False)
+    _bloom_over_256_tokens()
+    exponentials = f"!spyre.buffer<{HEADS * 256 * 256}xf32>"
     softmax = [k for k in kernels if "math.exp" in k and exponentials in k]
     assert softmax
     with Context():

@@ -200,6 +200,9 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
     returns how many it rewrote."""
     rewritten = 0
     for node in list(graph.nodes):
+        if _alibi_attention(graph, node):
+            rewritten += 1
+            continue
         operands = _matmul_operands(node)
         if operands is None:
             continue
@@ -251,6 +254,94 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
                 graph.erase_node(dead)
         rewritten += 1
     return rewritten
+
+
+def _is_power_of_two(x) -> bool:
+    return isinstance(x, (int, float)) and x > 0 and math.frexp(x)[0] == 0.5
+
+
+def _view_source(node):
+    """x if node is x.view(...) or x.reshape(...)."""
+    if _call(node, (torch.reshape,), ("view", "reshape")):
+        return node.args[0]
+    return None
+
+
+def _alibi_attention(graph: torch.fx.Graph, node) -> bool:
+    """BLOOM's attention over heads folded into the batch, with its ALiBi
+    bias as baddbmm's input, rewritten into scaled_dot_product_attention
+    with the bias (and the mask) as the additive mask; whether it was:
+
+        scores = alibi.baddbmm(q, k.transpose(-1, -2), beta=beta, alpha=alpha)
+        w = scores.view(b, h, l, s) [+ mask]
+        probs = softmax(w, dim=-1[, dtype=f32])[.to(q.dtype)], inference dropout
+        out = torch.bmm(probs.view(b * h, l, s), v)
+
+    The bias needs no rounding (beta 1, or a power of two); the bias plus the
+    mask is one 16-bit add where eager rounds the scores before adding the
+    mask."""
+    if not _call(node, (torch.bmm,), ("bmm",)) or len(node.args) != 2:
+        return False
+    probs3, value = node.args
+    softmax, casts = _through_identities(_view_source(probs3))
+    if softmax is None or _softmax_input(softmax, 4) is None:
+        return False
+    weights = _softmax_input(softmax, 4)
+    mask = None
+    if _call(weights, (operator.add, torch.add), ("add", "__add__")) and len(weights.args) == 2:
+        view4, mask = weights.args
+        if _view_source(view4) is None:
+            view4, mask = mask, view4
+    else:
+        view4 = weights
+    scores = _view_source(view4)
+    if not _call(scores, (torch.baddbmm,), ("baddbmm",)):
+        return False
+    alibi = scores.args[0]
+    batch1 = _arg(scores, 1, "batch1")
+    batch2 = _arg(scores, 2, "batch2")
+    beta, alpha = scores.kwargs.get("beta", 1), scores.kwargs.get("alpha", 1)
+    if len(scores.args) > 3 or not _is_power_of_two(beta) or \
+            not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha == 0:
+        return False
+    key = _last_two_swapped(batch2, 3)
+    values = [_value(n) for n in (batch1, key, value, alibi, view4, node, probs3)]
+    if any(t is None for t in values) or not (isinstance(mask, torch.fx.Node) or mask is None):
+        return False
+    q, k, v, bias, w4, out, p3 = values
+    mv = _value(mask) if mask is not None else None
+    if q.dim() != 3 or k.dim() != 3 or v.dim() != 3 or w4.dim() != 4 or \
+            q.dtype not in _FLOATS or not q.dtype == k.dtype == v.dtype == bias.dtype == out.dtype \
+            or (mask is not None and (mv is None or mv.dtype != q.dtype)) or \
+            any(t.requires_grad for t in (q, k, v)):
+        return False
+    b, h, l, s_len = w4.shape
+    if b * h != q.shape[0] or p3.shape != (b * h, l, s_len) or k.shape[1] != s_len or \
+            bias.dim() != 3 or bias.shape[0] != b * h:
+        return False
+    # Every intermediate is read only by the next one in the chain.
+    chain = [probs3, *casts, softmax] + ([weights] if mask is not None else []) + \
+        [view4, scores, batch2]
+    if not all(_only_user(n, u) for n, u in zip(chain, [node, *chain[:-1]])):
+        return False
+    with graph.inserting_before(node):
+        def heads(x, rows):
+            return graph.call_method("view", (x, b, h, rows, -1))
+        attn_mask = heads(alibi, bias.shape[1])
+        if beta != 1:
+            attn_mask = graph.call_function(operator.mul, (attn_mask, float(beta)))
+        if mask is not None:
+            attn_mask = graph.call_function(operator.add, (attn_mask, mask))
+        fused = graph.call_function(
+            F.scaled_dot_product_attention,
+            (heads(batch1, l), heads(key, s_len), heads(value, s_len)),
+            {"attn_mask": attn_mask, "scale": float(alpha)})
+        folded = graph.call_method("reshape", (fused, b * h, l, -1))
+    node.replace_all_uses_with(folded)
+    for dead in [node, *chain]:
+        if not dead.users:
+            graph.erase_node(dead)
+    return True
 
 
 class AttentionGraphPasses(CustomGraphPass):
