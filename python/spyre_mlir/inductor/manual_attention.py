@@ -116,6 +116,10 @@ def _softmax_input(node, rank):
     return node.args[0]
 
 
+def _is_power_of_two(x) -> bool:
+    return isinstance(x, (int, float)) and x > 0 and math.frexp(x)[0] == 0.5
+
+
 def _constant_factor(node):
     """(x, f) if node is x * f, f * x or x / c for a finite nonzero number
     (f = 1 / c), else None."""
@@ -142,7 +146,7 @@ def _scores(node):
                                     ("add", "__add__", "masked_fill")):
         inner, factor = scaled
         found = _scores(inner)
-        if found is None or factor <= 0 or math.frexp(factor)[0] != 0.5:
+        if found is None or not _is_power_of_two(factor):
             return None
         q, k, scale, mask, nodes = found
         if isinstance(mask, torch.fx.Node):
@@ -254,10 +258,6 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
                 graph.erase_node(dead)
         rewritten += 1
     return rewritten
-
-
-def _is_power_of_two(x) -> bool:
-    return isinstance(x, (int, float)) and x > 0 and math.frexp(x)[0] == 0.5
 
 
 def _view_source(node):
