@@ -413,3 +413,26 @@ def test_attention_weights_in_fp32_run_fused(name):
                 if launcher.name == "attention")
     assert fused == LAYERS
     compare(actual, expected, mask)
+
+
+def test_bloom_generates_with_fused_attention():
+    """Greedy generation compiles the decode step for any cache length
+    (symbolic positions): BLOOM's rewritten attention views its heads with
+    the positions left free (a view of the first length failed at the
+    next), and every step's attention is fused, with eager's tokens."""
+    torch.manual_seed(0)
+    config = transformers.BloomConfig(vocab_size=VOCAB, hidden_size=HIDDEN, n_layer=1,
+                                      n_head=HEADS)
+    model = transformers.BloomForCausalLM(config).half().eval()
+    ids = torch.randint(3, VOCAB, (1, 20))
+    new = 4
+    with torch.no_grad():
+        expected = model.generate(ids, max_new_tokens=new, do_sample=False, pad_token_id=0)
+        model.forward = torch.compile(model.forward, backend="spyre")
+        torch._dynamo.reset()
+        counters.reset()
+        actual = model.generate(ids, max_new_tokens=new, do_sample=False, pad_token_id=0)
+    assert torch.equal(actual, expected)
+    assert dict(counters.fallbacks) == {}
+    assert sum(calls for launcher, (calls, _) in counters.per_kernel.items()
+               if launcher.name == "attention") == new

@@ -305,19 +305,24 @@ def _alibi_attention(graph: torch.fx.Graph, node) -> bool:
             not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha == 0:
         return False
     key = _last_two_swapped(batch2, 3)
-    values = [_value(n) for n in (batch1, key, value, alibi, view4, node, probs3)]
+    values = [_value(n) for n in (batch1, key, value, alibi, view4, node)]
     if any(t is None for t in values) or not (isinstance(mask, torch.fx.Node) or mask is None):
         return False
-    q, k, v, bias, w4, out, p3 = values
+    q, k, v, bias, w4, out = values
     mv = _value(mask) if mask is not None else None
     if q.dim() != 3 or k.dim() != 3 or v.dim() != 3 or w4.dim() != 4 or \
             q.dtype not in _FLOATS or not q.dtype == k.dtype == v.dtype == bias.dtype == out.dtype \
             or (mask is not None and (mv is None or mv.dtype != q.dtype)) or \
             any(t.requires_grad for t in (q, k, v)):
         return False
-    b, h, l, s_len = w4.shape
-    if b * h != q.shape[0] or p3.shape != (b * h, l, s_len) or k.shape[1] != s_len or \
-            bias.dim() != 3 or bias.shape[0] != b * h:
+    # The batch, the heads, the head size and the bias's rows as numbers:
+    # the views below name them; positions may be symbolic (generation
+    # compiles the decode step for any cache length), and are left to -1.
+    if bias.dim() != 3:
+        return False
+    b, h, d, bias_rows = w4.shape[0], w4.shape[1], q.shape[-1], bias.shape[1]
+    if not all(type(n) is int for n in (b, h, d, bias_rows)) or q.shape[0] != b * h or \
+            bias.shape[0] != b * h:
         return False
     # Every intermediate is read only by the next one in the chain.
     chain = [probs3, *casts, softmax] + ([weights] if mask is not None else []) + \
@@ -325,18 +330,17 @@ def _alibi_attention(graph: torch.fx.Graph, node) -> bool:
     if not all(_only_user(n, u) for n, u in zip(chain, [node, *chain[:-1]])):
         return False
     with graph.inserting_before(node):
-        def heads(x, rows):
-            return graph.call_method("view", (x, b, h, rows, -1))
-        attn_mask = heads(alibi, bias.shape[1])
+        def heads(x):
+            return graph.call_method("view", (x, b, h, -1, d))
+        attn_mask = graph.call_method("view", (alibi, b, h, bias_rows, -1))
         if beta != 1:
             attn_mask = graph.call_function(operator.mul, (attn_mask, float(beta)))
         if mask is not None:
             attn_mask = graph.call_function(operator.add, (attn_mask, mask))
-        fused = graph.call_function(
-            F.scaled_dot_product_attention,
-            (heads(batch1, l), heads(key, s_len), heads(value, s_len)),
-            {"attn_mask": attn_mask, "scale": float(alpha)})
-        folded = graph.call_method("reshape", (fused, b * h, l, -1))
+        fused = graph.call_function(F.scaled_dot_product_attention,
+                                    (heads(batch1), heads(key), heads(value)),
+                                    {"attn_mask": attn_mask, "scale": float(alpha)})
+        folded = graph.call_method("reshape", (fused, b * h, -1, d))
     node.replace_all_uses_with(folded)
     for dead in [node, *chain]:
         if not dead.users:
