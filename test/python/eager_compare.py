@@ -22,3 +22,10 @@ def compiled_and_eager(fn, *args, on_card=True, eager_args=None):
     else:
         assert sum(counters.fallbacks.values()) > 0
     return actual, expected
+
+
+def kernel_runs(name: str) -> int:
+    """How many times kernels named `name` ran since the counters' reset
+    ("attention": the fused attention kernel)."""
+    return sum(calls for launcher, (calls, _) in counters.per_kernel.items()
+               if launcher.name == name)

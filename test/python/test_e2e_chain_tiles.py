@@ -2,8 +2,9 @@
 one its estimate picks: the row groups, hidden slices, chunks and output
 blocks change which cores exchange what and in which order, and which of them
 the estimate picks changes with the shapes and the card description. Each
-tile the plan accepts must compute the same values, against numpy. (One slice per row group once skipped the wait for
-the second product: wrong outputs on the tiles of 64-wide models.)"""
+tile the plan accepts must compute the same values, against numpy. (One
+slice per row group once skipped the wait for the second product: wrong
+outputs on the tiles of 64-wide models.)"""
 
 import itertools
 import math

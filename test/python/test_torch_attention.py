@@ -11,6 +11,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from eager_compare import kernel_runs
 from spyre_mlir.inductor import counters
 from test_torch_ops import tolerance
 
@@ -828,8 +829,6 @@ def test_hugging_face_eager_attention_runs_fused():
     ids = torch.randint(0, 256, (1, 24))
     actual = compiled(model, ids).logits
     assert counters.per_kernel and _ran_fused() and dict(counters.fallbacks) == {}
-    runs = sum(calls for launcher, (calls, _) in counters.per_kernel.items()
-               if launcher.name == "attention")
-    assert runs == config.num_hidden_layers
+    assert kernel_runs("attention") == config.num_hidden_layers
     with torch.no_grad():
         torch.testing.assert_close(actual, model(ids).logits, rtol=2e-2, atol=2e-3)

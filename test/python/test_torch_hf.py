@@ -10,6 +10,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from spyre_mlir.inductor import counters  # noqa: E402
+from eager_compare import kernel_runs  # noqa: E402
 from test_torch_ops import tolerance  # noqa: E402
 
 transformers = pytest.importorskip("transformers")
@@ -370,8 +371,7 @@ def test_bloom_in_fp16_over_256_tokens(kernels):
     as the fused kernel (manual_attention.py)."""
     _bloom_over_256_tokens()
     assert any(k.count("spyre.matmul") == 2 for k in kernels)  # the MLP's kernel
-    assert sum(calls for launcher, (calls, _) in counters.per_kernel.items()
-               if launcher.name == "attention") == 1
+    assert kernel_runs("attention") == 1
 
 
 def test_bloom_softmax_keeps_its_exponentials_in_lx(kernels, monkeypatch):
@@ -409,9 +409,7 @@ def test_attention_weights_in_fp32_run_fused(name):
     ids, mask = inputs(padded=True)
     actual, expected = compiled_and_eager(model, ids, mask)
     assert dict(counters.fallbacks) == {}
-    fused = sum(calls for launcher, (calls, _) in counters.per_kernel.items()
-                if launcher.name == "attention")
-    assert fused == LAYERS
+    assert kernel_runs("attention") == LAYERS
     compare(actual, expected, mask)
 
 
@@ -434,5 +432,4 @@ def test_bloom_generates_with_fused_attention():
         actual = model.generate(ids, max_new_tokens=new, do_sample=False, pad_token_id=0)
     assert torch.equal(actual, expected)
     assert dict(counters.fallbacks) == {}
-    assert sum(calls for launcher, (calls, _) in counters.per_kernel.items()
-               if launcher.name == "attention") == new
+    assert kernel_runs("attention") == new

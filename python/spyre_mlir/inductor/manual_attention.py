@@ -284,9 +284,9 @@ def _alibi_attention(graph: torch.fx.Graph, node) -> bool:
         return False
     probs3, value = node.args
     softmax, casts = _through_identities(_view_source(probs3))
-    if softmax is None or _softmax_input(softmax, 4) is None:
-        return False
     weights = _softmax_input(softmax, 4)
+    if weights is None:
+        return False
     mask = None
     if _call(weights, (operator.add, torch.add), ("add", "__add__")) and len(weights.args) == 2:
         view4, mask = weights.args
