@@ -83,40 +83,55 @@ def compile_tuned(mlir: str, version: str) -> bytes:
     path = os.path.join(records_dir(), key[:2], key + ".json")
     record = _read(path)
     with Context():
-        module = compiler.parse_module(mlir)
-        compiler.compile_module(module, stop_after="divide-work")
-        divided = str(module)
-        _list_candidates(module)
-        candidates = [_tiles(op) for op in _tuned_ops(module)]
+        divided, candidates = candidates_of(mlir)
         if record is not None and len(record["tiles"]) == len(candidates) and all(
                 tile in options for tile, options in zip(record["tiles"], candidates)):
-            return _binary(divided, record["tiles"])
+            return binary_with(divided, record["tiles"])
         if any(len(c) > 1 for c in candidates):
             return _tune(divided, candidates, path)
-        return _binary(divided, [c[0] for c in candidates])
+        return binary_with(divided, [c[0] for c in candidates])
+
+
+def candidates_of(mlir: str) -> tuple[str, list[list[list[int]]]]:
+    """The kernel in `mlir` compiled up to divide-work (as text), and per
+    tuned op, in IR order, its candidate tiles, the estimate's choice first.
+    Needs an MLIR context."""
+    module = compiler.parse_module(mlir)
+    compiler.compile_module(module, stop_after="divide-work")
+    divided = str(module)
+    _list_candidates(module)
+    return divided, [_tiles(op) for op in _tuned_ops(module)]
+
+
+def one_change_trials(candidates: list[list[list[int]]], chosen: list[list[int]]):
+    """Each trial tuning runs: `chosen` with one op's tile replaced by another
+    of its candidates, op by op. Reads `chosen` at each step, so a caller
+    that updates it in place has later trials start from the best so far."""
+    for i, options in enumerate(candidates):
+        for tile in options[1:]:
+            yield chosen[:i] + [tile] + chosen[i + 1:]
 
 
 def _tune(divided: str, candidates: list[list[list[int]]], path: str) -> bytes:
     """The binary of the fastest candidates (recorded at `path`)."""
     from .ir import MLIRError
     chosen = [c[0] for c in candidates]
-    binary = _binary(divided, chosen)
+    binary = binary_with(divided, chosen)
     default = best = _cycles(binary)
     tried = [{"tiles": [list(t) for t in chosen], "cycles": default}]
-    for i, options in enumerate(candidates):
-        for tile in options[1:]:
-            trial = chosen[:i] + [tile] + chosen[i + 1:]
-            try:
-                trial_binary = _binary(divided, trial)
-                cycles = _cycles(trial_binary)
-            except (MLIRError, ValueError, RuntimeError) as e:
-                # A candidate the later stages refuse is not a choice; the
-                # estimate's own tile compiled, so there is always one.
-                log.debug("tuning: tiles %s refused: %s", trial, str(e).splitlines()[0])
-                continue
-            tried.append({"tiles": trial, "cycles": cycles})
-            if cycles < best:
-                best, chosen, binary = cycles, trial, trial_binary
+    for trial in one_change_trials(candidates, chosen):
+        try:
+            trial_binary = binary_with(divided, trial)
+            cycles = _cycles(trial_binary)
+        except (MLIRError, ValueError, RuntimeError) as e:
+            # A candidate the later stages refuse is not a choice; the
+            # estimate's own tile compiled, so there is always one.
+            log.debug("tuning: tiles %s refused: %s", trial, str(e).splitlines()[0])
+            continue
+        tried.append({"tiles": trial, "cycles": cycles})
+        if cycles < best:
+            best, binary = cycles, trial_binary
+            chosen[:] = trial
     log.info("tuned a kernel: %.0f cycles with tiles %s, %.0f with the estimate's %s",
              best, chosen, default, [c[0] for c in candidates])
     _write(path, {"tiles": chosen, "cycles": best, "default_cycles": default, "tried": tried})
@@ -152,7 +167,9 @@ def _compiled_with(divided: str, tiles: list[list[int]]):
     return module
 
 
-def _binary(divided: str, tiles: list[list[int]]) -> bytes:
+def binary_with(divided: str, tiles: list[list[int]]) -> bytes:
+    """The program binary of `divided` (candidates_of) with `tiles` as the
+    tuned ops' tiles. Needs an MLIR context."""
     from .dialects import spyre
     return spyre.program_binary(_compiled_with(divided, tiles), None)
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from spyre_mlir import compiler, tuning
+from spyre_mlir import tuning
 from spyre_mlir import simulator as sim
 from spyre_mlir.ir import Context, MLIRError
 
@@ -54,35 +54,31 @@ def test_every_candidate_tile_computes_the_same_values(case, kernels):
     rng = np.random.default_rng(0)
     for mlir in kernels:
         with Context():
-            module = compiler.parse_module(mlir)
-            compiler.compile_module(module, stop_after="divide-work")
-            divided = str(module)
-            tuning._list_candidates(module)
-            candidates = [tuning._tiles(op) for op in tuning._tuned_ops(module)]
+            divided, candidates = tuning.candidates_of(mlir)
             if not any(len(c) > 1 for c in candidates):
                 continue
             chosen = [c[0] for c in candidates]
-            default = tuning._binary(divided, chosen)
+            default = tuning.binary_with(divided, chosen)
         program = sim.Program.parse(default)
         inputs = {b["name"]: rng.standard_normal(tuple(b["shape"])).astype(np.float32)
                   for _, b in sim.host_buffers(program) if b["kind"] != sim.BufferKind.output}
         expected = _outputs(default, inputs)
-        for i, options in enumerate(candidates):
-            for tile in options[1:]:
-                trial = chosen[:i] + [tile] + chosen[i + 1:]
-                with Context():
-                    try:
-                        binary = tuning._binary(divided, trial)
-                    except MLIRError:
-                        continue  # refused later: tuning skips it too
-                actual = _outputs(binary, inputs)
-                for name, want in expected.items():
-                    got = np.asarray(actual[name], np.float64)
-                    want = np.asarray(want, np.float64)
-                    # Other chunks of K sum in another order: DLFloat16
-                    # outputs may round the other way.
-                    scale = max(1.0, float(np.abs(want).max()))
-                    assert np.allclose(got, want, rtol=2 ** -7, atol=2 ** -7 * scale), \
-                        (case, trial, name, float(np.abs(got - want).max()))
-                tried += 1
+        # Every candidate beside the estimate's other tiles (tuning's own
+        # trials would start later ones from whichever ran fastest).
+        for trial in tuning.one_change_trials(candidates, chosen):
+            with Context():
+                try:
+                    binary = tuning.binary_with(divided, trial)
+                except MLIRError:
+                    continue  # refused later: tuning skips it too
+            actual = _outputs(binary, inputs)
+            for name, want in expected.items():
+                got = np.asarray(actual[name], np.float64)
+                want = np.asarray(want, np.float64)
+                # Other chunks of K sum in another order: DLFloat16
+                # outputs may round the other way.
+                scale = max(1.0, float(np.abs(want).max()))
+                assert np.allclose(got, want, rtol=2 ** -7, atol=2 ** -7 * scale), \
+                    (case, trial, name, float(np.abs(got - want).max()))
+            tried += 1
     assert tried > 0, "no kernel had other candidates"
