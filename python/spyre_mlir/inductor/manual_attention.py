@@ -199,6 +199,20 @@ def _matmul_like(node):
     return q, k, scale, nodes + [node, kt]
 
 
+def _inference_operands(first, *others) -> bool:
+    """Whether the tensors share one floating type the fused kernel takes and
+    none needs a gradient (the fused kernel has no backward here)."""
+    return first.dtype in _FLOATS and all(t.dtype == first.dtype for t in others) and \
+        not any(t.requires_grad for t in (first, *others))
+
+
+def _erase_unused(graph: torch.fx.Graph, nodes) -> None:
+    """Erases those of `nodes`, in order, that nothing reads any more."""
+    for node in nodes:
+        if not node.users:
+            graph.erase_node(node)
+
+
 def fuse_manual_attention(graph: torch.fx.Graph) -> int:
     """Rewrites hand-written attention into scaled_dot_product_attention;
     returns how many it rewrote."""
@@ -230,9 +244,7 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
         qv, kv = _value(q), _value(k)
         if qv is None or kv is None or not (qv.dim() == kv.dim() == v.dim() == rank) or \
                 qv.shape[:-2] != kv.shape[:-2] or kv.shape[:-2] != v.shape[:-2] or \
-                kv.shape[-2] != v.shape[-2] or qv.dtype not in _FLOATS or \
-                not qv.dtype == kv.dtype == v.dtype == out.dtype or \
-                any(t.requires_grad for t in (qv, kv, v)):
+                kv.shape[-2] != v.shape[-2] or not _inference_operands(qv, kv, v, out):
             continue
         # Every intermediate is read only by the next one in the chain.
         chain = [*casts, softmax, *score_nodes]
@@ -253,9 +265,7 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
                     graph.call_function(operator.mul, (mask, factor))
             fused = graph.call_function(F.scaled_dot_product_attention, (q, k, value), kwargs)
         node.replace_all_uses_with(fused)
-        for dead in [node, *chain, *casts_of_qk]:
-            if not dead.users:
-                graph.erase_node(dead)
+        _erase_unused(graph, [node, *chain, *casts_of_qk])
         rewritten += 1
     return rewritten
 
@@ -311,9 +321,8 @@ def _alibi_attention(graph: torch.fx.Graph, node) -> bool:
     q, k, v, bias, w4, out = values
     mv = _value(mask) if mask is not None else None
     if q.dim() != 3 or k.dim() != 3 or v.dim() != 3 or w4.dim() != 4 or \
-            q.dtype not in _FLOATS or not q.dtype == k.dtype == v.dtype == bias.dtype == out.dtype \
-            or (mask is not None and (mv is None or mv.dtype != q.dtype)) or \
-            any(t.requires_grad for t in (q, k, v)):
+            not _inference_operands(q, k, v, bias, out) or \
+            (mask is not None and (mv is None or mv.dtype != q.dtype)):
         return False
     # The batch, the heads, the head size and the bias's rows as numbers:
     # the views below name them; positions may be symbolic (generation
@@ -342,9 +351,7 @@ def _alibi_attention(graph: torch.fx.Graph, node) -> bool:
                                     {"attn_mask": attn_mask, "scale": float(alpha)})
         folded = graph.call_method("reshape", (fused, b * h, -1, d))
     node.replace_all_uses_with(folded)
-    for dead in [node, *chain]:
-        if not dead.users:
-            graph.erase_node(dead)
+    _erase_unused(graph, [node, *chain])
     return True
 
 
