@@ -311,3 +311,19 @@ def test_a_held_product_runs_before_the_kernels_that_read_it(dtype):
         actual, expected = compiled_and_eager(model, x)
     torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, 256))
     assert not counters.fallbacks
+
+
+def _three_scores(q, k, s):
+    # Funnel Transformer's attention scores: a content, a positional and a
+    # token-type product of one query, summed.
+    return q @ k + q @ (k * 2) + (q @ s)[..., :1]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_two_held_products_run_before_their_one_reader(dtype):
+    # Both products wait for the sum, their one reader; only one of them can
+    # run with it as its epilogue, and the other must run before it (the
+    # sum ran first and read an unassigned buffer).
+    q, k, s = rand(8, 16, 16, dtype=dtype), rand(8, 16, 16, dtype=dtype), rand(8, 16, 2, dtype=dtype)
+    actual, expected = compiled_and_eager(_three_scores, q, k, s)
+    torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, 16))

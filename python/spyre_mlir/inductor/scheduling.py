@@ -543,9 +543,14 @@ class SpyreScheduling(BaseScheduling):
         if not self.deferred:
             return
         reads, writes = _reads_and_writes(node)
+        # Only one held product can run with `node` as its epilogue (the
+        # first, which _with_deferred takes); others it reads run before it
+        # (Funnel's attention scores sum three products of one query).
+        waiting = next((d for d in self.deferred if d[3] == node.get_name()), None) \
+            if kernel is None or kernel.ops == "generic" else None
         for held in list(self.deferred):
             theirs, outputs = _reads_and_writes(held[0])
-            waits = held[3] == node.get_name() and (kernel is None or kernel.ops == "generic")
+            waits = held is waiting
             if None in (reads, writes, theirs, outputs) or writes & (theirs | outputs) or \
                     (reads & outputs and not waits):
                 self.deferred.remove(held)
