@@ -5,10 +5,12 @@ indices) as a decomposition the card runs, used in spyre compiles
 Inductor's own lowering takes the window's argmax as an offset and turns it
 into an input position through indirect indexing, and reads padding through
 masks on sums of an output and a window loop; the card has neither. Here the
-input is padded with -inf once, and the window is unrolled: each window
-offset is a strided slice of the padded input, and an elementwise running
-maximum keeps the value and its input position, which is a function of the
-output position only (an iota, int32). The update rule is the CPU kernel's
+input's last pooled dimension is padded with -inf, the outputs of the others
+are cut into regions whose windows lie inside the input or reach the padding
+at known positions, and the window is unrolled: each window offset is a
+strided slice of the input, and an elementwise running maximum keeps the
+value and its input position, which is a function of the output position
+only (an iota, int32). The update rule is the CPU kernel's
 (MaxPoolKernel.cpp): take an element if it is greater than the maximum so
 far or NaN, so ties keep the first position in window order and NaN the
 last NaN; padding (-inf) is never taken. Before any element is taken the
@@ -44,18 +46,68 @@ def _arguments(x, kernel_size, stride, padding, dilation, ceil_mode, n_dim):
     return kernel, stride, padding, dilation, inputs, outputs
 
 
+def _in_bounds(i, k, p, s, d, o):
+    """The outputs [lo, hi] along a dimension whose windows lie inside the
+    input (lo > hi: none)."""
+    lo = -(-p // s)
+    hi = min(o - 1, (i - 1 + p - (k - 1) * d) // s)
+    return lo, hi
+
+
+def _regions(i, k, p, s, d, o):
+    """A split dimension's outputs as ranges [a, b): each border output
+    alone (its window reaches the padding, which differs by output) and
+    the outputs between as one."""
+    lo, hi = _in_bounds(i, k, p, s, d, o)
+    if lo > hi:
+        return [(q, q + 1) for q in range(o)]
+    return [(q, q + 1) for q in range(lo)] + [(lo, hi + 1)] + \
+        [(q, q + 1) for q in range(hi + 1, o)]
+
+
 def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode, n_dim):
     kernel, stride, padding, dilation, inputs, outputs = _arguments(
         x, kernel_size, stride, padding, dilation, ceil_mode, n_dim)
-    # Pad so that every window position of every output reads an element:
-    # `padding` on the left, on the right up to the last window's end (more
-    # than `padding` with ceil_mode).
-    pads = []
-    for i, k, p, s, d, o in reversed(list(zip(inputs, kernel, padding, stride, dilation,
-                                                outputs))):
-        end = (o - 1) * s + (k - 1) * d + 1  # of the padded dimension
-        pads += [p, max(end - p - i, 0)]
-    padded = torch.constant_pad_nd(x, pads, -math.inf)
+    # The last pooled dimension is padded with -inf, so that every window
+    # position of every output reads an element: `padding` on the left, on
+    # the right up to the last window's end (more than `padding` with
+    # ceil_mode). The others are not: their outputs are cut into regions
+    # (_regions) whose windows skip the positions outside the input, each
+    # computed into its slice of the result. Padding them too copied the
+    # input once more per dimension through device memory (ResNet's stem:
+    # 83 us for a pool whose bytes need 18; 52 now). The last one stays
+    # padded: cut, its border regions are a column, an element per row,
+    # each written as a stick (82.5 us).
+    last = n_dim - 1
+    i, k, p, s, d, o = (inputs[last], kernel[last], padding[last], stride[last],
+                        dilation[last], outputs[last])
+    end = (o - 1) * s + (k - 1) * d + 1  # of the padded dimension
+    padded = torch.constant_pad_nd(x, [p, max(end - p - i, 0)], -math.inf)
+    regions = [_regions(*args) for args in zip(inputs, kernel, padding, stride, dilation,
+                                                 outputs)][:last] + [[(0, o)]]
+
+    def box(ranges):
+        return _pool_box(x, padded, ranges, kernel, stride, padding, dilation, inputs, n_dim)
+
+    def assemble(d, prefix):
+        if d == n_dim:
+            return box(prefix)
+        parts = [assemble(d + 1, prefix + [r]) for r in regions[d]]
+        if len(parts) == 1:
+            return parts[0]
+        dim = x.dim() - n_dim + d
+        return (torch.cat([v for v, _ in parts], dim), torch.cat([j for _, j in parts], dim))
+
+    value, index = assemble(0, [])
+    return value, index.to(torch.int64).expand(value.shape).contiguous()
+
+
+def _pool_box(x, padded, ranges, kernel, stride, padding, dilation, inputs, n_dim):
+    """(value, int32 index) of the outputs in `ranges` ([a, b) per pooled
+    dimension), the window unrolled over the positions inside the input
+    (and the last dimension's -inf padding in `padded`)."""
+    last = n_dim - 1
+    sizes = [b - a for a, b in ranges]
 
     # The input position (flattened over the pooled dimensions, as eager's
     # indices) of window offset `offset` for each output position: int32
@@ -63,9 +115,9 @@ def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode,
     def along(d, first):
         """Input coordinate along pooled dim d of each output position, the
         window starting at window offset `first`, shaped to broadcast."""
-        o = torch.arange(outputs[d], dtype=torch.int32, device=x.device)
+        o = torch.arange(ranges[d][0], ranges[d][1], dtype=torch.int32, device=x.device)
         shape = [1] * n_dim
-        shape[d] = outputs[d]
+        shape[d] = sizes[d]
         return (o * stride[d] - padding[d] + first).reshape(shape)
 
     def flattened(coords):
@@ -74,6 +126,13 @@ def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode,
             position = position + coords[d] * size
             size *= inputs[d]
         return position
+
+    def inside(d, t):
+        """Whether window offset t of every output of the range lies inside
+        the input along dim d (always, along the padded last one)."""
+        a, b = ranges[d]
+        first = a * stride[d] - padding[d] + t * dilation[d]
+        return d == last or (first >= 0 and first + (b - a - 1) * stride[d] < inputs[d])
 
     # The window's first position inside the input: the CPU kernel steps a
     # start in the left padding forward by the dilation.
@@ -85,20 +144,29 @@ def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode,
         for _ in range(-(-padding[d] // dilation[d])):
             first = torch.where(first < 0, first + dilation[d], first)
         firsts.append(first)
-    index = flattened(firsts).expand(outputs)
+    index = flattened(firsts).expand(sizes)
     value = torch.full((), -math.inf, dtype=x.dtype, device=x.device)
     for offset in itertools.product(*(range(k) for k in kernel)):
+        if not all(inside(d, t) for d, t in enumerate(offset)):
+            continue  # padding: never taken
         window = padded
         for d in range(n_dim):
-            start = offset[d] * dilation[d]
-            window = window.narrow(x.dim() - n_dim + d, start, (outputs[d] - 1) * stride[d] + 1)
+            a, b = ranges[d]
+            # Into the input, or into `padded` along the last dimension.
+            start = a * stride[d] + offset[d] * dilation[d] - (padding[d] if d < last else 0)
+            window = window.narrow(x.dim() - n_dim + d, start, (sizes[d] - 1) * stride[d] + 1)
             window = window[(Ellipsis, slice(None, None, stride[d])) + (slice(None),) *
                             (n_dim - 1 - d)]
+        # The value as a NaN-propagating maximum, which the update rule
+        # amounts to: without the indices (nn.MaxPool2d) each step then reads
+        # the last one once, and Inductor keeps the window in one kernel
+        # rather than realizing a partial maximum every few positions.
         take = (window > value) | torch.isnan(window)
-        value = torch.where(take, window, value)
+        value = torch.maximum(value, window)
         position = flattened([along(d, offset[d] * dilation[d]) for d in range(n_dim)])
         index = torch.where(take, position, index)
-    return value, index.to(torch.int64).expand(value.shape).contiguous()
+    shape = x.shape[:x.dim() - n_dim] + tuple(sizes)
+    return value.expand(shape), index.expand(shape)
 
 
 def max_pool2d_with_indices(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
