@@ -327,3 +327,30 @@ def test_two_held_products_run_before_their_one_reader(dtype):
     q, k, s = rand(8, 16, 16, dtype=dtype), rand(8, 16, 16, dtype=dtype), rand(8, 16, 2, dtype=dtype)
     actual, expected = compiled_and_eager(_three_scores, q, k, s)
     torch.testing.assert_close(actual.float(), expected.float(), **tolerance(torch.float16, 16))
+
+
+@pytest.mark.parametrize("batch,heads", [(4, 2), (8, 4)])
+def test_a_bias_added_per_head_of_few_rows(batch, heads):
+    # MobileViT's attention over one token: the value projection with its
+    # bias, viewed as heads, is a product whose epilogue runs per head. Its
+    # 16-bit output is narrowed in place over the product, and the first
+    # head's output of one row overwrote the product of the row before,
+    # which the second head's add had not read yet (a whole head wrong,
+    # error 3.5 on values of 3).
+    d = 32 * heads
+    q, k = rand(batch, heads, 1, 32, dtype=torch.float16), rand(batch, heads, 1, 32,
+                                                               dtype=torch.float16)
+    x, w = rand(batch, 1, d, dtype=torch.float16), (rand(d, d) / d ** 0.5).half()
+    b = (rand(d) / 8).half()
+
+    def attention(q, k, x, w, b):
+        v = F.linear(x, w, b).view(batch, 1, heads, 32).transpose(1, 2)
+        return F.scaled_dot_product_attention(q, k, v)
+
+    def values(x, w, b):
+        return F.linear(x, w, b).view(batch, 1, heads, 32).transpose(1, 2) * 1.0
+
+    for fn, args in ((attention, (q, k, x, w, b)), (values, (x, w, b))):
+        actual, expected = compiled_and_eager(fn, *args)
+        torch.testing.assert_close(actual.float(), expected.float(),
+                                   **tolerance(torch.float16, d))

@@ -136,6 +136,22 @@ private:
   }
   /// SFU cycles of the epilogue over `rows` x `cols` in strips of `er` rows.
   double epilogueCycles(int64_t rows, int64_t cols, int64_t er) const;
+  /// Whether the body reads the product in or after the instruction that
+  /// writes its output (an added bias), rather than only before it (a
+  /// rotary embedding's products of the halves, then their sum).
+  bool readsProductAsItWrites() const;
+  /// The strips [s, e) the epilogue runs rows [r0, r1) of a tile in: `er`
+  /// rows each, except where `blocks` blocks of an N-D epilogue narrow the
+  /// product in place and read it as they write. A strip's instructions
+  /// run op by op over the blocks, and the 16-bit output of row r lands on
+  /// the f32 product of row r / 2 (or earlier): had a strip starting at row
+  /// s more than s rows (one at row 0), a block's output would overwrite a
+  /// product row of the strip that a later block had not read yet
+  /// (MobileViT's value projection of one token, its bias added per head:
+  /// 4 rows in one strip, the second head of row 0 read the first head's
+  /// outputs of row 1). Rows 0, 1, 2-3, 4-7, ... then er at a time.
+  SmallVector<std::pair<int64_t, int64_t>> epilogueStrips(int64_t r0, int64_t r1, int64_t er,
+                                                          int64_t blocks) const;
   /// Emits the epilogue over rows [r0, r1) and columns [c0, c1) of the
   /// output tile whose accumulator is at LX offset `accAt`, each product's
   /// columns `productCols` after the previous one's in its rows; `n0` is the
@@ -572,13 +588,46 @@ double MatmulPlan::epilogueCycles(int64_t rows, int64_t cols, int64_t er) const 
   // Every instruction reads or writes the f32 accumulator or temporaries:
   // counted as two f32 operands in and one out (the most an op streams),
   // and the SFU's startup once per strip.
-  double strips = double(llvm::divideCeil(rows, er));
   double ops = double(epiPlan->getBodyPlan().ops.size());
   double elements = double(rows * cols);
   // An N-D epilogue's instructions run per block.
-  double blocks = epiBlock ? double(cols / epiColSizes.back()) : 1;
+  int64_t blockCount = epiBlock ? cols / epiColSizes.back() : 1;
+  double blocks = double(blockCount);
+  double strips = double(epilogueStrips(0, rows, er, blockCount).size());
   return ops * (arch.sfuCycles(elements, 12, false, false) - double(arch.sfuStartupCycles) +
                 strips * blocks * double(arch.sfuStartupCycles));
+}
+
+bool MatmulPlan::readsProductAsItWrites() const {
+  const BodyPlan &body = epiPlan->getBodyPlan();
+  auto isProduct = [&](Value v) {
+    auto it = body.values.find(v);
+    return it != body.values.end() && it->second.kind == BodyValue::Kind::input &&
+           productOf[it->second.index] >= 0;
+  };
+  bool writing = false;
+  for (auto &[bodyOp, vop] : body.ops) {
+    writing = writing || body.values.at(bodyOp->getResult(0)).kind == BodyValue::Kind::output;
+    if (writing && llvm::any_of(bodyOp->getOperands(), isProduct))
+      return true;
+  }
+  // No op writes the output: a copy of the yielded value does, last.
+  Value yielded = cast<YieldOp>(epilogue.getBody().front().getTerminator()).getValues()[0];
+  return !writing && isProduct(yielded);
+}
+
+SmallVector<std::pair<int64_t, int64_t>>
+MatmulPlan::epilogueStrips(int64_t r0, int64_t r1, int64_t er, int64_t blocks) const {
+  bool narrowedInPlace = blocks > 1 && esOf(out) < 4 && readsProductAsItWrites();
+  SmallVector<std::pair<int64_t, int64_t>> strips;
+  for (int64_t s0 = r0; s0 < r1;) {
+    int64_t rows = std::min(er, r1 - s0);
+    if (narrowedInPlace)
+      rows = std::min(rows, std::max<int64_t>(s0, 1));
+    strips.push_back({s0, s0 + rows});
+    s0 += rows;
+  }
+  return strips;
 }
 
 bool MatmulPlan::walksRows(ArrayRef<int64_t> tile, Grid grid) const {
@@ -1355,8 +1404,8 @@ void MatmulPlan::emitEpilogue(HwEmitter &em, StepCompute &sc, Location loc,
   // An epilogue over rows and columns is one block of all the columns.
   SmallVector<EpiBlock> blocks = epiBlock ? epilogueBlocks(c0, c1) : SmallVector<EpiBlock>{{c0, {}}};
   int64_t cols = epiBlock ? epiColSizes.back() : c1 - c0;
-  for (int64_t s0 = r0; s0 < r1; s0 += er) {
-    int64_t rows = std::min(er, r1 - s0);
+  for (auto [s0, s1] : epilogueStrips(r0, r1, er, int64_t(blocks.size()))) {
+    int64_t rows = s1 - s0;
     // Row s0 of block j: of the f32 accumulator, of the output written over
     // it, and of each loaded input (a broadcast row stays put).
     auto output = [&](int64_t j) {
