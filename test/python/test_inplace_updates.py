@@ -136,3 +136,21 @@ def test_an_old_value_read_after_the_update_keeps_the_copy_last():
     assert write_updates_in_place(graph) == 0
     assert [n.name for n in graph.nodes] == before
     assert len(copy.args[1].users) == 2
+
+
+def test_an_update_computed_from_a_value_of_the_old_input_keeps_the_copy_last():
+    # new = index_put(roll(x), ...): computed into x, the kernel that shifts
+    # x may run with the one that writes it (Gemma 2's sliding-window cache:
+    # its decode logits off by 0.2 of a 0.86 range).
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    x.meta["val"] = torch.empty(4, 8)
+    rolled = graph.call_function(torch.ops.aten.roll.default, (x, [-1], [0]))
+    rolled.meta["val"] = torch.empty(4, 8)
+    new = graph.call_function(torch.ops.aten.add.Tensor, (rolled, 1))
+    new.meta["val"] = torch.empty(4, 8)
+    reader = graph.call_function(torch.ops.aten.mul.Tensor, (new, 2))
+    copy = graph.call_function(torch.ops.aten.copy_.default, (x, new))
+    graph.output((reader,))
+    assert write_updates_in_place(graph) == 0
+    assert list(graph.nodes)[-2] is copy
