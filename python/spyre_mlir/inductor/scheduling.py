@@ -520,7 +520,7 @@ class SpyreScheduling(BaseScheduling):
     def _with_deferred(self, node, trace) -> bool:
         """Emits a held product with `node`, its reader, as its epilogue;
         whether it did. A product that cannot run so goes first, alone."""
-        held = next((d for d in self.deferred if d[3] == node.get_name()), None)
+        held = self._held_for(node)
         if held is None:
             return False
         self.deferred.remove(held)
@@ -536,6 +536,12 @@ class SpyreScheduling(BaseScheduling):
         self._compile_and_emit(held[0], held[2])
         return False
 
+    def _held_for(self, node):
+        """The held product that waits for `node` as its epilogue: the first
+        whose one reader it is (_with_deferred and _emit_deferred_for must
+        pick the same one)."""
+        return next((d for d in self.deferred if d[3] == node.get_name()), None)
+
     def _emit_deferred_for(self, node, kernel=None) -> None:
         """Emits the held products that must run before `node`: it writes
         what they read, or reads what they write and is not the elementwise
@@ -546,8 +552,7 @@ class SpyreScheduling(BaseScheduling):
         # Only one held product can run with `node` as its epilogue (the
         # first, which _with_deferred takes); others it reads run before it
         # (Funnel's attention scores sum three products of one query).
-        waiting = next((d for d in self.deferred if d[3] == node.get_name()), None) \
-            if kernel is None or kernel.ops == "generic" else None
+        waiting = self._held_for(node) if kernel is None or kernel.ops == "generic" else None
         for held in list(self.deferred):
             theirs, outputs = _reads_and_writes(held[0])
             waits = held is waiting
