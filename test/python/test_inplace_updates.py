@@ -138,19 +138,49 @@ def test_an_old_value_read_after_the_update_keeps_the_copy_last():
     assert len(copy.args[1].users) == 2
 
 
-def test_an_update_computed_from_a_value_of_the_old_input_keeps_the_copy_last():
-    # new = index_put(roll(x), ...): computed into x, the kernel that shifts
-    # x may run with the one that writes it (Gemma 2's sliding-window cache:
-    # its decode logits off by 0.2 of a 0.86 range).
-    graph = fx.Graph()
-    x = graph.placeholder("x")
-    x.meta["val"] = torch.empty(4, 8)
-    rolled = graph.call_function(torch.ops.aten.roll.default, (x, [-1], [0]))
-    rolled.meta["val"] = torch.empty(4, 8)
-    new = graph.call_function(torch.ops.aten.add.Tensor, (rolled, 1))
-    new.meta["val"] = torch.empty(4, 8)
-    reader = graph.call_function(torch.ops.aten.mul.Tensor, (new, 2))
-    copy = graph.call_function(torch.ops.aten.copy_.default, (x, new))
-    graph.output((reader,))
-    assert write_updates_in_place(graph) == 0
-    assert list(graph.nodes)[-2] is copy
+def sliding_decode_step(keys, values, hidden, weight, query, kind):
+    """A sliding window's cache update as transformers' SlidingWindowLayer
+    writes it once the window is full (Gemma 2, Mistral): the cache rolled
+    or otherwise computed into a new tensor, its last row set to the new
+    token's key, copied into the cache, then attention over it. The row
+    comes from a projection, as a layer's k does. `kind`: "rolled",
+    "computed" (not from other elements), or "read_late" (the old cache is
+    also read after the new one is computed, so the copy stays last)."""
+    kv = F.linear(hidden, weight).view(2, 1, 2, 1, 16)
+    rolled = kind == "rolled"
+    new_keys = keys.roll(1, dims=-2) if rolled else keys - keys.mean(-1, keepdim=True)
+    new_values = values.roll(1, dims=-2) if rolled else values * 0.5
+    index = torch.tensor([-1])
+    new_keys[:, :, index] = kv[0]
+    new_values[:, :, index] = kv[1]
+    old = keys.amax() if kind == "read_late" else 0
+    keys.copy_(new_keys)
+    values.copy_(new_values)
+    return F.scaled_dot_product_attention(query, keys, values, enable_gqa=True) + old
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("kind", ["rolled", "computed", "read_late"])
+def test_a_new_value_updated_after_it_is_computed_is_copied_into_the_input(dtype, kind):
+    # A new value mutated (its row update) after it is computed is not
+    # computed into the input: the attention, reading the input, would not
+    # wait for the row update (Gemma 2's sliding-window decode logits off by
+    # 0.2 of a 0.86 range), and rolled in place, rows would read rows already
+    # shifted. Copied last, it is not a temporary of the kernel computing it
+    # (the attention read a buffer that was never allocated: NameError).
+    g = torch.Generator().manual_seed(0)
+    keys, values = (torch.randn(1, 2, 8, 16, generator=g).to(dtype) for _ in range(2))
+    hidden = torch.randn(1, 64, generator=g).to(dtype)
+    weight = (torch.randn(64, 64, generator=g) / 8).to(dtype)
+    query = torch.randn(1, 4, 1, 16, generator=g).to(dtype)
+    expected_keys, expected_values = keys.clone(), values.clone()
+    expected = sliding_decode_step(expected_keys, expected_values, hidden, weight, query, kind)
+    torch._dynamo.reset()
+    counters.reset()
+    out = torch.compile(sliding_decode_step, backend="spyre")(keys, values, hidden, weight,
+                                                              query, kind)
+    assert counters.fallbacks == {}
+    # Within the rounding of a product on the card (DLFloat16 operands).
+    torch.testing.assert_close(keys, expected_keys, atol=1e-2, rtol=1e-2)
+    torch.testing.assert_close(values, expected_values, atol=1e-2, rtol=1e-2)
+    torch.testing.assert_close(out, expected, atol=1e-2, rtol=1e-2)

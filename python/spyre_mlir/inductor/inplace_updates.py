@@ -14,11 +14,10 @@ and written again on every decode step.
 then read only by the `copy_`, and Inductor computes it straight into the
 input's storage. That is the same program when nothing reads the input's old
 value after `new` is computed, which is checked (through views of the input
-too), and when `new` reads the old value only as the tensor it updates: a
-value computed from the old one (a sliding window's cache shifted by a
-gather, then updated) may be computed in the kernel that writes `new`, which
-would then read elements already overwritten. Otherwise the update is left
-as it is.
+too); otherwise the update is left as it is. Whether `new` can be computed
+in place (it reads the old value only where it writes it, and no op mutates
+it after it is computed) is the copy_ lowering's to decide
+(lowerings._written_in_place): it knows what Inductor realized.
 """
 
 from __future__ import annotations
@@ -53,25 +52,6 @@ def _same_layout(a: fx.Node, b: fx.Node) -> bool:
         va.stride() == vb.stride()
 
 
-def _reads_through_other_values(new: fx.Node, dst: fx.Node) -> bool:
-    """Whether `new` depends on `dst` other than by reading it as its first
-    argument: through a value computed from it (Gemma 2's sliding-window
-    cache rolled, then updated), whose parts Inductor may compute in the
-    same kernel as `new`, reading elements of `dst` already overwritten."""
-    first = new.args[0] if new.args else None
-    todo = [] if first is dst or not isinstance(first, fx.Node) else [first]
-    fx.node.map_arg((new.args[1:], new.kwargs), todo.append)
-    seen = set()
-    while todo:
-        node = todo.pop()
-        if node is dst:
-            return True
-        if node not in seen:
-            seen.add(node)
-            todo.extend(node.all_input_nodes)
-    return False
-
-
 def write_updates_in_place(graph: fx.Graph) -> int:
     """Moves each final `copy_(input, new)` of a graph input to just after
     `new` where that reads no old value late (above); returns how many."""
@@ -90,10 +70,6 @@ def write_updates_in_place(graph: fx.Graph) -> int:
         # Every reader of the old value (but the copy itself) comes no later
         # than `new`, which the copy then follows.
         if any(order[r] > order[new] for r in _readers(dst) if r is not copy):
-            continue
-        # Computed into the input, `new` may read its old value only as the
-        # tensor it updates (index_put's `self`, read where it is written).
-        if _reads_through_other_values(new, dst):
             continue
         others = [u for u in new.users if u is not copy]
         if not others:

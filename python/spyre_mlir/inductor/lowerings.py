@@ -411,9 +411,12 @@ REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota,
 def _reads_only_where_it_writes(dst, src) -> bool:
     """Whether `src`, written into `dst`, reads each element of `dst` only
     at the index it writes (a one-hot row update does; `x.flip(0) + x` does
-    not, and computed in place it would read elements already written)."""
+    not, and computed in place it would read elements already written).
+    A reduction's reads span its reduction loop: it may not read `dst`."""
     from torch._inductor.dependencies import MemoryDep, extract_read_writes
     name, indexer = dst.get_name(), dst.get_layout().make_indexer()
+    if not isinstance(src, ir.Pointwise):
+        return name not in src.get_read_names()
     # Only the indices into `dst` (an input: its layout is fixed) are
     # compared; other buffers' layouts may still be flexible, and their
     # indices are read as Inductor's own get_reads does.
@@ -428,6 +431,22 @@ def _reads_only_where_it_writes(dst, src) -> bool:
     return len(writes) == 1 and all(
         isinstance(d, MemoryDep) and d.index == writes[0].index and
         d.var_names == writes[0].var_names for d in rw.reads if d.name == name)
+
+
+def _computable_elsewhere(computed):
+    """What `computed` (a StorageBox's data) computes, if it can still be
+    given another buffer's storage; else None. Not a buffer an op has
+    mutated since it was computed (`new[:, i] = k` before `copy_(input,
+    new)`): the mutation names that buffer, and readers of the input would
+    not wait for it (Gemma 2's rolled sliding-window cache, read by the
+    attention before the new key was written into it)."""
+    if isinstance(computed, ir.Pointwise):
+        return computed
+    if isinstance(computed, ir.ComputedBuffer) and \
+            isinstance(computed.layout, ir.FlexibleLayout) and \
+            computed.get_name() not in V.graph.mutated_buffers:
+        return computed.data
+    return None
 
 
 def _written_in_place(original):
@@ -449,12 +468,8 @@ def _written_in_place(original):
                 list(src.get_size()) != list(dst.get_size()) or \
                 src.get_dtype() != dst.get_dtype() or src.get_device() != dst.get_device():
             return original(dst, src, non_blocking)
-        computed = data.data
-        if not isinstance(computed, ir.Pointwise) and not (
-                isinstance(computed, ir.ComputedBuffer) and
-                isinstance(computed.layout, ir.FlexibleLayout)):
-            return original(dst, src, non_blocking)
-        if not _reads_only_where_it_writes(dst, data):
+        body = _computable_elsewhere(data.data)
+        if body is None or not _reads_only_where_it_writes(dst, body):
             return original(dst, src, non_blocking)
         ir.MutationLayoutSHOULDREMOVE.realize_into(data, dst.data, unsafe_alias=True)
         return dst

@@ -695,10 +695,19 @@ def _temporaries(nodes) -> set[str]:
                     buf.node.get_inputs_that_alias_output() or \
                     _storage(name) != (name, 0):
                 continue
-            users = [u.node for u in buf.users]
+            users = [u.node for b in _versions(buf) for u in b.users]
             if users and all(getattr(u, "get_name", lambda: None)() in names for u in users):
                 result.add(name)
     return result
+
+
+def _versions(buf) -> list:
+    """`buf` and the buffers of the ops mutating it (`t[:, i] = k`): a
+    reader of the mutated value is a user of those, not of `buf`."""
+    scheduler = V.graph.scheduler
+    name = buf.get_name()
+    return [buf] + [scheduler.name_to_buf[m] for m, real in scheduler.mutation_real_name.items()
+                    if real == name and m != name and m in scheduler.name_to_buf]
 
 
 def _buffer_info(name: str):
