@@ -2,12 +2,14 @@
 fallbacks (from the counters), outputs within DLFloat16 tolerance; a training
 step; dynamic batch sizes."""
 
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
 
 from spyre_mlir import models
-from spyre_mlir.inductor import backend, counters, state
+from spyre_mlir.inductor import SpecializationLimitWarning, backend, counters, state
 
 
 def compiled_forward(model, *args, **compile_kwargs):
@@ -130,6 +132,25 @@ def test_returned_integers_do_not_make_new_versions(monkeypatch):
         assert (after, odd) == (seen + 1, 2 * seen + 1)
     assert dict(counters.fallbacks) == {}
     assert len(versions) == 1
+
+
+def test_shapes_beyond_the_limit_run_on_the_cpu_counted_with_one_warning():
+    """A dynamic graph compiles one static version per input shape up to
+    MAX_SPECIALIZATIONS; later shapes run on the CPU, counted, and the
+    first of them warns, naming the way out for generate's growing cache."""
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: torch.relu(x) * 2, backend="spyre", dynamic=True)
+    counters.reset()
+    extra = 3
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # From 2 rows: Dynamo specializes a size of 1 (a graph of its own).
+        for rows in range(2, backend.MAX_SPECIALIZATIONS + extra + 2):
+            x = torch.randn(rows, 64)
+            torch.testing.assert_close(compiled(x), torch.relu(x) * 2)
+    limit = [w for w in caught if issubclass(w.category, SpecializationLimitWarning)]
+    assert len(limit) == 1 and 'cache_implementation="static"' in str(limit[0].message)
+    assert dict(counters.fallbacks) == {"spyre.specialization_limit": extra}
 
 
 def test_integers_that_reach_tensors_still_make_versions():

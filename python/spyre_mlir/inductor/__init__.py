@@ -9,7 +9,7 @@ the CPU; set ``strict = True`` (or SPYRE_STRICT=1) to raise on any fallback.
 from __future__ import annotations
 
 from . import state
-from .counting import DLFloat16OverflowWarning, counters  # noqa: F401
+from .counting import DLFloat16OverflowWarning, SpecializationLimitWarning, counters  # noqa: F401
 from .kernel_cache import CacheWarning  # noqa: F401
 
 _registered = False

@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import operator
+import warnings
 from typing import NamedTuple
 
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
-from . import register, state
+from . import counting, register, state
 from .manual_attention import AttentionGraphPasses
 
 
@@ -365,6 +366,7 @@ class Specializing:
         self.position = {n: i for i, n in enumerate(n for n in gm.graph.nodes
                                                      if n.op == "placeholder")}
         self.floats = None  # _read_floats, on the first call
+        self.warned = False
 
     def __call__(self, *args):
         if self.floats is None:
@@ -379,6 +381,7 @@ class Specializing:
                 from .counting import fallback
                 fallback(["spyre.specialization_limit"],
                          f"more than {MAX_SPECIALIZATIONS} shapes for one dynamic graph")
+                self._warn_limit()
                 return self.gm(*args)
             gm = _floats_as_constants(self.gm, {i: float(args[i]) for i in self.floats})
             fn = self.compiled[key] = _compile(gm, list(args), self.chosen)
@@ -389,6 +392,22 @@ class Specializing:
         for j, node in self.returned.items():
             out[j] = _evaluate(node, args, self.position)
         return out
+
+
+    def _warn_limit(self) -> None:
+        # Once per graph: the first call it sends to the CPU says why and
+        # what to do; the count tells how many more did.
+        if self.warned:
+            return
+        self.warned = True
+        warnings.warn(
+            f"a graph compiled with dynamic shapes met more than {MAX_SPECIALIZATIONS} "
+            "distinct input shapes or integer values (each is a static compile); the calls "
+            "with new ones run on the CPU, counted as "
+            "counters.fallbacks['spyre.specialization_limit']. Hugging Face generate's "
+            "default dynamic cache grows every token: pass cache_implementation=\"static\" "
+            "(and spyre_mlir.generation.pad_to_bucket for prompts of many lengths)",
+            counting.SpecializationLimitWarning, stacklevel=3)
 
 
 def spyre_backend(gm: torch.fx.GraphModule, example_inputs, mode=None, options=None):

@@ -68,6 +68,11 @@ class DLFloat16OverflowWarning(RuntimeWarning):
     """A kernel produced infinities from finite values beyond DLFloat16's range."""
 
 
+class SpecializationLimitWarning(UserWarning):
+    """A graph compiled with dynamic shapes met more shapes than it compiles
+    versions for (backend.MAX_SPECIALIZATIONS): later ones run on the CPU."""
+
+
 def ran(launcher, stats: dict, seconds: float) -> None:
     """Counts one run of `launcher` with the simulator's `stats`, which took
     `seconds` of host time."""
