@@ -138,8 +138,9 @@ private:
   double epilogueCycles(int64_t rows, int64_t cols, int64_t er) const;
   /// Whether the body reads the product in or after the instruction that
   /// writes its output (an added bias), rather than only before it (a
-  /// rotary embedding's products of the halves, then their sum).
-  bool readsProductAsItWrites() const;
+  /// rotary embedding's products of the halves, then their sum): the
+  /// epilogue's `readsProductAsItWrites`, found once by analyzeEpilogue.
+  bool findReadsProductAsItWrites() const;
   /// The strips [s, e) the epilogue runs rows [r0, r1) of a tile in: `er`
   /// rows each, except where `blocks` blocks of an N-D epilogue narrow the
   /// product in place and read it as they write. A strip's instructions
@@ -243,6 +244,7 @@ private:
   mutable GenericOp epilogue;
   std::unique_ptr<GenericPlan> epiPlan;
   SmallVector<int64_t> productOf;
+  bool readsProductAsItWrites = false;
   /// An epilogue over more loops than rows and columns (rows, then column
   /// loops whose sizes multiply to n: a rotary embedding's heads, halves
   /// and elements) runs on blocks of its innermost loop's columns, one per
@@ -450,6 +452,7 @@ LogicalResult MatmulPlan::analyzeEpilogue(FusedOp fused) {
     }
     written_ |= body.values.at(bodyOp->getResult(0)).kind == BodyValue::Kind::output;
   }
+  readsProductAsItWrites = findReadsProductAsItWrites();
   return success();
 }
 
@@ -598,7 +601,7 @@ double MatmulPlan::epilogueCycles(int64_t rows, int64_t cols, int64_t er) const 
                 strips * blocks * double(arch.sfuStartupCycles));
 }
 
-bool MatmulPlan::readsProductAsItWrites() const {
+bool MatmulPlan::findReadsProductAsItWrites() const {
   const BodyPlan &body = epiPlan->getBodyPlan();
   auto isProduct = [&](Value v) {
     auto it = body.values.find(v);
@@ -618,7 +621,7 @@ bool MatmulPlan::readsProductAsItWrites() const {
 
 SmallVector<std::pair<int64_t, int64_t>>
 MatmulPlan::epilogueStrips(int64_t r0, int64_t r1, int64_t er, int64_t blocks) const {
-  bool narrowedInPlace = blocks > 1 && esOf(out) < 4 && readsProductAsItWrites();
+  bool narrowedInPlace = blocks > 1 && esOf(out) < 4 && readsProductAsItWrites;
   SmallVector<std::pair<int64_t, int64_t>> strips;
   for (int64_t s0 = r0; s0 < r1;) {
     int64_t rows = std::min(er, r1 - s0);
