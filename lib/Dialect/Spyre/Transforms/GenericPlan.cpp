@@ -12,7 +12,10 @@
 // loop's rows are shorter than a stick (the two halves of a rotary
 // embedding's head, an upsampling's repeats). Its tiles span whole col rows
 // and several planes; an operand whose planes continue its rows moves them
-// as one run, and the body runs once per plane.
+// as one run, and the body runs once per plane. Or, where whole tiles of
+// rows x cols are a few sticks, the loop that continues the output past
+// them (an image's rows of windows): each tile then holds several blocks,
+// not one tiny transfer per operand.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,6 +135,8 @@ LogicalResult GenericPlan::analyze() {
   runShift.assign(inputs.size(), 0);
   runExtra.assign(inputs.size(), 0);
   chooseRowLoop();
+  if (role == Role::alone && plane < 0 && !reduces())
+    blockPlane = (plane = chooseBlockPlane()) >= 0;
   shareRuns();
   return success();
 }
@@ -262,6 +267,27 @@ int GenericPlan::choosePlane() const {
   return found;
 }
 
+int GenericPlan::chooseBlockPlane() const {
+  if (outputs.empty() || outputs[0].combiner != CombinerKind::none)
+    return -1;
+  const LinearAccess &out = outputs[0].access;
+  if (out.strides[col] != 1)
+    return -1;
+  const int rows = row;
+  if (rows < 0 || out.strides[rows] != sizes[col])
+    return -1;
+  // Only for blocks far shorter than a core's DMA engine moves in one
+  // memory latency: every tile waits out that latency for each operand.
+  int64_t block = sizes[rows] * sizes[col] * deviceDTypeBytes(outputs[0].dtype);
+  if (4 * block > arch.dmaLatencyCycles * arch.dmaPortBytesPerCycle)
+    return -1;
+  for (int64_t i = 0, e = sizes.size(); i < e; ++i)
+    if (int(i) != rows && int(i) != col && !reduction[i] && sizes[i] > 1 &&
+        out.strides[i] == sizes[rows] * sizes[col])
+      return int(i);
+  return -1;
+}
+
 bool GenericPlan::readsPlanesReversed(int loop) const {
   return llvm::any_of(inputs, [&](const LinearAccess &a) {
     return a.strides[col] == 1 && a.strides[loop] == -sizes[col];
@@ -285,6 +311,16 @@ PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
     l.reversed = lp < 0;
     l.deviceShift = (l.reversed ? (planes - 1) * lp : 0) + (lc < 0 ? (tc - 1) * lc : 0);
     l.viewShift = lc < 0 ? (tc - 1) * es : 0;
+    return l;
+  }
+  if (blockPlane && tp > 1 && lr == 1 && lp == tr && tr == sizes[row]) {
+    // Rows that run along the device, which the planes continue (Swin's
+    // channel-first input beside its windows' rows): one run of all planes'
+    // rows per col, a plane a stretch of it. Plane by plane, each col's run
+    // of a plane's few rows would cost a stick.
+    l.tile = layoutTile(lr, lc, tp * tr, tc, planes * rows, cols, es, span);
+    l.planeBytes = tr * l.tile.rowStride;
+    l.colStride = l.tile.colStride;
     return l;
   }
   if (tp > 1 && lc == 0 && lp == 1) {
@@ -502,6 +538,17 @@ SmallVector<int64_t> GenericPlan::tileWithRowGranule(int64_t cores, int64_t dept
     });
   };
   int64_t stickElems = arch.stickBytes / 2;
+  if (blockPlane) {
+    // Whole rows x cols, and as many planes as leave every core its tiles.
+    tile[col] = sizes[col];
+    tile[row] = sizes[row];
+    int64_t pieces =
+        std::max<int64_t>(1, llvm::divideCeil(cores * depth, parallelTiles(tile, plane)));
+    tile[plane] = largest(plane, llvm::divideCeil(sizes[plane], pieces), 1);
+    if (tile[plane] == 0)
+      return {};
+    return tile;
+  }
   if (plane >= 0) {
     // Whole col rows, and planes enough for a stick when they fit.
     tile[col] = sizes[col];

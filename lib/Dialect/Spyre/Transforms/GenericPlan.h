@@ -277,6 +277,11 @@ private:
   /// The parallel loop whose planes continue the first output's rows past
   /// the col loop when those rows are shorter than a stick; -1 if none.
   int choosePlane() const;
+  /// Otherwise, once the row loop is chosen, the parallel loop whose
+  /// planes continue the first output past whole tiles of rows x cols,
+  /// when such a tile is a few sticks (an image's rows of windows: Swin's
+  /// window merge, a 7 x 64 block per window); -1 if none.
+  int chooseBlockPlane() const;
   /// Whether an input reads loop `loop`'s planes in reverse order, each a
   /// whole col row (a rotary embedding's rotated halves).
   bool readsPlanesReversed(int loop) const;
@@ -341,6 +346,8 @@ private:
   SmallVector<bool> reduction;
   Role role;
   int row = -1, col = 0, plane = -1;
+  /// Whether `plane` is chooseBlockPlane's: tiles of whole rows and cols.
+  bool blockPlane = false;
   SmallVector<LinearAccess> inputs;
   SmallVector<uint8_t> inputTypes;
   SmallVector<Output> outputs;

@@ -28,12 +28,13 @@ spyre.kernel @too_big(%x: !spyre.buffer<1024x1024xf32>, %y: !spyre.buffer<1024x1
 
 // -----
 
+// Blocks of 8 x 1024 f32 are long enough transfers: no plane loop.
 #id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-spyre.kernel @third_loop(%x: !spyre.buffer<2x8x64xf32>, %y: !spyre.buffer<2x8x64xf32>) {
+spyre.kernel @third_loop(%x: !spyre.buffer<2x8x1024xf32>, %y: !spyre.buffer<2x8x1024xf32>) {
   // expected-error @+1 {{spyre.tile: loop 0 must step one point at a time (only loops 1 and 2 are tiled)}}
-  spyre.generic domain [2, 8, 64] {indexing_maps = [#id, #id], spyre.tile = array<i64: 2, 8, 64>,
+  spyre.generic domain [2, 8, 1024] {indexing_maps = [#id, #id], spyre.tile = array<i64: 2, 8, 1024>,
       iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
-      ins(%x : !spyre.buffer<2x8x64xf32>) outs(%y : !spyre.buffer<2x8x64xf32>) {
+      ins(%x : !spyre.buffer<2x8x1024xf32>) outs(%y : !spyre.buffer<2x8x1024xf32>) {
   ^bb0(%v: f32):
     spyre.yield %v : f32
   }

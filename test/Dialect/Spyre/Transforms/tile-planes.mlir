@@ -141,3 +141,45 @@ spyre.kernel @no_planes(%a: !spyre.buffer<16384xf16>, %b: !spyre.buffer<16384xf1
   }
   spyre.return
 }
+
+// -----
+
+// Whole rows x cols of a few sticks continue along another loop: Swin's
+// windows (8 x 7 x 8 x 7 positions of 64 channels) merged back into the
+// image, plus a residual. Tiles of one 7 x 64 block (896 bytes) would make
+// every core wait out the memory's latency on each operand per block; the
+// windows' column loop (d2, continuing the image past a window's row) is
+// the plane loop, all 8 windows of an image row in one tile. The residual
+// (channel-first: its rows, the window's positions, run along the device)
+// moves one run of all planes' rows (8 x 7 positions) per channel.
+// CHECK-LABEL: spyre.kernel @window_merge
+// CHECK: spyre.generic domain [8, 7, 8, 7, 64] {{.*}}spyre.tile = array<i64: 1, 1, 8, 7, 64>
+// LOWER-LABEL: spyre.hw.program @window_merge
+// LOWER: spyre.hw.core 0 {
+// LOWER-NEXT: spyre.hw.kernel 1
+// The windows: a 896-byte block per plane, 3136 elements apart.
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, strides = [0, 896, 0]>, #spyre.ref<@arg0, dl16, strides = [0, 6272, 0]> row 896 x [1, 8, 1]
+// The residual: 56 positions (112 bytes) per channel.
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [112, 0, 0]>, #spyre.ref<@arg1, dl16, strides = [6272, 0, 0]> row 112 x [64, 1, 1]
+// Each plane's view of it: 7 positions (14 bytes) further.
+// LOWER-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = [[R:[0-9]+]], strides = [2, 112, 0]> [7 x 64]
+// LOWER-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [2, 112, 0]> [7 x 64]
+// The image: 8 blocks that follow each other.
+// LOWER: spyre.hw.dma #spyre.ref<@arg2, dl16, strides = [0, 896, 0]>, #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [0, 896, 0]> row 896 x [1, 8, 1]
+#win = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 25088 + d1 * 448 + d2 * 3136 + d3 * 64 + d4)>
+#chw = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 392 + d1 * 56 + d2 * 7 + d3 + d4 * 3136)>
+#img = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 3584 + d1 * 512 + d2 * 448 + d3 * 64 + d4)>
+spyre.kernel @window_merge(%w: !spyre.buffer<200704xf16>, %r: !spyre.buffer<200704xf16>,
+                           %y: !spyre.buffer<200704xf16>) {
+  spyre.generic domain [8, 7, 8, 7, 64] {indexing_maps = [#win, #chw, #img],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>]}
+      ins(%w, %r : !spyre.buffer<200704xf16>, !spyre.buffer<200704xf16>)
+      outs(%y : !spyre.buffer<200704xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %s = arith.addf %a, %b : f16
+    spyre.yield %s : f16
+  }
+  spyre.return
+}
