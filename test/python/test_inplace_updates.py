@@ -184,3 +184,24 @@ def test_a_new_value_updated_after_it_is_computed_is_copied_into_the_input(dtype
     torch.testing.assert_close(keys, expected_keys, atol=1e-2, rtol=1e-2)
     torch.testing.assert_close(values, expected_values, atol=1e-2, rtol=1e-2)
     torch.testing.assert_close(out, expected, atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_inputs_swapped_through_a_computed_value_keep_their_old_values(dtype):
+    # a's new value (from c) was computed into a before c's copy of the old
+    # a read it: c came back holding the new a.
+    def swap(a, c):
+        tmp = c * 2
+        c.copy_(a)
+        a.copy_(tmp)
+
+    g = torch.Generator().manual_seed(0)
+    a, c = (torch.randn(3, 4, generator=g).to(dtype) for _ in range(2))
+    expected_a, expected_c = a.clone(), c.clone()
+    swap(expected_a, expected_c)
+    torch._dynamo.reset()
+    counters.reset()
+    torch.compile(swap, backend="spyre")(a, c)
+    assert counters.fallbacks == {}
+    torch.testing.assert_close(a, expected_a, atol=1e-3, rtol=1e-3)
+    torch.testing.assert_close(c, expected_c, atol=1e-3, rtol=1e-3)

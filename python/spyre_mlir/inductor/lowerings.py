@@ -411,12 +411,9 @@ REALIZED = [aten.embedding, aten.index, aten.index_select, torch.ops.prims.iota,
 def _reads_only_where_it_writes(dst, src) -> bool:
     """Whether `src`, written into `dst`, reads each element of `dst` only
     at the index it writes (a one-hot row update does; `x.flip(0) + x` does
-    not, and computed in place it would read elements already written).
-    A reduction's reads span its reduction loop: it may not read `dst`."""
+    not, and computed in place it would read elements already written)."""
     from torch._inductor.dependencies import MemoryDep, extract_read_writes
     name, indexer = dst.get_name(), dst.get_layout().make_indexer()
-    if not isinstance(src, ir.Pointwise):
-        return name not in src.get_read_names()
     # Only the indices into `dst` (an input: its layout is fixed) are
     # compared; other buffers' layouts may still be flexible, and their
     # indices are read as Inductor's own get_reads does.
@@ -434,19 +431,16 @@ def _reads_only_where_it_writes(dst, src) -> bool:
 
 
 def _computable_elsewhere(computed):
-    """What `computed` (a StorageBox's data) computes, if it can still be
-    given another buffer's storage; else None. Not a buffer an op has
-    mutated since it was computed (`new[:, i] = k` before `copy_(input,
-    new)`): the mutation names that buffer, and readers of the input would
-    not wait for it (Gemma 2's rolled sliding-window cache, read by the
-    attention before the new key was written into it)."""
-    if isinstance(computed, ir.Pointwise):
-        return computed
-    if isinstance(computed, ir.ComputedBuffer) and \
-            isinstance(computed.layout, ir.FlexibleLayout) and \
-            computed.get_name() not in V.graph.mutated_buffers:
-        return computed.data
-    return None
+    """What `computed` (a StorageBox's data) computes, if it may still be
+    computed into another buffer's storage: a pointwise node not realized
+    yet, which runs where the copy_ is (after every reader of the input's
+    old value, which realize_into realizes first). Not a buffer already
+    realized, which runs where it was made: Gemma 2's rolled sliding-window
+    cache, updated after it was computed, was read by the attention before
+    the new key was written into it; and a graph that swaps two inputs
+    through a computed value (`t = c * 2; c.copy_(a); a.copy_(t)`) wrote a
+    before c's copy read it."""
+    return computed if isinstance(computed, ir.Pointwise) else None
 
 
 def _written_in_place(original):
