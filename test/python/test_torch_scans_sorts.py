@@ -260,3 +260,27 @@ def test_scans_of_rows_beyond_one_square_run_in_blocks(dtype):
     check(lambda x: torch.cumprod(1 + x * 1e-3, -1), x, depth=n)
     mask = data(torch.float32, (1, n), seed=1) > -1.5
     check(lambda m: m.long().cumsum(-1) - 1, mask)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+@pytest.mark.parametrize("rows", [8, 300])
+def test_an_in_place_scan_keeps_its_inputs_layout(dtype, rows):
+    # The scan computed with its dimension last came back transposed; done
+    # in place, x then looked transposed to functionalization, so that
+    # x.t().contiguous() was a view of x and saw x's later update (300 rows:
+    # the scan as a product, scans._cumsum_by_product).
+    def fn(x):
+        x.cumsum_(0)
+        snapshot = x.t().contiguous()
+        x.add_(1)
+        return snapshot
+
+    x = torch.randn(rows, 8, generator=torch.Generator().manual_seed(0)).to(dtype)
+    expected_x = x.clone()
+    expected = fn(expected_x)
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(fn, backend="spyre")(x)
+    assert counters.fallbacks == {}
+    torch.testing.assert_close(actual, expected, **tolerance(dtype, rows))
+    torch.testing.assert_close(x, expected_x, **tolerance(dtype, rows))

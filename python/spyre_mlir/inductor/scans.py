@@ -58,7 +58,15 @@ def _last(x, dim):
 
 
 def _back(y, x, dim):
-    return y.reshape(()) if x.dim() == 0 else y.movedim(-1, dim)
+    """y, computed with `dim` last, in x's shape and, as eager returns it,
+    laid out as x where x is contiguous: with `dim` moved back only, an
+    in-place scan (`x.cumsum_(0)`) left x laid out transposed as far as
+    functionalization knew, so that `x.t().contiguous()` was x itself and
+    saw x's later updates."""
+    if x.dim() == 0:
+        return y.reshape(())
+    y = y.movedim(-1, dim)
+    return y.contiguous() if x.is_contiguous() else y
 
 
 def _positions(n, device):
@@ -218,8 +226,10 @@ def _cumsum_by_product(x, dim):
     pos, neg = at >= first(v == math.inf), at >= first(v == -math.inf)
     out = torch.where((at >= first(torch.isnan(v))) | (pos & neg), math.nan,
                       torch.where(pos, math.inf, torch.where(neg, -math.inf, sums)))
-    return out.reshape(moved.shape).to(x.dtype) if rows else \
-        out.reshape(moved.shape).movedim(0, dim).to(x.dtype)
+    if rows:
+        return out.reshape(moved.shape).to(x.dtype)
+    out = out.reshape(moved.shape).movedim(0, dim).to(x.dtype)
+    return out.contiguous() if x.is_contiguous() else out  # as _back
 
 
 def _by_product(x, dim, dtype) -> bool:
