@@ -311,6 +311,21 @@ def test_a_gather_of_whole_rows_is_a_row_lookup(name):
     assert ("aten.embedding.default" in ops) == (name in ("expand", "repeat", "batch_dims"))
 
 
+def test_a_repeated_row_index_in_a_dynamic_graph_keeps_each_calls_positions():
+    # The expand that replaces GPT-J's repeat wrote the positions' size as
+    # the first call's: in a dynamic graph every later length raised
+    # "expand: attempting to expand a dimension of length 17 -> 5".
+    fn = lambda t, i: torch.gather(t, 1, i.unsqueeze(-1).repeat(1, 1, 24)) * 2  # noqa: E731
+    table = torch.randn(2, 300, 24, generator=torch.Generator().manual_seed(1))
+    torch._dynamo.reset()
+    counters.reset()
+    compiled = torch.compile(fn, backend="spyre", dynamic=True)
+    for positions in (5, 17, 4):
+        ids = torch.randint(0, 300, (2, positions), generator=torch.Generator().manual_seed(2))
+        torch.testing.assert_close(compiled(table, ids), fn(table, ids), rtol=0, atol=0)
+    assert dict(counters.fallbacks) == {}
+
+
 def test_a_row_lookup_past_its_dimension_raises():
     # Batch 1's index 300 would be batch 2's first row in one flattened
     # table: each batch looks up its own rows, and the card refuses it.

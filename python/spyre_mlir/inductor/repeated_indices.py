@@ -41,7 +41,10 @@ def expand_repeated_gather_indices(graph: torch.fx.Graph) -> int:
         dim %= value.dim()
         if not all(c == 1 or (d > dim and value.shape[d] == 1) for d, c in enumerate(counts)):
             continue
-        sizes = [s * c for s, c in zip(value.shape, counts)]
+        # -1 keeps a dimension as it is: its size may be symbolic (a dynamic
+        # graph's positions), and written as the traced value it would
+        # hold every later call to the first call's size.
+        sizes = [-1 if c == 1 else c for c in counts]  # a repeated dimension is 1
         with graph.inserting_before(repeat):
             expand = graph.call_method("expand", (source, *sizes))
         expand.meta = {**repeat.meta, "example_value": value.expand(*sizes)}
