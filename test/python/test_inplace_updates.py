@@ -205,3 +205,34 @@ def test_inputs_swapped_through_a_computed_value_keep_their_old_values(dtype):
     assert counters.fallbacks == {}
     torch.testing.assert_close(a, expected_a, atol=1e-3, rtol=1e-3)
     torch.testing.assert_close(c, expected_c, atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_an_update_read_after_the_product_that_replaces_its_input(dtype):
+    # a's index_copy_ result is read after a is replaced by a product of it:
+    # with a's final copy moved to the product, Inductor's reinplacing (after
+    # our pass) computed the index_copy_ into a, and b's copy of it came back
+    # as the product (2.4x its range wrong). Plain Inductor is right.
+    def fn(a, b, index, w):
+        b.add_(a)
+        a.index_copy_(0, index, b[[2, 1, 3, 5, 6, 7]])
+        b.copy_(a @ w)
+        head = b.view(-1)[:3]
+        product = b.clone()
+        b.copy_(a)
+        a.copy_(product)
+        return head, a.sum()
+
+    g = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(8, 4, generator=g).to(dtype) for _ in range(2))
+    w = (torch.randn(4, 4, generator=g) / 2).to(dtype)
+    index = torch.tensor([1, 3, 2, 4, 6, 5])
+    expected_a, expected_b = a.clone(), b.clone()
+    expected = fn(expected_a, expected_b, index, w)
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(fn, backend="spyre")(a, b, index, w)
+    assert counters.fallbacks == {}
+    # Within the rounding of a product on the card (DLFloat16 operands).
+    for x, y in ((actual[0], expected[0]), (a, expected_a), (b, expected_b)):
+        torch.testing.assert_close(x, y, atol=3e-2, rtol=2e-2)

@@ -71,6 +71,16 @@ def write_updates_in_place(graph: fx.Graph) -> int:
         # than `new`, which the copy then follows.
         if any(order[r] > order[new] for r in _readers(dst) if r is not copy):
             continue
+        # Inductor's reinplacing, after this pass, computes an op such as
+        # index_put(dst, ...) into dst where dst is copied into afterwards,
+        # taking that copy for the graph's last: with the copy moved, readers
+        # of the op's result after it would read `new` instead (an
+        # index_copy_ into an input read after a matmul's result replaced
+        # that input: another input's copy of it came back as the product).
+        if any(u.args and u.args[0] is dst and u is not new and
+               any(order[r] > order[new] for r in _readers(u))
+               for u in dst.users if u is not copy):
+            continue
         others = [u for u in new.users if u is not copy]
         if not others:
             continue  # Inductor writes the input directly already
