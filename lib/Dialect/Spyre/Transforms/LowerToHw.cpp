@@ -1,6 +1,7 @@
 //===- LowerToHw.cpp - scheduled kernels to hardware-level programs -------===//
 
 #include "HwEmitter.h"
+#include "Linearize.h"
 #include "OpPlan.h"
 #include "spyre-mlir/Arch/Arch.h"
 #include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
@@ -43,6 +44,42 @@ LogicalResult collect(KernelOp kernel, const ::spyre::Arch &arch,
   return success();
 }
 
+/// Whether `user`, which writes `buffer`, writes all of it. A generic writes
+/// what its output map reaches: a dense run of the buffer's elements, or
+/// part of it (`x.index_fill_(0, i, v)` writes a row); other ops write
+/// their whole result.
+bool writesWhole(Operation *user, Value buffer) {
+  auto generic = dyn_cast<GenericOp>(user);
+  if (!generic)
+    return true;
+  auto type = cast<BufferType>(buffer.getType());
+  if (!type.hasStaticShape() || (type.getLayout() && type.getLayout().getStick()))
+    return false;
+  ArrayRef<int64_t> sizes = generic.getStaticDomain();
+  for (auto [i, output] : llvm::enumerate(generic.getOutputs())) {
+    if (output != buffer)
+      continue;
+    std::string why;
+    std::optional<LinearAccess> access = linearize(generic.getOutputMap(i), type, why);
+    if (!access || access->base != 0)
+      continue;
+    SmallVector<std::pair<int64_t, int64_t>> loops; // stride, size
+    for (auto [stride, size] : llvm::zip(access->strides, sizes))
+      if (stride != 0 && size != 1)
+        loops.push_back({stride, size});
+    llvm::sort(loops);
+    int64_t dense = 1;
+    for (auto [stride, size] : loops) {
+      if (stride != dense || ShapedType::isDynamic(size))
+        break;
+      dense *= size;
+    }
+    if (dense == type.getNumElements())
+      return true;
+  }
+  return false;
+}
+
 LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
   Block &body = kernel.getBody().front();
   for (BlockArgument arg : body.getArguments())
@@ -65,16 +102,21 @@ LogicalResult lowerKernel(KernelOp kernel, const ::spyre::Arch &arch) {
 
   DenseMap<Value, std::pair<FlatSymbolRefAttr, int64_t>> buffers;
   for (BlockArgument arg : body.getArguments()) {
-    // An output is written before anything reads it: its content on entry
-    // does not matter. Users (inside fused groups too) in kernel order.
-    bool written = false, readFirst = false;
+    // An output is written whole before anything reads it: its content on
+    // entry does not matter. Users (inside fused groups too) in kernel
+    // order. Written only in part first, what the rest holds on entry is
+    // read later (a row filled, then the whole tensor updated).
+    bool written = false, wholly = false, readFirst = false;
     for (Operation &top : body)
       top.walk([&](Operation *user) {
         if (!llvm::is_contained(user->getOperands(), Value(arg)))
           return;
-        if (!written && hasEffect<MemoryEffects::Read>(user, arg))
+        if (!wholly && hasEffect<MemoryEffects::Read>(user, arg))
           readFirst = true;
-        written |= hasEffect<MemoryEffects::Write>(user, arg);
+        if (hasEffect<MemoryEffects::Write>(user, arg)) {
+          written = true;
+          wholly |= writesWhole(user, arg);
+        }
       });
     HwBufferKind kind = !written ? HwBufferKind::input
                                  : (readFirst ? HwBufferKind::inout : HwBufferKind::output);
