@@ -28,6 +28,12 @@ def shifted_merge(windows, shortcut):
     return shortcut + x.reshape(1, 56 * 56, 64)
 
 
+def _windows_and_shortcut(dtype):
+    g = torch.Generator().manual_seed(0)
+    return (torch.randn(64, 7, 7, 64, generator=g).to(dtype),
+            torch.randn(1, 56 * 56, 64, generator=g).to(dtype))
+
+
 def compiled(fn, *args):
     torch._dynamo.reset()
     counters.reset()
@@ -41,10 +47,7 @@ def compiled(fn, *args):
 def test_windows_merge_in_tiles_of_whole_image_rows(dtype):
     # A tile of one 7 x 64 block per window made every core wait out the
     # memory's latency for each operand per block: 24.9k cycles in f16.
-    g = torch.Generator().manual_seed(0)
-    windows = torch.randn(64, 7, 7, 64, generator=g).to(dtype)
-    shortcut = torch.randn(1, 56 * 56, 64, generator=g).to(dtype)
-    cycles = compiled(merge, windows, shortcut)
+    cycles = compiled(merge, *_windows_and_shortcut(dtype))
     if dtype == torch.float16:
         assert cycles < 18_000
 
@@ -59,10 +62,7 @@ def test_an_image_cut_into_windows(dtype):
 def test_shifted_windows_merge_on_the_card(dtype):
     # The roll as an index_select by (start + i) % size: a kernel the card
     # refused, run on the CPU (counted), 225k cycles with it.
-    g = torch.Generator().manual_seed(2)
-    windows = torch.randn(64, 7, 7, 64, generator=g).to(dtype)
-    shortcut = torch.randn(1, 56 * 56, 64, generator=g).to(dtype)
-    cycles = compiled(shifted_merge, windows, shortcut)
+    cycles = compiled(shifted_merge, *_windows_and_shortcut(dtype))
     if dtype == torch.float16:
         assert cycles < 60_000
 
