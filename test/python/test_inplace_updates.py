@@ -257,3 +257,28 @@ def test_a_part_written_then_the_whole_updated_keeps_the_rest(dtype, shape, dim)
     torch.compile(fn, backend="spyre")(x)
     assert counters.fallbacks == {}
     torch.testing.assert_close(x, expected, atol=1e-2, rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32])
+def test_an_update_reading_its_input_waits_for_the_inputs_other_readers(dtype):
+    # c.add_(a) with a holding c's old value is c + c, computed into c;
+    # b * 2 + a also reads c's old value, and was computed after c's update
+    # (a off by 40% of its range; with a product, b @ w + a, too).
+    def fn(a, b, c):
+        b.copy_(c.clone())
+        old_b = b.clone()
+        b.copy_(a)
+        a.copy_(old_b)
+        c.add_(a)
+        a.copy_(b * 2 + a)
+
+    g = torch.Generator().manual_seed(0)
+    a, b, c = (torch.randn(2, 3, generator=g).to(dtype) for _ in range(3))
+    expected = [t.clone() for t in (a, b, c)]
+    fn(*expected)
+    torch._dynamo.reset()
+    counters.reset()
+    torch.compile(fn, backend="spyre")(a, b, c)
+    assert counters.fallbacks == {}
+    for actual, wanted in zip((a, b, c), expected):
+        torch.testing.assert_close(actual, wanted, atol=1e-2, rtol=1e-2)

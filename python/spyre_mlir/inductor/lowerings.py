@@ -465,6 +465,13 @@ def _written_in_place(original):
         body = _computable_elsewhere(data.data)
         if body is None or not _reads_only_where_it_writes(dst, body):
             return original(dst, src, non_blocking)
+        # The input's other pending readers first: realize_into realizes
+        # every reader of the input in the order they were made, `new` too
+        # if it reads the input (c.add_(c) beside t = p + c): computed into
+        # the input before t read it, t would read the sum.
+        for user in V.graph.name_to_users.get(dst.get_name(), ()):
+            if getattr(user, "data", None) is not data:
+                user.realize()
         ir.MutationLayoutSHOULDREMOVE.realize_into(data, dst.data, unsafe_alias=True)
         return dst
     return lower
