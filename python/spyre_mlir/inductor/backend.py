@@ -393,7 +393,6 @@ class Specializing:
             out[j] = _evaluate(node, args, self.position)
         return out
 
-
     def _warn_limit(self) -> None:
         # Once per graph: the first call it sends to the CPU says why and
         # what to do; the count tells how many more did.

@@ -58,14 +58,15 @@ def _last(x, dim):
 
 
 def _back(y, x, dim):
-    """y, computed with `dim` last, in x's shape and, as eager returns it,
-    laid out as x where x is contiguous: with `dim` moved back only, an
-    in-place scan (`x.cumsum_(0)`) left x laid out transposed as far as
-    functionalization knew, so that `x.t().contiguous()` was x itself and
-    saw x's later updates."""
-    if x.dim() == 0:
-        return y.reshape(())
-    y = y.movedim(-1, dim)
+    """y, computed with `dim` last, in x's shape and layout (_as_laid_out)."""
+    return y.reshape(()) if x.dim() == 0 else _as_laid_out(y.movedim(-1, dim), x)
+
+
+def _as_laid_out(y, x):
+    """y laid out as x where x is contiguous, as eager returns it: with its
+    scanned dimension only moved back, an in-place scan (`x.cumsum_(0)`)
+    left x laid out transposed as far as functionalization knew, so that
+    `x.t().contiguous()` was x itself and saw x's later updates."""
     return y.contiguous() if x.is_contiguous() else y
 
 
@@ -228,8 +229,7 @@ def _cumsum_by_product(x, dim):
                       torch.where(pos, math.inf, torch.where(neg, -math.inf, sums)))
     if rows:
         return out.reshape(moved.shape).to(x.dtype)
-    out = out.reshape(moved.shape).movedim(0, dim).to(x.dtype)
-    return out.contiguous() if x.is_contiguous() else out  # as _back
+    return _as_laid_out(out.reshape(moved.shape).movedim(0, dim).to(x.dtype), x)
 
 
 def _by_product(x, dim, dtype) -> bool:
