@@ -281,11 +281,54 @@ int GenericPlan::chooseBlockPlane() const {
   int64_t block = sizes[rows] * sizes[col] * deviceDTypeBytes(outputs[0].dtype);
   if (4 * block > arch.dmaLatencyCycles * arch.dmaPortBytesPerCycle)
     return -1;
-  for (int64_t i = 0, e = sizes.size(); i < e; ++i)
-    if (int(i) != rows && int(i) != col && !reduction[i] && sizes[i] > 1 &&
-        out.strides[i] == sizes[rows] * sizes[col])
-      return int(i);
-  return -1;
+  // The loop that continues the output's blocks, or one that continues an
+  // input's rows (layoutPlanes' block layout: Swin's window partition reads
+  // a channel-first image whose rows the windows of a row of windows
+  // continue, where the windows' own rows move 14 bytes a stick): whichever
+  // moves the fewest sticks per point.
+  int best = -1;
+  double bestBytes = 0;
+  for (int64_t i = 0, e = sizes.size(); i < e; ++i) {
+    if (int(i) == rows || int(i) == col || reduction[i] || sizes[i] == 1)
+      continue;
+    bool continuesInput = llvm::any_of(inputs, [&](const LinearAccess &a) {
+      return a.strides[rows] == 1 && a.strides[i] == sizes[rows];
+    });
+    if (out.strides[i] != sizes[rows] * sizes[col] && !continuesInput)
+      continue;
+    double bytes = blockPlaneBytes(int(i));
+    if (best < 0 || bytes < bestBytes)
+      best = int(i), bestBytes = bytes;
+  }
+  return best;
+}
+
+double GenericPlan::blockPlaneBytes(int loop) const {
+  // Each operand moves runs of the elements its strides make contiguous
+  // within the tile, every run whole sticks.
+  const std::array<int, 3> tiled = {row, col, loop};
+  auto moved = [&](const LinearAccess &a, uint8_t dtype) {
+    double elements = 1;
+    for (int l : tiled)
+      elements *= a.strides[l] ? double(sizes[l]) : 1.0;
+    int64_t run = 1;
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (int l : tiled)
+        if (sizes[l] > 1 && std::abs(a.strides[l]) == run) {
+          run *= sizes[l];
+          grew = true;
+        }
+    }
+    double runBytes = double(run * deviceDTypeBytes(dtype)), stick = double(arch.stickBytes);
+    return elements / double(run) * std::ceil(runBytes / stick) * stick;
+  };
+  double bytes = 0;
+  for (auto [k, a] : llvm::enumerate(inputs))
+    bytes += moved(a, inputTypes[k]);
+  for (const Output &out : outputs)
+    bytes += moved(out.access, out.dtype);
+  return bytes / double(sizes[row] * sizes[col] * sizes[loop]);
 }
 
 bool GenericPlan::readsPlanesReversed(int loop) const {

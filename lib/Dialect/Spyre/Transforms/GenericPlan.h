@@ -278,10 +278,14 @@ private:
   /// the col loop when those rows are shorter than a stick; -1 if none.
   int choosePlane() const;
   /// Otherwise, once the row loop is chosen, the parallel loop whose
-  /// planes continue the first output past whole tiles of rows x cols,
-  /// when such a tile is a few sticks (an image's rows of windows: Swin's
-  /// window merge, a 7 x 64 block per window); -1 if none.
+  /// planes continue the first output (or an input's rows) past whole
+  /// tiles of rows x cols, when such a tile is a few sticks (an image's
+  /// rows of windows: Swin's window merge and partition, a 7 x 64 block
+  /// per window); -1 if none.
   int chooseBlockPlane() const;
+  /// Device bytes per point that tiles of whole rows x cols x planes of
+  /// `loop` move, every contiguous run of an operand whole sticks.
+  double blockPlaneBytes(int loop) const;
   /// Whether an input reads loop `loop`'s planes in reverse order, each a
   /// whole col row (a rotary embedding's rotated halves).
   bool readsPlanesReversed(int loop) const;

@@ -183,3 +183,34 @@ spyre.kernel @window_merge(%w: !spyre.buffer<200704xf16>, %r: !spyre.buffer<2007
   }
   spyre.return
 }
+
+// -----
+
+// The other way: a channel-first image (a convolution's output) cut into
+// windows, window-major. The loop that continues the output's 7 x 64 block
+// (d1, a window's next row) would read 7 positions (14 bytes, a stick) per
+// channel and row; the windows' column loop (d2) continues the input's
+// rows, and its tiles move the fewest sticks: 56 positions per channel and
+// row, the windows' blocks 896 bytes each.
+// CHECK-LABEL: spyre.kernel @window_partition
+// CHECK: spyre.generic domain [8, 7, 8, 7, 64] {{.*}}spyre.tile = array<i64: 1, 1, 8, 7, 64>
+// LOWER-LABEL: spyre.hw.program @window_partition
+// LOWER: spyre.hw.core 0 {
+// LOWER-NEXT: spyre.hw.kernel 1
+// LOWER-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, strides = [112, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [6272, 0, 0]> row 112 x [64, 1, 1]
+// LOWER: spyre.hw.dma #spyre.ref<@arg1, dl16, strides = [0, 6272, 0]>, #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [0, 896, 0]> row 896 x [1, 8, 1]
+#chw = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 392 + d1 * 56 + d2 * 7 + d3 + d4 * 3136)>
+#win = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 25088 + d1 * 448 + d2 * 3136 + d3 * 64 + d4)>
+spyre.kernel @window_partition(%x: !spyre.buffer<200704xf16>, %y: !spyre.buffer<200704xf16>) {
+  spyre.generic domain [8, 7, 8, 7, 64] {indexing_maps = [#chw, #win],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>, #spyre.iterator<parallel>,
+                        #spyre.iterator<parallel>]}
+      ins(%x : !spyre.buffer<200704xf16>) outs(%y : !spyre.buffer<200704xf16>) {
+  ^bb0(%a: f16):
+    %h = arith.constant 0.5 : f16
+    %s = arith.mulf %a, %h : f16
+    spyre.yield %s : f16
+  }
+  spyre.return
+}
