@@ -520,3 +520,20 @@ def test_an_integer_addbmm_truncates_its_scalars_as_eager():
         torch._dynamo.reset()
         actual = torch.compile(fn, backend="spyre")(c, a, b)
         assert actual.dtype == torch.int32 and torch.equal(actual, fn(c, a, b))
+
+
+# Crashes found by a differential fuzz of random op compositions (2026-12-07).
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_a_value_of_a_zero_d_input_broadcast_and_gathered(dtype):
+    # log of a 0-d tensor is a one-element value its reader recomputes;
+    # remapping the 0-d input's map through it aborted the process.
+    a, s = rand(64, dtype=dtype), torch.tensor(0.7).to(dtype)
+    check(lambda a, s, i: (a - s.log())[i], a, s, torch.tensor([3, 5]), dtype=dtype)
+
+
+def test_a_vector_softmax_times_a_vector_is_not_attention():
+    # The hand-written attention pass took the 0-d product's rank as the
+    # softmax's: ZeroDivisionError in BackendCompilerFailed.
+    a, b = rand(127), rand(127)
+    check(lambda a, b: torch.softmax(a, 0) @ b, a, b)

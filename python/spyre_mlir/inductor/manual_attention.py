@@ -230,6 +230,8 @@ def fuse_manual_attention(graph: torch.fx.Graph) -> int:
         if out is None or v is None:
             continue
         rank = out.dim()
+        if rank < 2:  # attention has rows of queries and of features at least
+            continue
         scores = _softmax_input(softmax, rank)
         if scores is None:
             continue

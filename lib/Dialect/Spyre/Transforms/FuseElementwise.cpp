@@ -194,7 +194,7 @@ std::string whyNotRecomputed(GenericOp producer, SmallVectorImpl<Read> &reads) {
 void recompute(GenericOp producer, ArrayRef<Read> reads, RewriterBase &rewriter) {
   Block &producerBody = producer.getBody().front();
   Value yielded = cast<YieldOp>(producerBody.getTerminator()).getValues()[0];
-  // (Null for a one-element constant: it has no index_expr to remap.)
+  // (Null for a one-element value, whose every load is its point 0.)
   AffineMap toProducer = inversePermutation(producer.getOutputMap(0));
   // Later inputs first, so that erasing one keeps the others' numbers.
   SmallVector<Read> ordered(reads);
@@ -205,9 +205,16 @@ void recompute(GenericOp producer, ArrayRef<Read> reads, RewriterBase &rewriter)
   for (const Read &read : ordered) {
     GenericOp reader = read.reader;
     Block &body = reader.getBody().front();
-    // The producer's point each element of the reader loaded.
+    // The producer's point each element of the reader loaded: point 0 of
+    // a one-element value, whose inputs (log of a 0-d tensor) are read
+    // there too.
+    AffineMap readMap = reader.getInputMap(read.input);
     AffineMap loaded =
-        toProducer ? toProducer.compose(reader.getInputMap(read.input)) : AffineMap();
+        toProducer ? toProducer.compose(readMap)
+                   : AffineMap::get(readMap.getNumDims(), 0,
+                                    SmallVector<AffineExpr>(producer.getStaticDomain().size(),
+                                                            rewriter.getAffineConstantExpr(0)),
+                                    rewriter.getContext());
     rewriter.setInsertionPointToStart(&body);
     IRMapping mapping;
     SmallVector<Attribute> withInputs(reader.getIndexingMaps().getValue());

@@ -394,3 +394,35 @@ spyre.kernel @per_row_input_overwritten(%x: !spyre.buffer<4x64xf16>, %y: !spyre.
   }
   spyre.return
 }
+
+// -----
+
+// A one-element value computed from a 0-d input (x - log(s)): its reader
+// recomputes it from the input, read at its only element. (The remap of the
+// input's map through the value's point crashed here.)
+#one = affine_map<(d0) -> (0)>
+#all = affine_map<(d0, d1) -> (0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: spyre.kernel @one_element_from_an_input
+// CHECK: spyre.generic domain [2, 64]
+// CHECK-SAME: ins(%arg0, %arg1 : !spyre.buffer<2x64xf32>, !spyre.buffer<1xf32>)
+// CHECK: math.log
+// CHECK: arith.subf
+// CHECK-NOT: spyre.generic
+spyre.kernel @one_element_from_an_input(%x: !spyre.buffer<2x64xf32>, %s: !spyre.buffer<1xf32>, %y: !spyre.buffer<2x64xf32>) {
+  %l = spyre.alloc() : !spyre.buffer<1xf32>
+  spyre.generic domain [1] {indexing_maps = [#one, #one], iterator_types = [#spyre.iterator<parallel>]}
+      ins(%s : !spyre.buffer<1xf32>) outs(%l : !spyre.buffer<1xf32>) {
+  ^bb0(%v: f32):
+    %r = math.log %v : f32
+    spyre.yield %r : f32
+  }
+  spyre.generic domain [2, 64] {indexing_maps = [#id, #all, #id], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %l : !spyre.buffer<2x64xf32>, !spyre.buffer<1xf32>) outs(%y : !spyre.buffer<2x64xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %r = arith.subf %a, %b : f32
+    spyre.yield %r : f32
+  }
+  spyre.dealloc %l : !spyre.buffer<1xf32>
+  spyre.return
+}
