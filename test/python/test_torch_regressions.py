@@ -537,3 +537,25 @@ def test_a_vector_softmax_times_a_vector_is_not_attention():
     # softmax's: ZeroDivisionError in BackendCompilerFailed.
     a, b = rand(127), rand(127)
     check(lambda a, b: torch.softmax(a, 0) @ b, a, b)
+
+
+def test_a_short_argmax_run_on_the_cpu_reads_nothing_past_its_end():
+    # uint8 is not the card's: the argmax runs as Inductor's C++ code, under
+    # our config a reduction however short, whose vectorized form (torch
+    # 2.13) returned garbage indices for rows of ties, depending on what
+    # memory held (its accumulator's lanes past the 2 elements): so it is
+    # generated without vectors, which the code shows (the garbage itself
+    # depends on the stack a run leaves).
+    from torch._inductor.utils import run_and_get_code
+    x = torch.rand(129, 1, 3, 2, generator=torch.Generator().manual_seed(0)) < 0.5
+
+    def argmax(x):
+        return x.to(torch.uint8).argmax(3)
+
+    torch._dynamo.reset()
+    counters.reset()
+    compiled = torch.compile(argmax, backend="spyre")
+    result, code = run_and_get_code(compiled, x)
+    torch.testing.assert_close(result, argmax(x))
+    assert counters.fallbacks.get("aten.argmax.default")
+    assert "argmax_combine_vec" not in "".join(code)

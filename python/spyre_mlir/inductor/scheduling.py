@@ -64,18 +64,24 @@ def _source_lines(node) -> list[str]:
     return sorted(lines)
 
 
-def _sums_into_16_bits(node) -> bool:
-    """Whether `node` reduces f32 values into a 16-bit float buffer, as our
-    product lowerings do (lowerings.py). Inductor's vectorized C++ code for
-    such a reduction does not compile (torch 2.13: vec_reduce_all of the
-    16-bit type over the f32 accumulator), so a product the card refuses
-    (one beyond the simulator's work budget) would fail the whole compile;
-    its fallback is generated without vectors instead."""
+def _vectors_fail(node) -> bool:
+    """Whether Inductor's vectorized C++ code for `node` (torch 2.13) fails,
+    so that its CPU fallback is generated without vectors:
+    - a reduction of f32 values into a 16-bit float buffer, as our product
+      lowerings make (lowerings.py), does not compile (vec_reduce_all of the
+      16-bit type over the f32 accumulator): a product the card refuses (one
+      beyond the simulator's work budget) would fail the whole compile;
+    - an argmax or argmin, which our config keeps a reduction however short
+      (unroll_reductions_threshold), reads lanes past a masked tail: uint8
+      over 2 elements returned garbage indices, depending on memory."""
     nodes = node.get_nodes() if hasattr(node, "get_nodes") else [node]
     for n in nodes:
         data = getattr(getattr(n, "node", None), "data", None)
-        if isinstance(data, ir.Reduction) and data.dtype in (torch.float16, torch.bfloat16) \
-                and data.src_dtype != data.dtype:
+        if not isinstance(data, ir.Reduction):
+            continue
+        if data.dtype in (torch.float16, torch.bfloat16) and data.src_dtype != data.dtype:
+            return True
+        if data.reduction_type in ("argmax", "argmin"):
             return True
     return False
 
@@ -346,7 +352,7 @@ class SpyreScheduling(BaseScheduling):
         on the spyre device: Inductor takes a device it does not know for a
         Triton one (utils.get_current_backend) and the C++ kernel then lacks
         the dtypes it needs, while spyre memory is host memory."""
-        scalar = config.patch({"cpp.simdlen": 1}) if any(map(_sums_into_16_bits, nodes)) \
+        scalar = config.patch({"cpp.simdlen": 1}) if any(map(_vectors_fail, nodes)) \
             else contextlib.nullcontext()
         self._emit_chain_head()
         with V.graph.set_current_device(torch.device("cpu")), scalar:
