@@ -96,6 +96,20 @@ def test_dilated_and_unpadded_conv2d(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("x_shape,dilation", [((2, 4, 1, 1), 2), ((2, 4, 4, 1), 2),
+                                              ((2, 4, 1, 1), 3), ((2, 4, 3, 2), 3)])
+def test_dilated_taps_reaching_past_a_narrow_image(dtype, x_shape, dilation):
+    """Padding = dilation keeps the width; the outer taps of an image
+    narrower than the dilation read only padding. Zeroing the positions
+    they read past a packed row started before it when the reach exceeded
+    the row (a fuzzed network's 1 x 1 image: the result was off by its
+    range)."""
+    x, w, b = inputs(x_shape, (8, 4, 3, 3), dtype)
+    check(lambda x, w, b: F.conv2d(x, w, b, dilation=dilation, padding=dilation), x, w, b,
+          depth=36)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 def test_grouped_and_depthwise_conv2d(dtype):
     x, w, b = inputs((2, 6, 7, 8), (9, 2, 3, 3), dtype)
     check(lambda x, w, b: F.conv2d(x, w, b, padding=1, groups=3), x, w, b, depth=18)

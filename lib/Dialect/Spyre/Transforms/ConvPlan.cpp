@@ -770,19 +770,20 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
             }
             // Packed rows: the positions whose view wrapped into the row
             // before (a tap left of centre reads the previous row's last
-            // columns) or after read the padding instead: zeros. A block
-            // row's output rows are W apart (the run is whole rows), and
-            // so are all of a tap's when its channels' rows follow one
-            // another.
+            // columns) or after read the padding instead: zeros, a whole
+            // row where the tap reaches past it (a dilated tap of an image
+            // narrower than its reach). A block row's output rows are W
+            // apart (the run is whole rows), and so are all of a tap's when
+            // its channels' rows follow one another.
             for (int64_t tap = t0; edge > 0 && tap < t1; ++tap) {
-              int64_t shift = tap % kw * dw - pw;
+              int64_t shift = tap % kw * dw - pw, cols = std::min(std::abs(shift), w);
               if (shift == 0)
                 continue;
-              int64_t at = columnsAt + (blockRow(c0, tap) * accPitch + (shift < 0 ? 0 : w - shift)) * es;
+              int64_t at = columnsAt + (blockRow(c0, tap) * accPitch + (shift < 0 ? 0 : w - cols)) * es;
               if (!nat)
-                zero(sc, at, w * es, (c1 - c0) * band, std::abs(shift));
+                zero(sc, at, w * es, (c1 - c0) * band, cols);
               for (int64_t y = 0; nat && y < band; ++y)
-                zero(sc, at + y * w * es, channelStride * es, c1 - c0, std::abs(shift));
+                zero(sc, at + y * w * es, channelStride * es, c1 - c0, cols);
             }
             int64_t k0 = blockRow(c0, t0), k = (c1 - c0) * (t1 - t0);
             product = sc.add(

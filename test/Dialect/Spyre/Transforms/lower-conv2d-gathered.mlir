@@ -159,3 +159,27 @@ spyre.kernel @natural(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3x
       {spyre.cores = 1 : i64, spyre.tile = array<i64: 2, 3, 2>}
   spyre.return
 }
+
+// -----
+
+// Taps that reach past a packed row: a 1 x 1 image, dilation 2 and padding
+// 2 (its width kept). Every tap but the centre column's reads only padding
+// along the row, so each of their block rows is zeroed whole (1 position,
+// the row's width), from the row's own start: zeroing the 2 positions a
+// tap reaches (the shift), from w - 2 = -1 for a tap right of centre,
+// started before the row and left the other one the data of the tap before.
+// CHECK-LABEL: spyre.hw.program @narrow_dilated
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[#COLS:]], strides = [2, 2, 0]>
+// CHECK-COUNT-3: spyre.hw.unary "copy"
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#COLS]], strides = [2, 2, 0]>, 0.000000e+00 [2 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#COLS+8]], strides = [2, 2, 0]>, 0.000000e+00 [2 x 1]
+// CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = [[#COLS+12]], strides = [2, 2, 0]>, 0.000000e+00 [2 x 1]
+// CHECK-NEXT: spyre.hw.matmul {{.*}} m 3 k 8 n 1
+spyre.kernel @narrow_dilated(%x: !spyre.buffer<1x2x1x1xf16>, %w: !spyre.buffer<3x2x3x3xf16>,
+                             %y: !spyre.buffer<1x3x1x1xf16>) {
+  spyre.conv2d ins(%x, %w : !spyre.buffer<1x2x1x1xf16>, !spyre.buffer<3x2x3x3xf16>)
+      outs(%y : !spyre.buffer<1x3x1x1xf16>) padding = [2, 2] dilation = [2, 2]
+      {spyre.cores = 2 : i64, spyre.tile = array<i64: 1, 3, 1>}
+  spyre.return
+}
