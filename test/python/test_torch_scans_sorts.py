@@ -284,3 +284,20 @@ def test_an_in_place_scan_keeps_its_inputs_layout(dtype, rows):
     assert counters.fallbacks == {}
     torch.testing.assert_close(actual, expected, **tolerance(dtype, rows))
     torch.testing.assert_close(x, expected_x, **tolerance(dtype, rows))
+
+
+@pytest.mark.parametrize("scan", [torch.cumsum, torch.logcumsumexp], ids=["cumsum", "logcumsumexp"])
+def test_a_scan_of_an_expanded_input_is_laid_out_as_eager(scan):
+    # Eager lays out the result of an input that is not dense contiguously;
+    # ours came back with the scanned dimension innermost, and a view of it
+    # failed (ValueError: cannot view [7, 200] with strides (1, 7)). Found
+    # by the differential fuzz.
+    def fn(x):
+        return scan(x, 0).view(20, -1)
+
+    x = torch.randn(7, 1, generator=torch.Generator().manual_seed(0)).expand(7, 200)
+    torch._dynamo.reset()
+    counters.reset()
+    actual = torch.compile(fn, backend="spyre")(x)
+    assert counters.fallbacks == {}
+    torch.testing.assert_close(actual, fn(x), **tolerance(torch.float32, 7))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 import torch
+from torch._prims_common import is_non_overlapping_and_dense_or_false
 
 from .ranges import integer_limits
 
@@ -66,8 +67,11 @@ def _as_laid_out(y, x):
     """y laid out as x where x is contiguous, as eager returns it: with its
     scanned dimension only moved back, an in-place scan (`x.cumsum_(0)`)
     left x laid out transposed as far as functionalization knew, so that
-    `x.t().contiguous()` was x itself and saw x's later updates."""
-    return y.contiguous() if x.is_contiguous() else y
+    `x.t().contiguous()` was x itself and saw x's later updates. Contiguous
+    too where x is not dense (expanded), as eager lays that result out: a
+    view of the scan of an expanded input failed on the strides."""
+    dense = is_non_overlapping_and_dense_or_false(x)
+    return y.contiguous() if x.is_contiguous() or not dense else y
 
 
 def _positions(n, device):
