@@ -559,3 +559,20 @@ def test_a_short_argmax_run_on_the_cpu_reads_nothing_past_its_end():
     torch.testing.assert_close(result, argmax(x))
     assert counters.fallbacks.get("aten.argmax.default")
     assert "argmax_combine_vec" not in "".join(code)
+
+
+def test_a_float_floor_division_run_on_the_cpu_compiles():
+    # An int64 sum runs on the CPU, and with it the floor division that
+    # reads it: our lowering keeps a float floor division ops.floordiv, which
+    # Inductor's scalar C++ wrote as floor_divide_integral (CppCompileError).
+    # Found by the differential fuzz.
+    def fn(x):
+        return torch.div(x.float(), x.sum() + 0.5, rounding_mode="floor").flip(0)
+
+    for seed in range(3):
+        x = torch.randint(-10, 10, (129,), dtype=torch.int32,
+                          generator=torch.Generator().manual_seed(seed))
+        torch._dynamo.reset()
+        counters.reset()
+        torch.testing.assert_close(torch.compile(fn, backend="spyre")(x), fn(x))
+        assert counters.fallbacks.get("aten.div.Tensor_mode") == 1

@@ -86,6 +86,29 @@ def _vectors_fail(node) -> bool:
     return False
 
 
+@contextlib.contextmanager
+def _float_floor_division_on_cpu():
+    """Our lowering keeps a floating-point floor division `ops.floordiv`
+    (eager's rounding, lowerings._eager_floor_division); Inductor's scalar
+    C++ for it is integral only (torch 2.13: floor_divide_integral, a static
+    assertion on floats), where its vectorized form takes floats. A node run
+    on the CPU is generated with c10's div_floor_floating, eager's own."""
+    from torch._inductor.codegen.cpp import CppOverrides
+    from torch._prims_common import is_float_dtype
+    integral = CppOverrides.floordiv
+
+    def floordiv(a, b):
+        if any(is_float_dtype(getattr(v, "dtype", None) or torch.int32) for v in (a, b)):
+            return f"c10::div_floor_floating({a}, {b})"
+        return integral(a, b)
+
+    CppOverrides.floordiv = staticmethod(floordiv)
+    try:
+        yield
+    finally:
+        CppOverrides.floordiv = staticmethod(integral)
+
+
 def _fallback(names: list[str], reason: str) -> None:
     """Records in the compiled graph that `names` run on the CPU: counted each
     time the graph runs (cached graphs too), refused in strict mode."""
@@ -355,7 +378,8 @@ class SpyreScheduling(BaseScheduling):
         scalar = config.patch({"cpp.simdlen": 1}) if any(map(_vectors_fail, nodes)) \
             else contextlib.nullcontext()
         self._emit_chain_head()
-        with V.graph.set_current_device(torch.device("cpu")), scalar:
+        with V.graph.set_current_device(torch.device("cpu")), scalar, \
+                _float_floor_division_on_cpu():
             for node in nodes:
                 self.cpu.codegen_node(node)
             self.cpu.flush()
