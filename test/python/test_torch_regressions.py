@@ -576,3 +576,20 @@ def test_a_float_floor_division_run_on_the_cpu_compiles():
         counters.reset()
         torch.testing.assert_close(torch.compile(fn, backend="spyre")(x), fn(x))
         assert counters.fallbacks.get("aten.div.Tensor_mode") == 1
+
+
+def test_a_gather_along_a_leading_dimension_is_laid_out_as_eager():
+    # The gather picked with its dimension last and moved it back: the
+    # graph's output, read in that order, came back with strides (381, 1,
+    # 127) where eager's are (381, 3, 1), and a caller's view(-1) failed.
+    # Found by the differential fuzz.
+    g = torch.Generator().manual_seed(0)
+    x, v = torch.randn(127, 1, 3, generator=g), torch.randn(127, 3, generator=g)
+    index = torch.randint(0, 127, (127, 3), generator=g)
+
+    def fn(x, v, index):
+        return x - torch.gather(v, 0, index)
+
+    compiled, expected = run(fn, x, v, index)
+    assert compiled.stride() == expected.stride()
+    torch.testing.assert_close(compiled.view(-1), expected.view(-1))

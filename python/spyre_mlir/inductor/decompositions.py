@@ -422,7 +422,10 @@ def gather(self, dim, index, sparse_grad=False):
                                 error="RuntimeError")
     picked = pick_last(source.movedim(dim, -1).unsqueeze(-2), [index.movedim(dim, -1)],
                         [self.shape[dim]])
-    return picked.movedim(-1, dim)
+    # Contiguous, as eager returns it: with the picked dimension only moved
+    # back, a reader took its transposed order and the graph's output
+    # differed from eager's strides (x - gather(v, 0, i): view(-1) failed).
+    return picked.movedim(-1, dim).contiguous()
 
 
 def _gather_applies(self, dim, index, sparse_grad=False):
