@@ -72,8 +72,9 @@ def _vectors_fail(node) -> bool:
       16-bit type over the f32 accumulator): a product the card refuses (one
       beyond the simulator's work budget) would fail the whole compile;
     - an argmax or argmin, which our config keeps a reduction however short
-      (unroll_reductions_threshold), reads lanes past a masked tail: uint8
-      over 2 elements returned garbage indices, depending on memory."""
+      (unroll_reductions_threshold): shorter than a vector (uint8 over 2
+      elements), it returned garbage indices for rows of ties, depending on
+      what memory held."""
     nodes = node.get_nodes() if hasattr(node, "get_nodes") else [node]
     for n in nodes:
         data = getattr(getattr(n, "node", None), "data", None)
