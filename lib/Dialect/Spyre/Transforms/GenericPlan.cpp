@@ -307,19 +307,15 @@ double GenericPlan::blockPlaneBytes(int loop) const {
   // Each operand moves runs of the elements its strides make contiguous
   // within the tile, every run whole sticks.
   const std::array<int, 3> tiled = {row, col, loop};
+  const std::array<int64_t, 3> tileSizes = {sizes[row], sizes[col], sizes[loop]};
   auto moved = [&](const LinearAccess &a, uint8_t dtype) {
+    std::array<int64_t, 3> strides;
     double elements = 1;
-    for (int l : tiled)
-      elements *= a.strides[l] ? double(sizes[l]) : 1.0;
-    int64_t run = 1;
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (int l : tiled)
-        if (sizes[l] > 1 && std::abs(a.strides[l]) == run) {
-          run *= sizes[l];
-          grew = true;
-        }
+    for (auto [k, l] : llvm::enumerate(tiled)) {
+      strides[k] = a.strides[l];
+      elements *= strides[k] ? double(tileSizes[k]) : 1.0;
     }
+    int64_t run = contiguousRun(strides, tileSizes);
     double runBytes = double(run * deviceDTypeBytes(dtype)), stick = double(arch.stickBytes);
     return elements / double(run) * std::ceil(runBytes / stick) * stick;
   };

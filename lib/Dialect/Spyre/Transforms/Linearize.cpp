@@ -76,3 +76,16 @@ LinearAccess mlir::spyre::linearCoefficients(AffineExpr expr, unsigned dims) {
     result.strides.push_back(valueAt(d) - result.base);
   return result;
 }
+
+int64_t mlir::spyre::contiguousRun(ArrayRef<int64_t> strides, ArrayRef<int64_t> sizes) {
+  int64_t run = 1;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto [stride, size] : llvm::zip(strides, sizes))
+      if (size > 1 && std::abs(stride) == run) {
+        run *= size;
+        grew = true;
+      }
+  }
+  return run;
+}

@@ -28,6 +28,11 @@ SmallVector<int64_t> elementStrides(BufferType type);
 /// The access `map` makes into a buffer of `type`, if it is linear in the
 /// loops; else nothing, with the reason in `why`.
 std::optional<LinearAccess> linearize(AffineMap map, BufferType type, std::string &why);
+/// Elements that loops of these strides and sizes make one run: the
+/// product of the sizes of the loops whose strides (either sign) continue
+/// each other from 1. Loops of one point, stride 0 or a dynamic size do
+/// not count.
+int64_t contiguousRun(ArrayRef<int64_t> strides, ArrayRef<int64_t> sizes);
 
 } // namespace mlir::spyre
 

@@ -61,20 +61,8 @@ bool writesWhole(Operation *user, Value buffer) {
       continue;
     std::string why;
     std::optional<LinearAccess> access = linearize(generic.getOutputMap(i), type, why);
-    if (!access || access->base != 0)
-      continue;
-    SmallVector<std::pair<int64_t, int64_t>> loops; // stride, size
-    for (auto [stride, size] : llvm::zip(access->strides, sizes))
-      if (stride != 0 && size != 1)
-        loops.push_back({stride, size});
-    llvm::sort(loops);
-    int64_t dense = 1;
-    for (auto [stride, size] : loops) {
-      if (stride != dense || ShapedType::isDynamic(size))
-        break;
-      dense *= size;
-    }
-    if (dense == type.getNumElements())
+    if (access && access->base == 0 &&
+        contiguousRun(access->strides, sizes) == type.getNumElements())
       return true;
   }
   return false;
