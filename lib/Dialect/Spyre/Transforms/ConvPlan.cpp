@@ -171,6 +171,11 @@ private:
   SmallVector<int64_t> gatherings() const;
   /// Estimated cycles of the busiest core (the tile search's measure).
   double estimate(ArrayRef<int64_t> tile, int64_t cores) const;
+  /// Over a core's unit steps, the mean number of different weight chunks
+  /// and of different input blocks the busy cores load at one step: cores
+  /// loading the same block in the same cycle are read once (`lower` hands
+  /// each core a run of consecutive units, chunks within a band).
+  std::pair<double, double> distinctLoads(ArrayRef<int64_t> tile, int64_t cores) const;
 
   mutable Conv2dOp conv;
   int64_t n = 0, c = 0, h = 0, w = 0, co = 0, kh = 0, kw = 0, ho = 0, wo = 0;
@@ -402,6 +407,28 @@ std::pair<int64_t, double> ConvPlan::tapGroups(ArrayRef<int64_t> tile, int64_t c
   return best;
 }
 
+std::pair<double, double> ConvPlan::distinctLoads(ArrayRef<int64_t> tile, int64_t cores) const {
+  int64_t total = units(tile), numChunks = chunks(tile[1]),
+          steps = llvm::divideCeil(total, cores);
+  bool ownInputs = chunkInputs(tile[1]) < c; // a grouped chunk reads its own channels
+  double weightSum = 0, inputSum = 0;
+  for (int64_t t = 0; t < steps; ++t) {
+    llvm::SmallDenseSet<int64_t> chunksLoaded, inputsLoaded;
+    for (int64_t core = 0; core < cores; ++core) {
+      int64_t first = llvm::divideCeil(total * core, cores),
+              count = llvm::divideCeil(total * (core + 1), cores) - first;
+      if (t >= count)
+        continue;
+      int64_t unit = first + t;
+      chunksLoaded.insert(unit % numChunks);
+      inputsLoaded.insert(ownInputs ? unit : unit / numChunks);
+    }
+    weightSum += double(chunksLoaded.size());
+    inputSum += double(inputsLoaded.size());
+  }
+  return {weightSum / double(steps), inputSum / double(steps)};
+}
+
 double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // Every active core moves its unit's transfers at about the same time,
   // sharing the bus (rows count whole sticks, as the card moves them); a
@@ -412,10 +439,11 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
           length = run(rows, q), ci = chunkInputs(cb);
   double active = double(std::min(cores, units(tile))),
          perCore = double(llvm::divideCeil(units(tile), cores));
+  auto [weightReads, inputReads] = distinctLoads(tile, cores);
   bool oneChunk = chunks(cb) == 1;
   double bw = arch.deviceBytesPerCycle();
   double bandsPerCore = ci < c ? perCore : std::max(1.0, perCore / double(chunks(cb)));
-  double inBytes = active * double(ci) * deviceBytes(inputRows(rows), w, p);
+  double inBytes = inputReads * double(ci) * deviceBytes(inputRows(rows), w, p);
   double outBytes = double(cb) * deviceBytes(rows, wo, q);
   double input = inBytes / bw, residual = hasResidual ? active * outBytes / bw : 0;
   // The card pays the read/write turnaround on the fewer of the bytes read
@@ -435,7 +463,7 @@ double ConvPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   double latency = double(arch.dmaLatencyCycles);
   double load = (input + latency) * bandsPerCore / perCore +
                 (hasResidual ? residual + latency : 0) +
-                (oneChunk ? 0 : active * weights + latency * (1 + hasBias + hasScale));
+                (oneChunk ? 0 : weightReads * weights + latency * (1 + hasBias + hasScale));
   store += latency;
   double start = oneChunk ? weights + latency * (1 + hasBias + hasScale) +
                                 std::max(taps, input + residual + latency * (1 + hasResidual))
