@@ -25,6 +25,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::spyre {
 #define GEN_PASS_DEF_SPYREFUSEELEMENTWISE
@@ -125,6 +126,96 @@ bool readOncePerRow(GenericOp producer) {
     }
   }
   return any;
+}
+
+/// The size of the loop a reduction summed over, if `temp` holds one value
+/// per row of it: the reduction's output itself, or an elementwise value of
+/// such outputs (a LayerNorm's mean, its sum divided by the row length).
+std::optional<int64_t> perRowOfReduction(Value temp, unsigned depth = 0) {
+  if (!temp.getDefiningOp<AllocOp>() || depth > 2)
+    return std::nullopt;
+  GenericOp writer;
+  for (Operation *user : temp.getUsers())
+    if (auto generic = dyn_cast<GenericOp>(user);
+        generic && llvm::is_contained(generic.getOutputs(), temp)) {
+      if (writer)
+        return std::nullopt;
+      writer = generic;
+    }
+  if (!writer || !writer.getSymbols().empty())
+    return std::nullopt;
+  SmallVector<unsigned> reduced = writer.getReductionLoops();
+  if (reduced.size() == 1)
+    return writer.getStaticDomain()[reduced.front()];
+  if (!reduced.empty())
+    return std::nullopt;
+  std::optional<int64_t> size;
+  for (Value input : writer.getInputs()) {
+    std::optional<int64_t> inner = perRowOfReduction(input, depth + 1);
+    if (!inner || (size && *size != *inner))
+      return std::nullopt;
+    size = inner;
+  }
+  return size;
+}
+
+/// Puts last the one loop of an elementwise `reader` along which its values
+/// per row of a reduction do not change, when its innermost loop is another:
+/// Inductor iterates a LayerNorm's normalization over its output's order,
+/// which for a channel-first image ([channels, positions], the statistics
+/// per position) leaves the reduced channels first. Turned to the
+/// reduction's [positions, channels], the statistics are values per row
+/// again, which the reader recomputes (see readOncePerRow) and which let
+/// spyre-fuse-rows keep the rows in LX for the statistics and the
+/// normalization. Every loop is parallel: only the order changes.
+void orientLikeReduction(GenericOp reader) {
+  ArrayRef<int64_t> sizes = reader.getStaticDomain();
+  unsigned n = unsigned(sizes.size());
+  if (n < 2 || !reader.getReductionLoops().empty() || !reader.getSymbols().empty() ||
+      !reader.getDomainSizes().empty() ||
+      !reader.getBody().front().getOps<IndexExprOp>().empty())
+    return;
+  llvm::SmallBitVector used(n);
+  std::optional<int64_t> reducedSize;
+  for (auto [i, input] : llvm::enumerate(reader.getInputs())) {
+    std::optional<int64_t> size = perRowOfReduction(input);
+    if (!size || (reducedSize && *reducedSize != *size))
+      continue;
+    reducedSize = size;
+    AffineMap map = reader.getInputMap(unsigned(i));
+    for (unsigned d = 0; d < n; ++d)
+      if (map.isFunctionOfDim(d))
+        used.set(d);
+  }
+  if (!reducedSize || !used.test(n - 1))
+    return;
+  SmallVector<unsigned> free;
+  for (unsigned d = 0; d < n; ++d)
+    if (!used.test(d) && sizes[d] > 1)
+      free.push_back(d);
+  if (free.size() != 1 || sizes[free.front()] != *reducedSize)
+    return;
+  // New loop j iterates old loop order[j]: the others in their order, then
+  // the free one.
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < n; ++d)
+    if (d != free.front())
+      order.push_back(d);
+  order.push_back(free.front());
+  MLIRContext *context = reader.getContext();
+  SmallVector<AffineExpr> oldToNew(n);
+  SmallVector<int64_t> newSizes;
+  for (auto [j, d] : llvm::enumerate(order)) {
+    oldToNew[d] = getAffineDimExpr(unsigned(j), context);
+    newSizes.push_back(sizes[d]);
+  }
+  SmallVector<Attribute> maps;
+  for (Attribute attr : reader.getIndexingMaps()) {
+    AffineMap map = cast<AffineMapAttr>(attr).getValue();
+    maps.push_back(AffineMapAttr::get(map.replaceDimsAndSymbols(oldToNew, {}, n, 0)));
+  }
+  reader.setStaticDomainAttr(DenseI64ArrayAttr::get(context, newSizes));
+  reader.setIndexingMapsAttr(ArrayAttr::get(context, maps));
 }
 
 /// Why the readers of a producer that loads `inputs` cannot load them where
@@ -305,6 +396,7 @@ struct SpyreFuseElementwisePass
 
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
+    getOperation().walk([&](GenericOp g) { orientLikeReduction(g); });
     // Producers that load nothing, and those read once per row.
     SmallVector<GenericOp> recomputable;
     getOperation().walk([&](GenericOp g) {

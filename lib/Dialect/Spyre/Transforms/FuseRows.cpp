@@ -45,9 +45,9 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   /// A plan of `op` without diagnostics (nothing if the card cannot run it).
   static std::unique_ptr<GenericPlan>
   quietPlan(GenericOp op, const ::spyre::Arch &arch,
-            GenericPlan::Role role = GenericPlan::Role::member) {
+            GenericPlan::Role role = GenericPlan::Role::member, int groupCol = -1) {
     ScopedDiagnosticHandler silence(op.getContext(), [](Diagnostic &) { return success(); });
-    auto plan = std::make_unique<GenericPlan>(op, arch, role);
+    auto plan = std::make_unique<GenericPlan>(op, arch, role, groupCol);
     if (failed(plan->analyze()))
       return nullptr;
     return plan;
@@ -93,14 +93,22 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     };
     while (i < ops.size() || close()) {
       auto generic = dyn_cast<GenericOp>(ops[i]);
-      std::unique_ptr<GenericPlan> plan = generic ? quietPlan(generic, arch) : nullptr;
+      // A candidate member is planned on the group's columns.
+      auto planFor = [&](GenericOp op) {
+        return quietPlan(op, arch, GenericPlan::Role::member,
+                         current.members.empty() ? -1 : firstPlan->getColLoop());
+      };
+      std::unique_ptr<GenericPlan> plan = generic ? planFor(generic) : nullptr;
       bool alone = !plan || runsBestAlone(*plan);
       // A generic over the group's loops with its leading loops merged
       // (Inductor flattened them: [heads * rows, cols] after [heads, rows,
       // cols]) runs over the group's loops instead, when that lets it join.
       if (!alone && !current.members.empty() && plan->getSizes() != firstPlan->getSizes()) {
-        if (std::optional<Attrs> old = expandLeading(generic, firstPlan->getSizes())) {
-          std::unique_ptr<GenericPlan> expanded = quietPlan(generic, arch);
+        std::optional<Attrs> old = expandLeading(generic, firstPlan->getSizes());
+        if (!old)
+          old = permuteTo(generic, firstPlan->getSizes());
+        if (old) {
+          std::unique_ptr<GenericPlan> expanded = planFor(generic);
           if (expanded && joins(current, generic, *expanded, *firstPlan) &&
               !conflictsWithAny(generic, passed))
             plan = std::move(expanded);
@@ -124,6 +132,9 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
         }
         if (close())
           continue;
+        // It starts the next group: planned on its own columns.
+        plan = generic ? planFor(generic) : nullptr;
+        alone = !plan || runsBestAlone(*plan);
       }
       if (alone) {
         ++i;
@@ -210,6 +221,35 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     op.setStaticDomainAttr(DenseI64ArrayAttr::get(context, target));
     op.setIndexingMapsAttr(ArrayAttr::get(context, maps));
     op.setIteratorTypesAttr(ArrayAttr::get(context, iterators));
+    return old;
+  }
+
+  /// Rewrites `op`, every loop parallel, to loop over `target` when its
+  /// loops are those of `target` in another order (a transposing copy of a
+  /// member's rows: [channels, positions] after [positions, channels]), each
+  /// size matching one loop only; returns its former attributes, or
+  /// nothing if it does not.
+  static std::optional<Attrs> permuteTo(GenericOp op, ArrayRef<int64_t> target) {
+    ArrayRef<int64_t> sizes = op.getStaticDomain();
+    if (!op.getDomainSizes().empty() || sizes.size() != target.size() ||
+        !op.getReductionLoops().empty() || !op.getSymbols().empty() ||
+        !op.getBody().front().getOps<IndexExprOp>().empty())
+      return std::nullopt;
+    MLIRContext *context = op.getContext();
+    SmallVector<AffineExpr> oldToNew(sizes.size());
+    for (auto [d, size] : llvm::enumerate(sizes)) {
+      if (llvm::count(sizes, size) != 1 || llvm::count(target, size) != 1)
+        return std::nullopt;
+      oldToNew[d] = getAffineDimExpr(unsigned(llvm::find(target, size) - target.begin()),
+                                     context);
+    }
+    Attrs old{op.getStaticDomainAttr(), op.getIndexingMaps(), op.getIteratorTypes()};
+    SmallVector<Attribute> maps;
+    for (Attribute attr : op.getIndexingMaps())
+      maps.push_back(AffineMapAttr::get(cast<AffineMapAttr>(attr).getValue().replaceDimsAndSymbols(
+          oldToNew, {}, unsigned(sizes.size()), 0)));
+    op.setStaticDomainAttr(DenseI64ArrayAttr::get(context, target));
+    op.setIndexingMapsAttr(ArrayAttr::get(context, maps));
     return old;
   }
 

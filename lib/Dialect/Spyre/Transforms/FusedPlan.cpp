@@ -50,7 +50,9 @@ LogicalResult FusedPlan::analyze() {
     auto generic = dyn_cast<GenericOp>(op);
     if (!generic)
       continue;
-    auto plan = std::make_unique<GenericPlan>(generic, arch, GenericPlan::Role::member);
+    auto plan = std::make_unique<GenericPlan>(
+        generic, arch, GenericPlan::Role::member,
+        members.empty() ? -1 : members.front()->getColLoop());
     if (failed(plan->analyze()))
       return failure();
     const GenericPlan &first = members.empty() ? *plan : *members.front();

@@ -99,6 +99,12 @@ LogicalResult GenericPlan::analyze() {
       for (int64_t i = n - 1; i >= 0 && col < 0; --i)
         if (reduction[i])
           col = int(i);
+  } else if (role == Role::member && groupCol >= 0 && groupCol < n && !reduction[groupCol] &&
+             sizes[groupCol] > 1) {
+    // A member runs on its group's row tiles: an output the rows run
+    // along (a normalization written channel-first beside statistics per
+    // position) is stored a run of the tile's rows per column.
+    col = groupCol;
   } else {
     col = n ? densest(outputs[0].access, false, -1) : -1;
     if (col < 0)

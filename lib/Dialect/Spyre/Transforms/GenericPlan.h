@@ -160,8 +160,11 @@ public:
   /// alone tiles a plane loop; a member's inputs that are the kernel's
   /// arguments (never another member's results) may share runs too.
   enum class Role { alone, member, epilogue };
-  GenericPlan(GenericOp op, const ::spyre::Arch &arch, Role role = Role::epilogue)
-      : OpPlan(op, arch), generic(op), role(role) {}
+  /// `groupCol`: a group's column loop, which an elementwise member takes
+  /// for its own where it can (see analyze).
+  GenericPlan(GenericOp op, const ::spyre::Arch &arch, Role role = Role::epilogue,
+              int groupCol = -1)
+      : OpPlan(op, arch), generic(op), role(role), groupCol(groupCol) {}
   LogicalResult analyze();
 
   SPYRE_OPPLAN_OVERRIDES
@@ -349,6 +352,7 @@ private:
   SmallVector<int64_t> sizes;
   SmallVector<bool> reduction;
   Role role;
+  int groupCol = -1;
   int row = -1, col = 0, plane = -1;
   /// Whether `plane` is chooseBlockPlane's: tiles of whole rows and cols.
   bool blockPlane = false;

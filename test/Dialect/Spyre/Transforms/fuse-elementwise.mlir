@@ -357,6 +357,95 @@ spyre.kernel @per_row_producer(%x: !spyre.buffer<4x64xf16>, %var: !spyre.buffer<
 
 // -----
 
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#r = affine_map<(d0, d1) -> (d0)>
+#c = affine_map<(d0, d1) -> (d1)>
+#v = affine_map<(d0) -> (d0)>
+
+// A LayerNorm over the channels of a channel-first image ([channels,
+// positions], statistics per position): Inductor iterates the normalization
+// over its output, channels first, so the statistics change along its
+// innermost loop. Its loops turn to the reduction's [positions, channels],
+// and the mean is then read once per row and recomputed.
+// CHECK-LABEL: spyre.kernel @channel_first_normalization
+// CHECK: %[[SUM:.*]] = spyre.alloc() : !spyre.buffer<16xf32>
+// CHECK-NOT: spyre.alloc
+// CHECK: spyre.generic domain [16, 32] {{.*}} outs(%[[SUM]] :
+// CHECK: spyre.generic domain [16, 32] {combiners = [#spyre.combiner<sum>]
+// CHECK: spyre.generic domain [16, 32] {indexing_maps = [#[[T:map[0-9]*]], #[[R:map[0-9]*]], #[[T]]]
+// CHECK-SAME: ins(%arg0, %[[SUM]] : !spyre.buffer<32x16xf16>, !spyre.buffer<16xf32>) outs(%arg2 :
+// CHECK: arith.divf
+// CHECK-NOT: spyre.generic
+spyre.kernel @channel_first_normalization(%x: !spyre.buffer<32x16xf16>, %var: !spyre.buffer<16xf32>, %y: !spyre.buffer<32x16xf16>) {
+  %sum = spyre.alloc() : !spyre.buffer<16xf32>
+  %mean = spyre.alloc() : !spyre.buffer<16xf32>
+  // expected-remark @+1 {{not fused: the producer has several outputs or combiners}}
+  spyre.generic domain [16, 32] {combiners = [#spyre.combiner<sum>], indexing_maps = [#t, #r], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<32x16xf16>) outs(%sum : !spyre.buffer<16xf32>) {
+  ^bb0(%e: f16):
+    %w = arith.extf %e : f16 to f32
+    spyre.yield %w : f32
+  }
+  spyre.generic domain [16] {indexing_maps = [#v, #v], iterator_types = [#spyre.iterator<parallel>]}
+      ins(%sum : !spyre.buffer<16xf32>) outs(%mean : !spyre.buffer<16xf32>) {
+  ^bb0(%s: f32):
+    %n = arith.constant 3.200000e+01 : f32
+    %m = arith.divf %s, %n : f32
+    spyre.yield %m : f32
+  }
+  spyre.generic domain [16, 32] {combiners = [#spyre.combiner<sum>], indexing_maps = [#t, #r, #r], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x, %mean : !spyre.buffer<32x16xf16>, !spyre.buffer<16xf32>) outs(%var : !spyre.buffer<16xf32>) {
+  ^bb0(%e: f16, %m: f32):
+    %w = arith.extf %e : f16 to f32
+    %d = arith.subf %w, %m : f32
+    %q = arith.mulf %d, %d : f32
+    spyre.yield %q : f32
+  }
+  spyre.generic domain [32, 16] {indexing_maps = [#x, #c, #x], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %mean : !spyre.buffer<32x16xf16>, !spyre.buffer<16xf32>) outs(%y : !spyre.buffer<32x16xf16>) {
+  ^bb0(%e: f16, %m: f32):
+    %w = arith.extf %e : f16 to f32
+    %d = arith.subf %w, %m : f32
+    %h = arith.truncf %d : f32 to f16
+    spyre.yield %h : f16
+  }
+  spyre.return
+}
+
+// -----
+
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#x = affine_map<(d0, d1) -> (d0, d1)>
+#r = affine_map<(d0, d1) -> (d0)>
+#c = affine_map<(d0, d1) -> (d1)>
+
+// Not turned: the loop the statistics do not change along (8 rows) is not
+// the one they were reduced over (32 channels), so the reader's rows are
+// not the reduction's.
+// CHECK-LABEL: spyre.kernel @other_loop_not_turned
+// CHECK: spyre.generic domain [8, 16] {indexing_maps = [#{{map[0-9]*}}, #{{map[0-9]*}}, #{{map[0-9]*}}]
+spyre.kernel @other_loop_not_turned(%x: !spyre.buffer<32x16xf16>, %z: !spyre.buffer<8x16xf16>, %y: !spyre.buffer<8x16xf32>) {
+  %sum = spyre.alloc() : !spyre.buffer<16xf32>
+  // expected-remark @+1 {{not fused: the producer has several outputs or combiners}}
+  spyre.generic domain [16, 32] {combiners = [#spyre.combiner<sum>], indexing_maps = [#t, #r], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>]}
+      ins(%x : !spyre.buffer<32x16xf16>) outs(%sum : !spyre.buffer<16xf32>) {
+  ^bb0(%e: f16):
+    %w = arith.extf %e : f16 to f32
+    spyre.yield %w : f32
+  }
+  spyre.generic domain [8, 16] {indexing_maps = [#x, #c, #x], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%z, %sum : !spyre.buffer<8x16xf16>, !spyre.buffer<16xf32>) outs(%y : !spyre.buffer<8x16xf32>) {
+  ^bb0(%e: f16, %s: f32):
+    %w = arith.extf %e : f16 to f32
+    %d = arith.subf %w, %s : f32
+    spyre.yield %d : f32
+  }
+  spyre.return
+}
+
+// -----
+
 #x = affine_map<(d0, d1) -> (d0, d1)>
 #r = affine_map<(d0, d1) -> (d0)>
 #v = affine_map<(d0) -> (d0)>
