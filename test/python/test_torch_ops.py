@@ -241,6 +241,37 @@ def test_layer_norm_keeps_its_rows_in_lx_for_every_pass():
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_layer_norms_over_the_channels_of_a_channel_first_image_form_one_row_group(dtype):
+    # SegFormer's and Swin's patch embeddings: a conv's channel-first output
+    # viewed as [positions, channels], two LayerNorms over the channels, the
+    # result copied back to channel-first. Inductor iterates the first
+    # normalization over its output, channels first; turned to its
+    # statistics' order it joins them, and the second LayerNorm and the copy
+    # join too: one group that loads the image once.
+    from spyre_mlir import compiler
+    from spyre_mlir.ir import Context, Module
+    c, h, w = 32, 28, 28
+    x = rand(1, c, h, w, dtype=dtype)
+    g1, b1, g2, b2 = (rand(c, dtype=dtype) for _ in range(4))
+
+    def embed(x, g1, b1, g2, b2):
+        t = F.layer_norm(x.flatten(2).transpose(1, 2), (c,), g1, b1)
+        u = F.layer_norm(t, (c,), g2, b2)
+        return t, u.transpose(1, 2).reshape(1, c, h, w)
+    counters.reset()
+    check(embed, x, g1, b1, g2, b2, dtype=dtype)
+    (kernel,) = [k for k in counters.per_kernel if "spyre.generic" in k.mlir]
+    with Context():
+        fused = str(compiler.compile_module(Module.parse(kernel.mlir), stop_after="fuse"))
+    assert fused.count("spyre.fused") == 1, fused
+    # Every generic is a member: indented under the group, none beside it.
+    group = next(line for line in fused.splitlines() if "spyre.fused" in line)
+    depth = len(group) - len(group.lstrip())
+    assert all(len(line) - len(line.lstrip()) > depth
+               for line in fused.splitlines() if "spyre.generic" in line), fused
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_matmuls(dtype):
     a, b = rand(33, 70, dtype=dtype), rand(70, 20, dtype=dtype)
     check(torch.matmul, a, b, dtype=dtype, depth=70)
