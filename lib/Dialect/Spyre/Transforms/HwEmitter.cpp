@@ -64,7 +64,33 @@ void HwEmitter::signal(Core &core, Operation *op, Sem sem) {
   ++core.signalled[sem];
 }
 
-Operation *HwEmitter::dma(Core &core, Location loc, const Transfer &t) {
+/// `t` with rows that continue one another on both sides moved as one
+/// longer row: the card moves each row's sticks, so a tile of 64-byte rows
+/// (a product's lhs with K = 32) moved row by row paid for sticks it moved
+/// as a run (SegFormer's query projection of 3136 x 32: 18.1 -> 6.0 us).
+static Transfer coalesced(Transfer t) {
+  auto shifted = [](RefAttr ref) {
+    SmallVector<int64_t, 3> strides(ref.getStrides());
+    strides.resize(3, 0);
+    SmallVector<int64_t, 3> next = {strides[1], strides[2], 0};
+    return RefAttr::get(ref.getContext(), ref.getBuffer(), ref.getDtype(), ref.getOffset(), next,
+                        ref.getInc(), ref.getCore());
+  };
+  auto firstStride = [](RefAttr ref) {
+    return ref.getStrides().empty() ? int64_t(0) : ref.getStrides()[0];
+  };
+  while (t.counts[0] > 1 && firstStride(t.src) == t.rowBytes &&
+         firstStride(t.dst) == t.rowBytes) {
+    t.rowBytes *= t.counts[0];
+    t.counts = {t.counts[1], t.counts[2], 1};
+    t.src = shifted(t.src);
+    t.dst = shifted(t.dst);
+  }
+  return t;
+}
+
+Operation *HwEmitter::dma(Core &core, Location loc, const Transfer &given) {
+  const Transfer t = coalesced(given);
   // Record the device bytes each side can touch, for the span check.
   for (RefAttr ref : {t.dst, t.src}) {
     if (ref.isLx())

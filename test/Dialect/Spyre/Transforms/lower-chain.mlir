@@ -10,8 +10,8 @@
 // CHECK-LABEL: spyre.hw.core 0 {
 // The first product's first chunk: the weights of 64 hidden units, then the
 // row group's x, then the bias chunk.
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg1, dl16, strides = [512, 0, 0]> row 512 x [64, 1, 1]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg0, dl16, strides = [512, 0, 0]> row 512 x [32, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg1, dl16> row 32768 x [1, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg0, dl16> row 16384 x [1, 1, 1]
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg2, dl16> row 128 x [1, 1, 1]
 // CHECK: spyre.hw.matmul {{.*}} m 32 k 256 n 64 {{.*}}transpose_b
 // CHECK: spyre.hw.unary "tanh"

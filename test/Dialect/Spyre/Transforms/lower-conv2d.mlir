@@ -62,11 +62,11 @@ spyre.kernel @conv(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer<3x2x3x3xf16
 // CHECK-LABEL: spyre.hw.program @pointwise
 // CHECK: spyre.hw.core 0 {
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#W:]]>, #spyre.ref<@arg1, dl16> row 12 x [1, 1, 1]
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#IN:]], strides = [32, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [32, 0, 0]> row 32 x [2, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[#IN:]]>, #spyre.ref<@arg0, dl16> row 64 x [1, 1, 1]
 // CHECK-NOT: spyre.hw.unary
 // CHECK: spyre.hw.matmul #spyre.ref<lx, f32, strides = [64, 0, 0]> = #spyre.ref<lx, dl16, offset = [[#W]], strides = [4, 0, 0]> x #spyre.ref<lx, dl16, offset = [[#IN]], strides = [32, 0, 0]> m 3 k 2 n 16
 // CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, strides = [32, 2, 0]>, #spyre.ref<lx, f32, strides = [64, 4, 0]> [3 x 16]
-// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, strides = [32, 0, 0]>, #spyre.ref<lx, dl16, strides = [32, 0, 0]> row 32 x [3, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16>, #spyre.ref<lx, dl16> row 96 x [1, 1, 1]
 // CHECK: spyre.hw.core 1 {
 // CHECK-NEXT: spyre.hw.kernel 1
 // CHECK-NEXT: }
@@ -201,8 +201,8 @@ spyre.kernel @scale_bias_relu6(%x: !spyre.buffer<1x2x4x4xf16>, %w: !spyre.buffer
 // CHECK-COUNT-8: spyre.hw.unary "copy" {{.*}} strides = [38, 2, 0]>, {{.*}} [2 x 1]
 // CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [36, 0, 0]> x {{.*}} m 2 k 8 n 16 {
 // CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[#TAPS+16]], strides = [36, 0, 0]> x {{.*}} m 2 k 10 n 16 {accumulate
-// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, strides = [32, 0, 0]>, {{.*}} row 32 x [2, 1, 1]
-// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, offset = 64, strides = [32, 0, 0]>, {{.*}} row 32 x [2, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16>, {{.*}} row 64 x [1, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg2, dl16, offset = 64>, {{.*}} row 64 x [1, 1, 1]
 spyre.kernel @depthwise_chunks(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<4x1x3x3xf16>,
                                %y: !spyre.buffer<1x4x4x4xf16>) {
   spyre.conv2d ins(%x, %w : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x1x3x3xf16>)
@@ -225,10 +225,10 @@ spyre.kernel @depthwise_chunks(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer
 // CHECK-NEXT: spyre.hw.fill #spyre.ref<lx, dl16, offset = 1184, strides = [32, 2, 0]>, 1.000000e+00 [1 x 16]
 // CHECK: spyre.hw.matmul #spyre.ref<lx, dl16, offset = [[#OUT:]], strides = [32, 0, 0]> = #spyre.ref<lx, dl16, offset = [[#TAPS]], strides = [38, 0, 0]> x #spyre.ref<lx, dl16, strides = [32, 0, 0]> m 2 k 19 n 16 {
 // CHECK-NOT: spyre.hw.binary
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [32, 0, 0]>, #spyre.ref<lx, dl16, offset = [[#OUT]], strides = [32, 0, 0]> row 32 x [2, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16>, #spyre.ref<lx, dl16, offset = [[#OUT]]> row 64 x [1, 1, 1]
 // CHECK: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = 608, strides = [32, 2, 0]>
 // CHECK: spyre.hw.matmul {{.*}} x #spyre.ref<lx, dl16, offset = 608, strides = [32, 0, 0]> m 2 k 19 n 16 {
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 64, strides = [32, 0, 0]>
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 64>
 spyre.kernel @depthwise_writes(%x: !spyre.buffer<1x4x4x4xf16>, %w: !spyre.buffer<4x1x3x3xf16>,
                                %b: !spyre.buffer<4xf16>, %y: !spyre.buffer<1x4x4x4xf16>) {
   spyre.conv2d ins(%x, %w, %b : !spyre.buffer<1x4x4x4xf16>, !spyre.buffer<4x1x3x3xf16>, !spyre.buffer<4xf16>)

@@ -9,12 +9,12 @@
 // after it, writing the output in place over the accumulator. Each half of
 // the rows (the core's last step runs in two) is stored once.
 // CHECK-LABEL: spyre.hw.program @gated
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[LHS:[0-9]+]], strides = [512, 0, 0]>, #spyre.ref<@arg0
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[LHS:[0-9]+]]>, #spyre.ref<@arg0
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, strides = [384, 0, 0]>, #spyre.ref<@arg1, dl16, strides = [192, 0, 0]> row 192 x [256, 1, 1]
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = 192, strides = [384, 0, 0]>, #spyre.ref<@arg2, dl16, strides = [192, 0, 0]> row 192 x [256, 1, 1]
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC:[0-9]+]], strides = [768, 0, 0]> = #spyre.ref<lx, dl16, offset = [[LHS]], strides = [512, 0, 0]> x #spyre.ref<lx, dl16, strides = [384, 0, 0]> m 32 k 256 n 192
 // CHECK-NEXT: spyre.hw.binary "mul" #spyre.ref<lx, dl16, offset = [[ACC]], strides = [192, 2, 0]>, #spyre.ref<lx, f32, offset = [[ACC]], strides = [768, 4, 0]>, #spyre.ref<lx, f32, offset = 196992, strides = [768, 4, 0]> [32 x 96]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, strides = [192, 0, 0]>, #spyre.ref<lx, dl16, offset = [[ACC]], strides = [192, 0, 0]> row 192 x [32, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16>, #spyre.ref<lx, dl16, offset = [[ACC]]> row 6144 x [1, 1, 1]
 // CHECK-NEXT: spyre.hw.matmul {{.*}} m 32 k 256 n 192
 // CHECK-NEXT: spyre.hw.binary "mul"
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 6144

@@ -7,7 +7,7 @@
 // With all of K in one step the PT writes both products' 16-bit rows side by
 // side; each output's store reads its half of every row.
 // CHECK-LABEL: spyre.hw.program @whole_k
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[LHS:[0-9]+]], strides = [512, 0, 0]>, #spyre.ref<@arg0
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[LHS:[0-9]+]]>, #spyre.ref<@arg0
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, strides = [384, 0, 0]>, #spyre.ref<@arg1, dl16, strides = [192, 0, 0]> row 192 x [256, 1, 1]
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = 192, strides = [384, 0, 0]>, #spyre.ref<@arg2, dl16, strides = [192, 0, 0]> row 192 x [256, 1, 1]
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, dl16, offset = [[OUT:[0-9]+]], strides = [384, 0, 0]> = #spyre.ref<lx, dl16, offset = [[LHS]], strides = [512, 0, 0]> x #spyre.ref<lx, dl16, strides = [384, 0, 0]> m 32 k 256 n 192

@@ -7,10 +7,10 @@
 // CHECK-LABEL: spyre.hw.program @deep
 // CHECK: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC:[0-9]+]], strides = [256, 0, 0]> = {{.*}} m 32 k {{[0-9]+}} n 64 {accumulate
 // CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[ACC]], strides = [128, 2, 0]>, #spyre.ref<lx, f32, offset = [[ACC]], strides = [256, 4, 0]> [32 x 64]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, strides = [128, 0, 0]>, #spyre.ref<lx, dl16, offset = [[ACC]], strides = [128, 0, 0]> row 128 x [32, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@{{.*}}, dl16>, #spyre.ref<lx, dl16, offset = [[ACC]]> row 4096 x [1, 1, 1]
 // CHECK-NEXT: spyre.hw.matmul #spyre.ref<lx, f32, offset = [[ACC2:[0-9]+]], strides = [256, 0, 0]> = {{.*}} m 32 k {{[0-9]+}} n 64 {accumulate
 // CHECK-NEXT: spyre.hw.unary "copy" #spyre.ref<lx, dl16, offset = [[HALF:[0-9]+]], strides = [128, 2, 0]>, #spyre.ref<lx, f32, offset = [[ACC2]], strides = [256, 4, 0]> [32 x 64]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, offset = 4096, strides = [128, 0, 0]>, #spyre.ref<lx, dl16, offset = [[HALF]], strides = [128, 0, 0]> row 128 x [32, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, offset = 4096>, #spyre.ref<lx, dl16, offset = [[HALF]]> row 4096 x [1, 1, 1]
 spyre.kernel @deep(%a: !spyre.buffer<64x65536xf16>, %b: !spyre.buffer<65536x64xf16>,
                    %c: !spyre.buffer<64x64xf16>) {
   spyre.matmul ins(%a, %b : !spyre.buffer<64x65536xf16>, !spyre.buffer<65536x64xf16>)
@@ -23,7 +23,7 @@ spyre.kernel @deep(%a: !spyre.buffer<64x65536xf16>, %b: !spyre.buffer<65536x64xf
 // CHECK-LABEL: spyre.hw.program @shallow
 // CHECK: spyre.hw.matmul #spyre.ref<lx, dl16, offset = [[OUT:[0-9]+]], strides = [128, 0, 0]> = {{.*}} m 32 k 64 n 64
 // CHECK-NOT: spyre.hw.unary
-// CHECK: spyre.hw.dma #spyre.ref<@{{.*}}, dl16, strides = [128, 0, 0]>, #spyre.ref<lx, dl16, offset = [[OUT]], strides = [128, 0, 0]> row 128 x [32, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@{{.*}}, dl16>, #spyre.ref<lx, dl16, offset = [[OUT]]> row 4096 x [1, 1, 1]
 // CHECK-NOT: spyre.hw.unary
 // CHECK: }
 spyre.kernel @shallow(%a: !spyre.buffer<64x64xf16>, %b: !spyre.buffer<64x64xf16>,
@@ -37,7 +37,7 @@ spyre.kernel @shallow(%a: !spyre.buffer<64x64xf16>, %b: !spyre.buffer<64x64xf16>
 // column tiles (loaded once, not once per tile); the rhs tiles alternate
 // between their two copies.
 // CHECK-LABEL: spyre.hw.program @wide
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, strides = [128, 0, 0]>, #spyre.ref<@[[A:[a-z0-9_]+]], dl16
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16>, #spyre.ref<@[[A:[a-z0-9_]+]], dl16
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[R0:[0-9]+]], {{.*}}#spyre.ref<@[[B:[a-z0-9_]+]], dl16, strides = [512, 0, 0]>
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[R1:[0-9]+]], {{.*}}#spyre.ref<@[[B]], dl16, offset = 128, strides = [512, 0, 0]>
 // CHECK-NOT: @[[A]]

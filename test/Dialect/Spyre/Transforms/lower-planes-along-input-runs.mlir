@@ -9,7 +9,7 @@
 // CHECK-LABEL: spyre.hw.program @heads_innermost
 // CHECK: spyre.hw.core 0 {
 // CHECK-NEXT: spyre.hw.kernel
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32, strides = [1024, 2048, 0]>, #spyre.ref<@arg0, f32, strides = [1024, 65536, 0]> row 1024 x [2, 8, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, f32, strides = [2048, 0, 0]>, #spyre.ref<@arg0, f32, strides = [65536, 0, 0]> row 2048 x [8, 1, 1]
 // CHECK-NEXT: spyre.hw.unary "exp" #spyre.ref<lx, f32, offset = {{[0-9]+}}, strides = [8192, 4, 0]>, #spyre.ref<lx, f32, strides = [1024, 2048, 0]> [2 x 8]
 // CHECK-NEXT: spyre.hw.unary "exp" #spyre.ref<lx, f32, offset = {{[0-9]+}}, strides = [8192, 4, 0]>, #spyre.ref<lx, f32, offset = 4, strides = [1024, 2048, 0]> [2 x 8]
 #in = affine_map<(d0, d1, d2) -> (d1 * 16384 + d0 * 256 + d2)>

@@ -15,13 +15,13 @@
 // CHECK: spyre.hw.buffer @cache inout
 // CHECK: spyre.hw.core 0 {
 // CHECK: spyre.hw.dma #spyre.ref<lx, i32, offset = 4096>, #spyre.ref<@pos, i32> row 8 x [1, 1, 1]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = 4352, strides = [128, 0, 0]>, #spyre.ref<@keys, dl16, strides = [128, 0, 0]> row 128 x [2, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = 4352>, #spyre.ref<@keys, dl16> row 256 x [1, 1, 1]
 // CHECK: spyre.hw.scatter #spyre.ref<@cache, dl16, strides = [128, 0, 0]>[#spyre.ref<lx, i32, offset = 4096>], #spyre.ref<lx, dl16, offset = 4352, strides = [128, 0, 0]> row 128 x 2 of 16 {signal_sem = 1 : i64, wait_count = 2 : i64, wait_sem = 0 : i64}
 // CHECK: spyre.hw.scatter #spyre.ref<@cache, dl16, strides = [128, 0, 0]>[#spyre.ref<lx, i32, offset = 4104>], {{.*}} row 128 x 2 of 16
 // CHECK: spyre.hw.scatter #spyre.ref<@cache, dl16, strides = [128, 0, 0]>[{{.*}} row 128 x 1 of 16
 // CHECK: spyre.hw.core 1 {
 // The second head: its positions' rows 5 x 128 bytes on, its table 2048.
-// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = 4352, strides = [128, 0, 0]>, #spyre.ref<@keys, dl16, offset = 640, strides = [128, 0, 0]> row 128 x [2, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = 4352>, #spyre.ref<@keys, dl16, offset = 640> row 256 x [1, 1, 1]
 // CHECK: spyre.hw.scatter #spyre.ref<@cache, dl16, offset = 2048, strides = [128, 0, 0]>
 // CHECK: spyre.hw.scatter #spyre.ref<@cache, dl16, offset = 2048, strides = [128, 0, 0]>
 // CHECK: spyre.hw.scatter #spyre.ref<@cache, dl16, offset = 2048, strides = [128, 0, 0]>{{.*}} row 128 x 1 of 16
