@@ -462,7 +462,11 @@ SmallVector<int64_t> GenericPlan::chooseTile(int64_t cores, int64_t lxBytes) con
   // bus time (a 1024 x 1024 transpose on 32 cores: 43.9 -> 41.5 us).
   auto [read, write] = deviceBytes(sizes);
   double beside = arch.dmaDuplex ? std::min(read, write) / arch.deviceBytesPerCycle() : 0;
-  int64_t depth = overlapDepth(sfu + beside, transfersPerTile(), arch);
+  // A generic that loads nothing (a mask or a bias built from indices:
+  // BLOOM's ALiBi bias and causal mask, 4 MB at 512 tokens) has only its
+  // stores to overlap its SFU work with, and no loads to wait out: four
+  // tiles a core where they pay, as for row groups.
+  int64_t depth = overlapDepth(sfu + beside, transfersPerTile(), arch, inputs.empty() ? 4 : 2);
   SmallVector<int64_t> plain = tileWithRowGranule(cores, depth, lxBytes, 1);
   int64_t granule = row >= 0 ? rowStickElems() : 1;
   if (granule == 1 || plain.empty())
