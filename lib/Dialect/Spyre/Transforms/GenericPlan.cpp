@@ -78,9 +78,10 @@ LogicalResult GenericPlan::analyze() {
                          part});
     }
 
-  // `col`: the innermost reduction loop if there is one, else the loop the
-  // first output is contiguous along (so stores move whole rows), else the
-  // last. `row`: the parallel loop the first output is densest along.
+  // `col`: the innermost reduction loop if there is one, else a group's
+  // column loop for a member of one, else the loop the first output is
+  // contiguous along (so stores move whole rows), else the last. `row`: the
+  // parallel loop the first output is densest along.
   int64_t n = sizes.size();
   auto densest = [&](const LinearAccess &a, bool wantReduction, int skip) {
     int best = -1;
