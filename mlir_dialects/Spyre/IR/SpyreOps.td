@@ -247,6 +247,10 @@ def Spyre_GenericOp : Spyre_Op<"generic", [
     ::llvm::SmallVector<::mlir::spyre::CombinerKind> getCombinerKinds();
     /// The loops marked `reduction`.
     ::llvm::SmallVector<unsigned> getReductionLoops();
+    /// Iterates, as loop j, what was loop `order[j]` (a permutation of the
+    /// loops of a static domain): the domain, the maps, the iterator types
+    /// and the body's index_exprs follow, so every point computes the same.
+    void permuteLoops(::llvm::ArrayRef<unsigned> order);
     ::mlir::AffineMap getInputMap(unsigned i) {
       return ::llvm::cast<::mlir::AffineMapAttr>(getIndexingMaps()[i]).getValue();
     }

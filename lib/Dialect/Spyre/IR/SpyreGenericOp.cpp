@@ -39,6 +39,35 @@ SmallVector<unsigned> GenericOp::getReductionLoops() {
   return loops;
 }
 
+void GenericOp::permuteLoops(ArrayRef<unsigned> order) {
+  ArrayRef<int64_t> sizes = getStaticDomain();
+  unsigned n = unsigned(sizes.size());
+  assert(order.size() == n && getDomainSizes().empty() && "a static domain's loops");
+  MLIRContext *context = getContext();
+  SmallVector<AffineExpr> oldToNew(n);
+  SmallVector<int64_t> newSizes;
+  SmallVector<Attribute> iterators;
+  for (auto [j, d] : llvm::enumerate(order)) {
+    oldToNew[d] = getAffineDimExpr(unsigned(j), context);
+    newSizes.push_back(sizes[d]);
+    iterators.push_back(getIteratorTypes()[d]);
+  }
+  auto permuted = [&](AffineMap map) {
+    SmallVector<AffineExpr> symbols;
+    for (unsigned i = 0; i < map.getNumSymbols(); ++i)
+      symbols.push_back(getAffineSymbolExpr(i, context));
+    return map.replaceDimsAndSymbols(oldToNew, symbols, n, map.getNumSymbols());
+  };
+  SmallVector<Attribute> maps;
+  for (Attribute attr : getIndexingMaps())
+    maps.push_back(AffineMapAttr::get(permuted(cast<AffineMapAttr>(attr).getValue())));
+  for (IndexExprOp expr : getBody().front().getOps<IndexExprOp>())
+    expr.setMapAttr(AffineMapAttr::get(permuted(expr.getMap())));
+  setStaticDomainAttr(DenseI64ArrayAttr::get(context, newSizes));
+  setIndexingMapsAttr(ArrayAttr::get(context, maps));
+  setIteratorTypesAttr(ArrayAttr::get(context, iterators));
+}
+
 namespace {
 /// Inclusive range of an affine expression over a static box domain. Returns
 /// nothing where the range is not known statically (symbols, dynamic loops).

@@ -119,6 +119,12 @@ private:
   int64_t units(ArrayRef<int64_t> tile) const {
     return n * llvm::divideCeil(ho, tile[0]) * chunks(tile[1]);
   }
+  /// The run of consecutive units `core` of `cores` takes of `total`: its
+  /// first and how many (`lower` and the estimate's shared reads).
+  static std::pair<int64_t, int64_t> coreUnits(int64_t total, int64_t core, int64_t cores) {
+    int64_t first = llvm::divideCeil(total * core, cores);
+    return {first, int64_t(llvm::divideCeil(total * (core + 1), cores)) - first};
+  }
   /// Whether the tile gathers the taps into one product (its third size).
   static bool gathers(ArrayRef<int64_t> tile) { return tile.size() > 2 && tile[2] >= 1; }
   bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
@@ -415,8 +421,7 @@ std::pair<double, double> ConvPlan::distinctLoads(ArrayRef<int64_t> tile, int64_
   for (int64_t t = 0; t < steps; ++t) {
     llvm::SmallDenseSet<int64_t> chunksLoaded, inputsLoaded;
     for (int64_t core = 0; core < cores; ++core) {
-      int64_t first = llvm::divideCeil(total * core, cores),
-              count = llvm::divideCeil(total * (core + 1), cores) - first;
+      auto [first, count] = coreUnits(total, core, cores);
       if (t >= count)
         continue;
       int64_t unit = first + t;
@@ -681,8 +686,9 @@ LogicalResult ConvPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> ti
   const int64_t bias = biasInProduct(tile) ? 1 : 0; // the bias's row of K
 
   for (int64_t core = 0; core < cores; ++core) {
-    int64_t first = llvm::divideCeil(total * core, cores),
-            count = int64_t(llvm::divideCeil(total * (core + 1), cores)) - first;
+    // (Named variables: a lambda below captures `first`.)
+    int64_t first, count;
+    std::tie(first, count) = coreUnits(total, core, cores);
     if (count == 0)
       continue;
     // Units run chunk by chunk within a band, so that a band's rows stay

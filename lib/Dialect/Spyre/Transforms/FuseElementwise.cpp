@@ -195,27 +195,13 @@ void orientLikeReduction(GenericOp reader) {
       free.push_back(d);
   if (free.size() != 1 || sizes[free.front()] != *reducedSize)
     return;
-  // New loop j iterates old loop order[j]: the others in their order, then
-  // the free one.
+  // The others in their order, then the free one.
   SmallVector<unsigned> order;
   for (unsigned d = 0; d < n; ++d)
     if (d != free.front())
       order.push_back(d);
   order.push_back(free.front());
-  MLIRContext *context = reader.getContext();
-  SmallVector<AffineExpr> oldToNew(n);
-  SmallVector<int64_t> newSizes;
-  for (auto [j, d] : llvm::enumerate(order)) {
-    oldToNew[d] = getAffineDimExpr(unsigned(j), context);
-    newSizes.push_back(sizes[d]);
-  }
-  SmallVector<Attribute> maps;
-  for (Attribute attr : reader.getIndexingMaps()) {
-    AffineMap map = cast<AffineMapAttr>(attr).getValue();
-    maps.push_back(AffineMapAttr::get(map.replaceDimsAndSymbols(oldToNew, {}, n, 0)));
-  }
-  reader.setStaticDomainAttr(DenseI64ArrayAttr::get(context, newSizes));
-  reader.setIndexingMapsAttr(ArrayAttr::get(context, maps));
+  reader.permuteLoops(order);
 }
 
 /// Why the readers of a producer that loads `inputs` cannot load them where

@@ -235,21 +235,14 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
         !op.getReductionLoops().empty() || !op.getSymbols().empty() ||
         !op.getBody().front().getOps<IndexExprOp>().empty())
       return std::nullopt;
-    MLIRContext *context = op.getContext();
-    SmallVector<AffineExpr> oldToNew(sizes.size());
-    for (auto [d, size] : llvm::enumerate(sizes)) {
+    SmallVector<unsigned> order; // the loop of `sizes` each loop of `target` is
+    for (int64_t size : target) {
       if (llvm::count(sizes, size) != 1 || llvm::count(target, size) != 1)
         return std::nullopt;
-      oldToNew[d] = getAffineDimExpr(unsigned(llvm::find(target, size) - target.begin()),
-                                     context);
+      order.push_back(unsigned(llvm::find(sizes, size) - sizes.begin()));
     }
     Attrs old{op.getStaticDomainAttr(), op.getIndexingMaps(), op.getIteratorTypes()};
-    SmallVector<Attribute> maps;
-    for (Attribute attr : op.getIndexingMaps())
-      maps.push_back(AffineMapAttr::get(cast<AffineMapAttr>(attr).getValue().replaceDimsAndSymbols(
-          oldToNew, {}, unsigned(sizes.size()), 0)));
-    op.setStaticDomainAttr(DenseI64ArrayAttr::get(context, target));
-    op.setIndexingMapsAttr(ArrayAttr::get(context, maps));
+    op.permuteLoops(order);
     return old;
   }
 
