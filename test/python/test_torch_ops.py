@@ -272,6 +272,44 @@ def test_layer_norms_over_the_channels_of_a_channel_first_image_form_one_row_gro
                for line in fused.splitlines() if "spyre.generic" in line), fused
 
 
+@pytest.mark.parametrize("overflow", [False, True], ids=["finite", "overflowing"])
+def test_a_flat_sum_read_by_a_row_norm_joins_its_group(overflow):
+    # T5's fp16 layer: residual sums clamped below the largest half (less
+    # when an element is infinite), then an RMSNorm. Inductor keeps the
+    # clamped sum, which reads four buffers, as a buffer over its linear
+    # index; it takes the norm's rows and joins the norm's group, so it
+    # never reaches device memory.
+    from spyre_mlir import compiler
+    from spyre_mlir.ir import Context, Module
+    dtype = torch.float16
+    a, b, c = (rand(1, 96, 512, dtype=dtype) for _ in range(3))
+    w = rand(512, dtype=dtype)
+    if overflow:
+        a[0, 5, 7] = b[0, 5, 7] = 60000.0
+
+    def clamped(h):
+        big = torch.finfo(h.dtype).max
+        limit = torch.where(torch.isinf(h).any(), big - 1000, big)
+        return torch.clamp(h, min=-limit, max=limit)
+
+    def layer(a, b, c, w):
+        h = clamped(clamped(a + b) + c)
+        variance = h.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        return w * (h * torch.rsqrt(variance + 1e-6)).to(dtype)
+    counters.reset()
+    check(layer, a, b, c, w, dtype=dtype)
+    (kernel,) = [k for k in counters.per_kernel if "spyre.generic" in k.mlir]
+    with Context():
+        fused = str(compiler.compile_module(Module.parse(kernel.mlir), stop_after="fuse"))
+    # The clamped sum, the sum of squares and the normalization, in a group
+    # (indented under it); the sums' checks for infinities group apart.
+    rows = [line for line in fused.splitlines() if "spyre.generic domain [96, 512]" in line]
+    kernel_line = next(line for line in fused.splitlines() if "spyre.kernel @" in line)
+    kernel_depth = len(kernel_line) - len(kernel_line.lstrip())
+    assert len(rows) == 3, fused
+    assert all(len(line) - len(line.lstrip()) > kernel_depth + 2 for line in rows), fused
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_matmuls(dtype):
     a, b = rand(33, 70, dtype=dtype), rand(70, 20, dtype=dtype)

@@ -22,6 +22,17 @@ int64_t bytesOf(Value buffer) {
   return type.getNumElements() * deviceDTypeBytes(deviceDType(type.getElementType()));
 }
 
+/// A generic's loop attributes, to put back.
+struct Attrs {
+  DenseI64ArrayAttr domain;
+  ArrayAttr maps, iterators;
+  void restore(GenericOp op) const {
+    op.setStaticDomainAttr(domain);
+    op.setIndexingMapsAttr(maps);
+    op.setIteratorTypesAttr(iterators);
+  }
+};
+
 /// Generics of one kernel that could form a group, and what grouping saves.
 struct Candidate {
   SmallVector<GenericOp> members;
@@ -37,9 +48,52 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     if (!arch)
       return signalPassFailure();
     getOperation().walk([&](KernelOp kernel) {
+      SmallVector<std::pair<GenericOp, Attrs>> reshaped = takeReadersLoops(kernel);
       for (const Candidate &candidate : candidates(kernel, *arch))
         fuse(candidate, *arch);
+      for (auto &[op, old] : reshaped)
+        if (!isa<FusedOp>(op->getParentOp()))
+          old.restore(op);
     });
+  }
+
+  /// Inductor iterates a contiguous elementwise op over its linear index. One
+  /// whose result a later generic reads row-major over its own loops (T5's
+  /// clamped residual sum, which both passes of the RMSNorm after it read)
+  /// is rewritten to loop over the reader's, so that the two may group and
+  /// the result stay in LX. Returns the rewritten ops with their former
+  /// loops, put back where no group forms.
+  static SmallVector<std::pair<GenericOp, Attrs>> takeReadersLoops(KernelOp kernel) {
+    SmallVector<GenericOp> generics(kernel.getBody().front().getOps<GenericOp>());
+    SmallVector<std::pair<GenericOp, Attrs>> reshaped;
+    for (auto [i, op] : llvm::enumerate(generics)) {
+      if (op.getStaticDomain().size() != 1 || op.getOutputs().size() != 1 ||
+          !op.getReductionLoops().empty() || !op.getSymbols().empty())
+        continue;
+      Value result = op.getOutputs().front();
+      for (GenericOp reader : ArrayRef(generics).drop_front(i + 1)) {
+        auto input = llvm::find(reader.getInputs(), result);
+        if (input == reader.getInputs().end())
+          continue;
+        ArrayRef<int64_t> loops = reader.getStaticDomain();
+        AffineMap map = cast<AffineMapAttr>(
+            reader.getIndexingMaps()[input - reader.getInputs().begin()]).getValue();
+        if (loops.size() >= 2 && reader.getDomainSizes().empty() &&
+            map == rowMajor(loops, op.getContext()))
+          if (std::optional<Attrs> old = expandLeading(op, loops))
+            reshaped.emplace_back(op, *old);
+        break;
+      }
+    }
+    return reshaped;
+  }
+
+  /// The linear index of a row-major buffer over `loops`.
+  static AffineMap rowMajor(ArrayRef<int64_t> loops, MLIRContext *context) {
+    AffineExpr linear = getAffineConstantExpr(0, context);
+    for (auto [i, size] : llvm::enumerate(loops))
+      linear = linear * size + getAffineDimExpr(unsigned(i), context);
+    return AffineMap::get(unsigned(loops.size()), 0, simplifyAffineExpr(linear, loops.size(), 0));
   }
 
   /// A plan of `op` without diagnostics (nothing if the card cannot run it).
@@ -170,17 +224,6 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
           return true;
     return false;
   }
-
-  /// A generic's loop attributes, to put back.
-  struct Attrs {
-    DenseI64ArrayAttr domain;
-    ArrayAttr maps, iterators;
-    void restore(GenericOp op) const {
-      op.setStaticDomainAttr(domain);
-      op.setIndexingMapsAttr(maps);
-      op.setIteratorTypesAttr(iterators);
-    }
-  };
 
   /// Rewrites `op` to loop over `target` when its domain is `target` with
   /// the leading loops merged into its first, parallel, loop (a row-major

@@ -519,3 +519,155 @@ spyre.kernel @copy_with_gaps_between(%x: !spyre.buffer<64x1000xf32>, %y: !spyre.
   spyre.dealloc %mx : !spyre.buffer<64xf32>
   spyre.return
 }
+
+// -----
+
+#flat = affine_map<(d0) -> (d0)>
+#x2 = affine_map<(d0, d1) -> (d0 * 64 + d1)>
+#r2 = affine_map<(d0, d1) -> (d0)>
+#c2 = affine_map<(d0, d1) -> (d1)>
+
+// A residual sum Inductor iterates over its linear index, then an RMSNorm
+// of it (T5's layer): the sum takes the norm's loops, its rows row-major
+// as the norm reads them, and the three group; the sum's temporary stays
+// in LX (its dealloc goes).
+// CHECK-LABEL: spyre.kernel @flat_producer
+// CHECK-NEXT: spyre.fused {
+// CHECK-NEXT: spyre.alloc() : !spyre.buffer<8192xf16>
+// CHECK-NEXT: spyre.alloc() : !spyre.buffer<128xf32>
+// CHECK-NEXT: spyre.generic domain [128, 64] {indexing_maps = [#[[X:map[0-9]*]], #[[X]], #[[X]]], iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+// CHECK: spyre.generic domain [128, 64] {combiners = [#spyre.combiner<sum>]
+// CHECK: spyre.generic domain [128, 64]
+// CHECK-NOT: spyre.dealloc
+// CHECK: spyre.return
+spyre.kernel @flat_producer(%a: !spyre.buffer<8192xf16>, %b: !spyre.buffer<8192xf16>,
+                            %g: !spyre.buffer<64xf16>, %y: !spyre.buffer<8192xf16>) {
+  %h = spyre.alloc() : !spyre.buffer<8192xf16>
+  %ss = spyre.alloc() : !spyre.buffer<128xf32>
+  spyre.generic domain [8192] {indexing_maps = [#flat, #flat, #flat],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%a, %b : !spyre.buffer<8192xf16>, !spyre.buffer<8192xf16>)
+      outs(%h : !spyre.buffer<8192xf16>) {
+  ^bb0(%u: f16, %v: f16):
+    %s = arith.addf %u, %v : f16
+    spyre.yield %s : f16
+  }
+  spyre.generic domain [128, 64] {indexing_maps = [#x2, #r2],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%h : !spyre.buffer<8192xf16>) outs(%ss : !spyre.buffer<128xf32>) {
+  ^bb0(%v: f16):
+    %e = arith.extf %v : f16 to f32
+    %q = arith.mulf %e, %e : f32
+    spyre.yield %q : f32
+  }
+  spyre.generic domain [128, 64] {indexing_maps = [#c2, #x2, #r2, #x2],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%g, %h, %ss : !spyre.buffer<64xf16>, !spyre.buffer<8192xf16>, !spyre.buffer<128xf32>)
+      outs(%y : !spyre.buffer<8192xf16>) {
+  ^bb0(%w: f16, %v: f16, %s: f32):
+    %e = arith.extf %v : f16 to f32
+    %r = math.rsqrt %s : f32
+    %n = arith.mulf %e, %r : f32
+    %t = arith.truncf %n : f32 to f16
+    %o = arith.mulf %w, %t : f16
+    spyre.yield %o : f16
+  }
+  spyre.dealloc %h : !spyre.buffer<8192xf16>
+  spyre.dealloc %ss : !spyre.buffer<128xf32>
+  spyre.return
+}
+
+// -----
+
+#flat = affine_map<(d0) -> (d0)>
+#t2 = affine_map<(d0, d1) -> (d1 * 128 + d0)>
+#x2 = affine_map<(d0, d1) -> (d0 * 64 + d1)>
+#r2 = affine_map<(d0, d1) -> (d0)>
+
+// The reader takes the flat sum's elements in another order (columns of a
+// 64 x 128 buffer as its rows): the sum keeps its one loop and runs apart.
+// CHECK-LABEL: spyre.kernel @flat_producer_read_transposed
+// CHECK-NEXT: spyre.alloc
+// CHECK-NEXT: spyre.generic domain [8192]
+spyre.kernel @flat_producer_read_transposed(%a: !spyre.buffer<8192xf16>,
+                                            %b: !spyre.buffer<8192xf16>,
+                                            %y: !spyre.buffer<8192xf16>) {
+  %h = spyre.alloc() : !spyre.buffer<8192xf16>
+  %ss = spyre.alloc() : !spyre.buffer<128xf32>
+  spyre.generic domain [8192] {indexing_maps = [#flat, #flat, #flat],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%a, %b : !spyre.buffer<8192xf16>, !spyre.buffer<8192xf16>)
+      outs(%h : !spyre.buffer<8192xf16>) {
+  ^bb0(%u: f16, %v: f16):
+    %s = arith.addf %u, %v : f16
+    spyre.yield %s : f16
+  }
+  spyre.generic domain [128, 64] {indexing_maps = [#t2, #r2],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%h : !spyre.buffer<8192xf16>) outs(%ss : !spyre.buffer<128xf32>) {
+  ^bb0(%v: f16):
+    %e = arith.extf %v : f16 to f32
+    spyre.yield %e : f32
+  }
+  spyre.generic domain [128, 64] {indexing_maps = [#x2, #r2, #x2],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%a, %ss : !spyre.buffer<8192xf16>, !spyre.buffer<128xf32>)
+      outs(%y : !spyre.buffer<8192xf16>) {
+  ^bb0(%v: f16, %s: f32):
+    %e = arith.extf %v : f16 to f32
+    %n = arith.mulf %e, %s : f32
+    %t = arith.truncf %n : f32 to f16
+    spyre.yield %t : f16
+  }
+  spyre.dealloc %h : !spyre.buffer<8192xf16>
+  spyre.dealloc %ss : !spyre.buffer<128xf32>
+  spyre.return
+}
+
+// -----
+
+#flat = affine_map<(d0) -> (d0)>
+#x2 = affine_map<(d0, d1) -> (d0 * 2000000 + d1)>
+#r2 = affine_map<(d0, d1) -> (d0)>
+
+// Rows too long for LX: no group forms, and the flat sum gets its one loop
+// back.
+// CHECK-LABEL: spyre.kernel @flat_producer_long_rows
+// CHECK-NEXT: spyre.alloc
+// CHECK-NEXT: spyre.alloc
+// CHECK-NEXT: spyre.generic domain [8000000]
+// CHECK-NOT: spyre.fused
+spyre.kernel @flat_producer_long_rows(%a: !spyre.buffer<8000000xf32>,
+                                      %b: !spyre.buffer<8000000xf32>,
+                                      %y: !spyre.buffer<4xf32>) {
+  %h = spyre.alloc() : !spyre.buffer<8000000xf32>
+  %ss = spyre.alloc() : !spyre.buffer<4xf32>
+  // expected-remark @+1 {{not fused with the next 1 generic(s): a tile of whole rows of every member does not fit the usable LX}}
+  spyre.generic domain [8000000] {indexing_maps = [#flat, #flat, #flat],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%a, %b : !spyre.buffer<8000000xf32>, !spyre.buffer<8000000xf32>)
+      outs(%h : !spyre.buffer<8000000xf32>) {
+  ^bb0(%u: f32, %v: f32):
+    %s = arith.addf %u, %v : f32
+    spyre.yield %s : f32
+  }
+  spyre.generic domain [4, 2000000] {indexing_maps = [#x2, #r2],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<reduction>],
+      combiners = [#spyre.combiner<sum>]}
+      ins(%h : !spyre.buffer<8000000xf32>) outs(%ss : !spyre.buffer<4xf32>) {
+  ^bb0(%v: f32):
+    spyre.yield %v : f32
+  }
+  spyre.generic domain [4] {indexing_maps = [#flat, #flat],
+      iterator_types = [#spyre.iterator<parallel>]}
+      ins(%ss : !spyre.buffer<4xf32>) outs(%y : !spyre.buffer<4xf32>) {
+  ^bb0(%v: f32):
+    %q = arith.mulf %v, %v : f32
+    spyre.yield %q : f32
+  }
+  spyre.dealloc %h : !spyre.buffer<8000000xf32>
+  spyre.dealloc %ss : !spyre.buffer<4xf32>
+  spyre.return
+}
