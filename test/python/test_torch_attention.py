@@ -5,6 +5,7 @@ nn.MultiheadAttention and nn.TransformerEncoderLayer (eval-mode fast path).
 Zero CPU fallbacks, results within DLFloat16 tolerance."""
 
 import math
+import re
 
 import pytest
 import torch
@@ -431,6 +432,25 @@ def test_fused_attention_over_several_key_blocks(causal):
     k, v = (torch.randn(1, 2, 600, 32, dtype=torch.float16) for _ in range(2))
     k[:, :, 520:] *= 3
     _fused_sdpa_matches_f32(q, k, v, causal)
+
+
+@pytest.mark.parametrize("shape", [(8, 512, 64), (4, 1000, 32)], ids=["gpt2", "ragged"])
+def test_causal_panels_fold(shape):
+    """Few heads of causal attention on 32 cores: each core's panel of query
+    rows is two runs, one from each end of a head, so that every panel sees
+    about as many keys (AttentionPlan: a fourth tile size of 1). 1000 rows
+    in runs of 64 leave a last run of 40, paired with the first. The
+    output goes back to both runs of rows."""
+    from spyre_mlir import compiler
+    from spyre_mlir.ir import Context, Module
+    torch.manual_seed(0)
+    heads, length, size = shape
+    q, k, v = (torch.randn(1, heads, length, size, dtype=torch.float16) for _ in range(3))
+    _fused_sdpa_matches_f32(q, k, v, True)
+    (kernel,) = [k for k in counters.per_kernel if "spyre.attention" in k.mlir]
+    with Context():
+        tiled = str(compiler.compile_module(Module.parse(kernel.mlir), stop_after="tile"))
+    assert re.search(r"spyre.tile = array<i64: \d+, \d+, \d+, 1>", tiled), tiled
 
 
 def test_causal_blocks_that_straddle_a_key_block():

@@ -2,7 +2,10 @@
 //
 // A unit of work is one head's panel of query rows; units go to cores
 // longest first (causal panels further down see more keys), each to the
-// least loaded core. A core keeps its panel's queries, running row maxima
+// least loaded core. A folded panel (a fourth tile size of 1, causal heads
+// with keys and values of their own) is two runs of rows from the two ends
+// of a head, so that panels see about as many keys when there are about as
+// few panels as cores. A core keeps its panel's queries, running row maxima
 // and f32 output accumulator in LX, and streams blocks of keys and values
 // through double-buffered slots. Per key block, each block of the panel's
 // rows has its scores computed on the PT, turned into probabilities by an
@@ -44,6 +47,11 @@ struct Item {
 /// and the per-row updates), for sharing units among cores.
 constexpr int64_t kStepOverheadKeys = 16;
 
+/// What a panel's steps cost (AttentionPlan::estimate).
+struct UnitCycles {
+  double steps = 0, firstOnCore = 0;
+};
+
 class AttentionPlan : public OpPlan {
 public:
   AttentionPlan(AttentionOp op, const ::spyre::Arch &arch) : OpPlan(op, arch), attn(op) {}
@@ -57,15 +65,30 @@ public:
 private:
   /// A head's panel of query rows: its first row, rows, key blocks and the
   /// work `assign` balances (the keys it multiplies plus a per-step overhead).
+  /// A folded panel is two runs of rows, the first `split` rows from q0 and
+  /// the rest from q1 (tileFolds).
   struct Unit {
     int64_t head, q0, rows, blocks, work;
+    int64_t split = rows, q1 = 0;
+    /// The query row of the panel's row r.
+    int64_t at(int64_t r) const { return r < split ? q0 + r : q1 + (r - split); }
+    /// One past the panel's last query row.
+    int64_t end() const { return at(rows - 1) + 1; }
   };
-  SmallVector<Unit> unitsOf(int64_t panel, int64_t tk) const;
+  SmallVector<Unit> unitsOf(int64_t panel, int64_t tk, bool fold) const;
+  /// Whether `tile` folds causal panels: each core's panel is a run of rows
+  /// near the start of a head and one near its end, so that every panel
+  /// sees about as many keys (8 heads x 512 rows on 32 cores: as panels of
+  /// 128 rows, the eight cores with a head's last rows worked 1.6x the
+  /// average, and the others waited).
+  static bool tileFolds(ArrayRef<int64_t> tile) { return tile.size() > 3 && tile[3] != 0; }
+  bool canFold(int64_t panel, int64_t block) const;
   /// The units of each core: longest first, each to the least loaded core
   /// (causal panels further down see more keys); a core runs its units in
   /// order, from one that depends on its key/value head.
   SmallVector<SmallVector<int64_t>> assign(ArrayRef<Unit> units, int64_t cores) const;
-  int64_t keyBlocks(int64_t q0, int64_t rows, int64_t tk) const;
+  /// Key blocks of a panel whose last query row is end - 1.
+  int64_t keyBlocks(int64_t end, int64_t tk) const;
   bool fits(ArrayRef<int64_t> tile, int64_t lxBytes) const;
   /// Estimated cycles of the busiest core with `tile` (see rankTiles).
   double estimate(ArrayRef<int64_t> tile, int64_t cores) const;
@@ -116,19 +139,40 @@ LogicalResult AttentionPlan::analyze() {
 
 int64_t AttentionPlan::parallelUnits() const { return heads * lq; }
 
-int64_t AttentionPlan::keyBlocks(int64_t q0, int64_t rows, int64_t tk) const {
+int64_t AttentionPlan::keyBlocks(int64_t end, int64_t tk) const {
   int64_t all = llvm::divideCeil(lk, tk);
   if (!causal)
     return all;
-  return std::min(all, (q0 + rows - 1) / tk + 1);
+  return std::min(all, (end - 1) / tk + 1);
+}
+
+bool AttentionPlan::canFold(int64_t panel, int64_t block) const {
+  // A block of rows never spans the two runs; a mask of rows would need
+  // two loads of its own. Not for grouped heads: a group's query heads
+  // read each key/value block in the same cycles, so panels half as long
+  // balance the cores at no more traffic, where folding loads more queries
+  // first and stores a whole panel last (the Llama layer's 8 heads on 2
+  // key/value heads: 28.0 us in panels of 64 rows, 31.4 folded, 29.0 before
+  // this estimate). With a key/value head per query head, panels half as
+  // long read each key/value block twice as often.
+  return causal && kvHeads == heads && !(hasMask && maskRows > 1) && panel % 2 == 0 &&
+         (panel / 2) % block == 0 && panel / 2 < lq;
 }
 
 LogicalResult AttentionPlan::verifyTile(ArrayRef<int64_t> tile) const {
-  if (tile.size() != 3 || tile[0] < 1 || tile[0] > lq || tile[1] < 1 || tile[1] > lk ||
-      tile[2] < 1 || tile[2] > tile[0])
+  if (tile.size() < 3 || tile.size() > 4 || tile[0] < 1 || tile[0] > lq || tile[1] < 1 ||
+      tile[1] > lk || tile[2] < 1 || tile[2] > tile[0] ||
+      (tile.size() == 4 && tile[3] != 0 && tile[3] != 1))
     return attn.emitError() << "spyre.tile of this attention is [query rows of a panel in [1, "
                             << lq << "], keys in [1, " << lk
-                            << "], query rows of a block in [1, the panel's]]";
+                            << "], query rows of a block in [1, the panel's]] and optionally 1 "
+                               "to fold causal panels";
+  if (tileFolds(tile) && !canFold(tile[0], tile[2]))
+    return attn.emitError() << "spyre.tile folds panels of " << tile[0] << " rows in blocks of "
+                            << tile[2] << ": folding needs causal attention with a key/value head "
+                               "per query head and without a mask of rows, an even panel "
+                               "shorter than twice the queries, and blocks that divide half of "
+                               "it";
   return success();
 }
 
@@ -153,14 +197,26 @@ bool AttentionPlan::fits(ArrayRef<int64_t> tile, int64_t lxBytes) const {
   return total <= lxBytes;
 }
 
-SmallVector<AttentionPlan::Unit> AttentionPlan::unitsOf(int64_t panel, int64_t tk) const {
+SmallVector<AttentionPlan::Unit> AttentionPlan::unitsOf(int64_t panel, int64_t tk,
+                                                       bool fold) const {
   SmallVector<Unit> units;
-  const int64_t panels = llvm::divideCeil(lq, panel);
+  // Folded: runs of half a panel, the first with the last, the second with
+  // the one before it, ...; an odd middle run alone.
+  const int64_t run = fold ? panel / 2 : panel, runs = llvm::divideCeil(lq, run);
+  auto rowsAt = [&](int64_t p) { return std::min(run, lq - p * run); };
+  auto seen = [&](int64_t end) { return causal ? std::min(lk, end) : lk; };
   for (int64_t h = 0; h < heads; ++h)
-    for (int64_t p = 0; p < panels; ++p) {
-      int64_t q0 = p * panel, rows = std::min(panel, lq - q0), blocks = keyBlocks(q0, rows, tk);
-      int64_t keys = causal ? std::min(lk, q0 + rows) : lk;
-      units.push_back({h, q0, rows, blocks, (keys + blocks * kStepOverheadKeys) * rows});
+    for (int64_t p = 0; p < (fold ? (runs + 1) / 2 : runs); ++p) {
+      int64_t q0 = p * run, rows = rowsAt(p), last = runs - 1 - p;
+      Unit unit{h, q0, rows, 0, seen(q0 + rows) * rows};
+      if (fold && last != p) {
+        unit.q1 = last * run;
+        unit.rows += rowsAt(last);
+        unit.work += seen(unit.q1 + rowsAt(last)) * rowsAt(last);
+      }
+      unit.blocks = keyBlocks(unit.end(), tk);
+      unit.work += unit.blocks * kStepOverheadKeys * unit.rows;
+      units.push_back(unit);
     }
   return units;
 }
@@ -198,7 +254,7 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   const int64_t panel = tile[0], tk = tile[1], block = tile[2];
   const double probEs = double(deviceDTypeBytes(uint8_t(ISA::DType::dl16)));
   const double startup = double(arch.sfuStartupCycles), latency = double(arch.dmaLatencyCycles);
-  SmallVector<Unit> units = unitsOf(panel, tk);
+  SmallVector<Unit> units = unitsOf(panel, tk, tileFolds(tile));
   // Bus cycles per byte that every working core moves at once. The query
   // heads of a group (grouped-query attention) are units of equal work that
   // run side by side, loading the same key/value blocks in the same cycles:
@@ -210,6 +266,11 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   const int64_t panelsPerHead = int64_t(units.size()) <= cores ? llvm::divideCeil(lq, panel) : 1;
   const double keySharing =
       std::max(1.0, active / double(heads / kvHeads * panelsPerHead)) / arch.deviceBytesPerCycle();
+  // A block on a causal diagonal is loaded only up to the panel's last row,
+  // which differs from panel to panel: only a group's query heads read it
+  // at once.
+  const double diagonalSharing =
+      std::max(1.0, active / double(heads / kvHeads)) / arch.deviceBytesPerCycle();
   // Cycles of one unit: per step, the PT's products and the SFU's online
   // softmax, overlapped where the panel has two blocks or more (one block's
   // softmax while the other's products run); the keys and values a step
@@ -218,16 +279,19 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // step waits for its loads; the later steps' loads run during the step
   // before (double-buffered slots).
   auto unitCycles = [&](const Unit &unit) {
-    double cycles = 0;
+    // The unit's steps with each one's loads during the step before, and
+    // what its first step costs more where it is the core's first (a later
+    // unit's first keys and values arrive during the unit before).
+    UnitCycles cycles;
     for (int64_t blk = 0; blk < unit.blocks; ++blk) {
       int64_t k0 = blk * tk, keys = std::min(tk, lk - k0);
       if (causal)
-        keys = std::min(keys, unit.q0 + unit.rows - k0);
+        keys = std::min(keys, unit.end() - k0);
       double pt = 0, sfu = 0, first = 0;
       int64_t items = 0;
       for (int64_t r0 = 0; r0 < unit.rows; r0 += block) {
         double r = double(std::min(block, unit.rows - r0));
-        double c = double(causal ? std::min(keys, unit.q0 + r0 + int64_t(r) - k0) : keys);
+        double c = double(causal ? std::min(keys, unit.at(r0 + int64_t(r) - 1) + 1 - k0) : keys);
         if (c <= 0)
           continue;
         double scores = arch.ptCycles(r, double(d), c, (r + c) * double(d * es), r * c * 4);
@@ -245,7 +309,7 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
           softmax += arch.sfuCycles(r * c, 8, false, false);
         // The causal select, over the columns a row of a block on the
         // diagonal can mask.
-        double from = std::max<double>(0, double(unit.q0 + r0 - k0 + 1));
+        double from = std::max<double>(0, double(unit.at(r0) - k0 + 1));
         if (causal && from < c)
           softmax += arch.sfuCycles(r * (c - from), 8, false, false);
         if (items++ == 0)
@@ -258,29 +322,36 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
       // other on the core's DMA engine, each after the memory's latency.
       double bytes = double(keys * (d + dv) * es);
       double transfers = hasMask ? 3 : 2;
-      double loads = std::max(bytes / double(arch.dmaPortBytesPerCycle), bytes * keySharing) +
+      double shared = keys == std::min(tk, lk - k0) ? keySharing : diagonalSharing;
+      double loads = std::max(bytes / double(arch.dmaPortBytesPerCycle), bytes * shared) +
                      transfers * latency;
-      cycles += blk == 0 ? loads + compute : std::max(loads, compute);
+      cycles.steps += std::max(loads, compute);
+      if (blk == 0)
+        cycles.firstOnCore = loads + compute - std::max(loads, compute);
     }
     return cycles;
   };
   // Every head's panel at the same rows costs the same.
-  DenseMap<int64_t, double> cyclesAt;
+  DenseMap<std::pair<int64_t, int64_t>, UnitCycles> cyclesAt;
   double busiest = 0;
   for (ArrayRef<int64_t> list : assign(units, cores)) {
     double core = 0;
-    for (int64_t u : list) {
-      auto [it, inserted] = cyclesAt.try_emplace(units[u].q0, 0.0);
+    for (auto [n, u] : llvm::enumerate(list)) {
+      auto [it, inserted] = cyclesAt.try_emplace(
+          {units[u].q0, units[u].split < units[u].rows ? units[u].q1 : -1}, UnitCycles());
       if (inserted)
         it->second = unitCycles(units[u]);
-      core += it->second;
+      core += it->second.steps + (n == 0 ? it->second.firstOnCore : 0.0);
     }
     busiest = std::max(busiest, core);
   }
-  // Before the first step, a panel of queries; after the last, the output
-  // panel's store (paying the bus's read/write turnaround).
+  // Before the first step, a panel of queries; after the last, the store
+  // of the last block of rows (paying the bus's read/write turnaround): the
+  // final panel's other blocks go out while the last is computed, but for
+  // the first run of a folded panel, done long before and stored with the
+  // rest in the last step.
   double queryBytes = double(std::min(panel, lq) * d * es);
-  double outputBytes = double(std::min(panel, lq) * dv * es);
+  double outputBytes = double((std::min(block, lq) + (tileFolds(tile) ? panel / 2 : 0)) * dv * es);
   return busiest + queryBytes * sharing + latency +
          outputBytes * (sharing + active * arch.turnaroundCyclesPerByte()) + latency;
 }
@@ -323,8 +394,12 @@ AttentionPlan::rankTiles(int64_t cores, int64_t lxBytes) const {
       panels.push_back(std::min(panel, most));
     for (int64_t panel : llvm::make_range(panels.begin(), llvm::unique(panels)))
       for (int64_t keys : keyChoices)
-        if (fits({panel, keys, block}, lxBytes))
+        if (fits({panel, keys, block}, lxBytes)) {
           ranked.push_back({estimate({panel, keys, block}, cores), {panel, keys, block}});
+          if (canFold(panel, block))
+            ranked.push_back(
+                {estimate({panel, keys, block, 1}, cores), {panel, keys, block, 1}});
+        }
     // Blocks under 32 rows only when nothing larger fits, or when the
     // heads' panels leave cores without work (a decode step, whose few rows
     // are a memory-bound read of the keys and values): they feed the PT
@@ -363,7 +438,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
   const double inf = std::numeric_limits<double>::infinity();
   Location loc = attn.getLoc();
 
-  SmallVector<Unit> units = unitsOf(panel, tk);
+  SmallVector<Unit> units = unitsOf(panel, tk, tileFolds(tile));
   SmallVector<SmallVector<int64_t>> unitsOfCore = assign(units, cores);
   for (int64_t core = 0; core < cores; ++core) {
     // The steps of this core: (its unit number, key block).
@@ -376,7 +451,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
     auto keysOf = [&](int64_t i) {
       const Unit &unit = unitOf(i);
       int64_t k0 = steps[i].second * tk, keys = std::min(tk, lk - k0);
-      return causal ? std::min(keys, unit.q0 + unit.rows - k0) : keys; // none after the panel
+      return causal ? std::min(keys, unit.end() - k0) : keys; // none after the panel
     };
     // Per step, the panel's blocks of query rows that see keys of its
     // block; items are numbered over the core's steps (item g's scores and
@@ -388,7 +463,7 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       int64_t k0 = steps[i].second * tk, keys = keysOf(int64_t(i));
       for (int64_t r0 = 0; r0 < unit.rows; r0 += block) {
         int64_t n = std::min(block, unit.rows - r0);
-        int64_t seen = causal ? std::min(keys, unit.q0 + r0 + n - k0) : keys;
+        int64_t seen = causal ? std::min(keys, unit.at(r0 + n - 1) + 1 - k0) : keys;
         if (seen > 0)
           itemsAt[i].push_back({r0, n, seen});
       }
@@ -494,18 +569,23 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       bool scalesHere = scale != 1 && scaleStep(local) == i,
            scalesNext = scale != 1 && local + 1 < unitsHere && scaleStep(local + 1) == i &&
                         i != firstStep[local + 1];
+      // A panel's queries: a load per run of rows.
+      auto queryLoads = [&](const Unit &u, int64_t at, SmallVectorImpl<Transfer> &to) {
+        to.push_back(rowsLoad(attn.getQuery(), qView, u.head, u.q0, u.split, at));
+        if (u.split < u.rows)
+          to.push_back(rowsLoad(attn.getQuery(), qView, u.head, u.q1, u.rows - u.split,
+                                at + u.split * d * es));
+      };
       bool queryHere = first && (local == 0 || queryPrefetchAt(local - 1) < 0);
       if (queryHere) {
-        step.loads.push_back(rowsLoad(attn.getQuery(), qView, unit.head, unit.q0, rows, qAt));
+        queryLoads(unit, qAt, step.loads);
         // The query, and without a mask the keys: the first product needs
         // no more (a mask's add on the SFU comes first).
-        step.operandLoads = hasMask ? 1 : 2;
+        step.operandLoads = step.loads.size() + (hasMask ? 0 : 1);
       }
-      if (blk == queryPrefetchAt(local)) {
-        const Unit &next = units[unitsOfCore[core][local + 1]];
-        step.prefetches.push_back(rowsLoad(attn.getQuery(), qView, next.head, next.q0, next.rows,
-                                           slotAt(kQ, (local + 1) % 2)));
-      }
+      if (blk == queryPrefetchAt(local))
+        queryLoads(units[unitsOfCore[core][local + 1]], slotAt(kQ, (local + 1) % 2),
+                   step.prefetches);
       step.loads.push_back(rowsLoad(attn.getKey(), kView, kv, k0, keys, kAt));
       // Values as rows of dv + 1 elements: the last is 1, so that the PT's
       // probabilities x values also sums the probabilities (the softmax's
@@ -534,22 +614,36 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       bool finalPanel = last && local + 1 == unitsHere;
       assert(!itemsAt[i].empty() && "a step multiplies some rows");
       // The final panel's pieces come first in `stores`: the rows before the
-      // step's items (store 0, if any), then one per item (`itemStores`).
+      // step's items (`beforeStores`: none, or one per run of rows they
+      // span in a folded panel), then one per item (`itemStores`; a block
+      // of rows lies in one run).
       SmallVector<Piece> pieces;
-      SmallVector<int64_t> itemStores;
+      SmallVector<int64_t> itemStores, beforeStores;
+      // Adds a piece, as two where it spans both runs of a folded panel.
+      auto addPiece = [&](Piece piece) {
+        const Unit &done = units[unitsOfCore[core][piece.local]];
+        if (piece.r0 < done.split && piece.r0 + piece.rows > done.split) {
+          pieces.push_back({piece.local, piece.r0, done.split - piece.r0});
+          piece = {piece.local, done.split, piece.r0 + piece.rows - done.split};
+        }
+        pieces.push_back(piece);
+      };
       int64_t rowsBefore = itemsAt[i].front().r0;
       if (finalPanel) {
         if (rowsBefore > 0)
-          pieces.push_back({local, 0, rowsBefore});
+          addPiece({local, 0, rowsBefore});
+        for (int64_t n = 0; n < int64_t(pieces.size()); ++n)
+          beforeStores.push_back(n);
         for (const Item &it : itemsAt[i]) {
           itemStores.push_back(int64_t(pieces.size()));
-          pieces.push_back({local, it.r0, it.rows});
+          addPiece({local, it.r0, it.rows});
         }
       }
-      pieces.append(piecesAt[i].begin(), piecesAt[i].end());
+      for (const Piece &piece : piecesAt[i])
+        addPiece(piece);
       for (const Piece &piece : pieces) {
         const Unit &done = units[unitsOfCore[core][piece.local]];
-        int64_t from = slotAt(kOut, piece.local % 2) + piece.r0 * dv * es, q = done.q0 + piece.r0;
+        int64_t from = slotAt(kOut, piece.local % 2) + piece.r0 * dv * es, q = done.at(piece.r0);
         if (outHeads) {
           // Row i of head h of batch b goes to row q0 + i of batch b, after
           // the row's first h heads.
@@ -565,7 +659,8 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
       }
 
       SmallVector<Item> items = itemsAt[i], nextItems;
-      int64_t q0 = unit.q0, base = itemBase[i];
+      const Unit panelRows = unit;
+      int64_t base = itemBase[i];
       bool startedHere = i > 0 && startsNext(i - 1), startNext = startsNext(i);
       int64_t nextK = slotAt(kK, (i + 1) % 2), nextQ = qAt;
       if (startNext) {
@@ -738,11 +833,12 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           // Key k0 + j is masked for query q0 + r0 + i when
           // (k0 - q0 - r0) + j - i > 0: only columns from q0 + r0 - k0 + 1
           // on can be, at most the block's last `r` columns.
-          int64_t from = std::max<int64_t>(0, q0 + it.r0 - k0 + 1);
+          int64_t q0 = panelRows.at(it.r0);
+          int64_t from = std::max<int64_t>(0, q0 - k0 + 1);
           if (causal && from < c) {
             // Masked where o + j - i > 0, o = k0 + from - q0 - r0 >= 1: the
             // core's pattern from column o - 1 (o - 1 + cols < the block).
-            int64_t cols = c - from, o = k0 + from - q0 - it.r0;
+            int64_t cols = c - from, o = k0 + from - q0;
             assert(o >= 1 && o - 1 + cols <= block && "beyond the causal pattern");
             RefAttr after = view(f32, slotAt(kCausal, 0) + (o - 1) * 4, causalRow, 4);
             RefAttr tail = view(f32, slotAt(kScores, copyOf(n)) + from * 4, tk * 4, 4);
@@ -778,8 +874,11 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           // The item before is divided once this item's probabilities are
           // in (the SFU does not wait for a product it could overlap).
           if (finalPanel && n > 0) {
-            if (n == 1 && rowsBefore > 0)
-              sc.storeAfter(0, divide(0, rowsBefore, previous));
+            if (n == 1 && rowsBefore > 0) {
+              Operation *divided = divide(0, rowsBefore, previous);
+              for (int64_t store : beforeStores)
+                sc.storeAfter(size_t(store), divided);
+            }
             sc.storeAfter(size_t(itemStores[n - 1]),
                           divide(items[n - 1].r0, items[n - 1].rows, previous));
           }
@@ -787,8 +886,11 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         if (last && !finalPanel)
           divide(0, rows, lastProduct);
         if (finalPanel) {
-          if (items.size() == 1 && rowsBefore > 0)
-            sc.storeAfter(0, divide(0, rowsBefore, lastProduct));
+          if (items.size() == 1 && rowsBefore > 0) {
+            Operation *divided = divide(0, rowsBefore, lastProduct);
+            for (int64_t store : beforeStores)
+              sc.storeAfter(size_t(store), divided);
+          }
           sc.storeAfter(size_t(itemStores.back()),
                         divide(items.back().r0, items.back().rows, lastProduct));
         }

@@ -207,3 +207,32 @@ spyre.kernel @prefetch(%q: !spyre.buffer<4x256x64xf16>, %k: !spyre.buffer<4x1536
   spyre.attention ins(%q, %k, %v : !spyre.buffer<4x256x64xf16>, !spyre.buffer<4x1536x64xf16>, !spyre.buffer<4x1536x64xf16>) outs(%o : !spyre.buffer<4x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 256, 512, 128>}
   spyre.return
 }
+
+// -----
+
+// Folded causal panels (tile [128, 128, 64, 1]): one head of 256 positions
+// in runs of 64 rows, the first with the last and the second with the third,
+// so that each core's panel sees as many keys. Core 0 holds rows 0-63 and
+// 192-255: two query loads (offsets 0 and 192 rows of 128 bytes) into one
+// panel, rows 0-63 multiply only the first 64 keys, rows 192-255 every key
+// of both blocks, and the output goes back to the same two runs. Core 1
+// holds rows 64-191, whose second key block ends at key 191.
+// CHECK-LABEL: spyre.hw.program @folded
+// CHECK: spyre.hw.core 0 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[Q:[0-9]+]]>, #spyre.ref<@arg0, dl16> row 8192 x [1, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg0, dl16, offset = 24576> row 8192 x [1, 1, 1]
+// CHECK: spyre.hw.matmul {{.*}} = #spyre.ref<lx, dl16, offset = [[Q]], {{.*}} m 64 k 64 n 64 {
+// CHECK-NEXT: spyre.hw.matmul {{.*}} m 64 k 64 n 128 {
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16>, {{.*}} row 8192 x [1, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 24576>, {{.*}} row 8192 x [1, 1, 1]
+// CHECK: spyre.hw.core 1 {
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg0, dl16, offset = 8192> row 8192 x [1, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg0, dl16, offset = 16384> row 8192 x [1, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}>, #spyre.ref<@arg1, dl16, offset = 16384> row 8192 x [1, 1, 1]
+// CHECK: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 8192>, {{.*}} row 8192 x [1, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3, dl16, offset = 16384>, {{.*}} row 8192 x [1, 1, 1]
+spyre.kernel @folded(%q: !spyre.buffer<1x256x64xf16>, %k: !spyre.buffer<1x256x64xf16>,
+                     %v: !spyre.buffer<1x256x64xf16>, %o: !spyre.buffer<1x256x64xf16>) {
+  spyre.attention ins(%q, %k, %v : !spyre.buffer<1x256x64xf16>, !spyre.buffer<1x256x64xf16>, !spyre.buffer<1x256x64xf16>) outs(%o : !spyre.buffer<1x256x64xf16>) scale = 0.125 causal {spyre.tile = array<i64: 128, 128, 64, 1>}
+  spyre.return
+}

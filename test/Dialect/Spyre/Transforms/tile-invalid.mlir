@@ -125,3 +125,27 @@ spyre.kernel @scatter_tile(%s: !spyre.buffer<4x5x64xf16>, %i: !spyre.buffer<5xi3
                 {spyre.tile = array<i64: 6, 64>}
   spyre.return
 }
+
+// -----
+
+spyre.kernel @attention_fold_not_causal(%q: !spyre.buffer<2x256x64xf16>, %o: !spyre.buffer<2x256x64xf16>) {
+  // expected-error @+1 {{spyre.tile folds panels of 128 rows in blocks of 64: folding needs causal attention with a key/value head per query head and without a mask of rows, an even panel shorter than twice the queries, and blocks that divide half of it}}
+  spyre.attention ins(%q, %q, %q : !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x256x64xf16>) outs(%o : !spyre.buffer<2x256x64xf16>) scale = 0.125 {spyre.tile = array<i64: 128, 128, 64, 1>}
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_fold_block(%q: !spyre.buffer<2x256x64xf16>, %o: !spyre.buffer<2x256x64xf16>) {
+  // expected-error @+1 {{spyre.tile folds panels of 128 rows in blocks of 48}}
+  spyre.attention ins(%q, %q, %q : !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x256x64xf16>) outs(%o : !spyre.buffer<2x256x64xf16>) scale = 0.125 causal {spyre.tile = array<i64: 128, 128, 48, 1>}
+  spyre.return
+}
+
+// -----
+
+spyre.kernel @attention_fold_flag(%q: !spyre.buffer<2x256x64xf16>, %o: !spyre.buffer<2x256x64xf16>) {
+  // expected-error @+1 {{and optionally 1 to fold causal panels}}
+  spyre.attention ins(%q, %q, %q : !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x256x64xf16>, !spyre.buffer<2x256x64xf16>) outs(%o : !spyre.buffer<2x256x64xf16>) scale = 0.125 causal {spyre.tile = array<i64: 128, 128, 64, 2>}
+  spyre.return
+}
