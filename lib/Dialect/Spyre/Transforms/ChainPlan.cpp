@@ -635,6 +635,10 @@ LogicalResult ChainPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
         int64_t c0 = (t - chunks) * wc, cw = std::min(wc, d - c0);
         step.loads.push_back(w2Transposed ? weightChunk(em, w2, c0, cw, h0, fw, weightsAt)
                                           : weightChunk(em, w2, h0, fw, c0, cw, weightsAt));
+        // Its weights load once the product two steps before has read that
+        // copy of the slot (the releaser), not once that step's activation
+        // is done: the SFU paces the first phase, and the bus is free.
+        step.operandLoads = step.loads.size();
         bool first = t == chunks;
         step.compute = [&, c0, cw, weightsAt, first](StepCompute &sc) {
           // The SFU runs in order: an instruction after the last chunk's

@@ -13,8 +13,13 @@
 // CHECK: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg1, dl16> row 32768 x [1, 1, 1]
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg0, dl16> row 16384 x [1, 1, 1]
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16{{.*}}>, #spyre.ref<@arg2, dl16> row 128 x [1, 1, 1]
-// CHECK: spyre.hw.matmul {{.*}} m 32 k 256 n 64 {{.*}}transpose_b
+// CHECK: spyre.hw.matmul {{.*}} m 32 k 256 n 64 {{.*}}{signal_sem = [[RELEASE:[0-9]+]] : i64, transpose_b
 // CHECK: spyre.hw.unary "tanh"
+// The second product's weights load into the copy of the weights slot the
+// third chunk's product read, as soon as that product is done (the third
+// signal of the products' release semaphore), not after that chunk's
+// activation: the SFU paces the first phase while the bus is free.
+// CHECK: spyre.hw.dma #spyre.ref<lx, dl16, strides = [512, 0, 0]>, #spyre.ref<@arg3, dl16, strides = [2048, 0, 0]> row 512 x [256, 1, 1] {signal_sem = 0 : i64, wait_count = 3 : i64, wait_sem = [[RELEASE]] : i64}
 // After the last chunk's activation (the SFU runs in order), a one-element
 // fill that the second product waits for: all hidden activations are in LX.
 // CHECK: spyre.hw.fill #spyre.ref<lx, f32, offset = {{[0-9]+}}>, 0.000000e+00 [1 x 1] {signal_sem = [[CHAIN:[0-9]+]] : i64
