@@ -3,6 +3,7 @@
 #include "GenericPlan.h"
 #include "spyre-mlir/Arch/Arch.h"
 #include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
+#include "llvm/ADT/MapVector.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -48,14 +49,27 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     if (!arch)
       return signalPassFailure();
     getOperation().walk([&](KernelOp kernel) {
-      SmallVector<std::pair<GenericOp, Attrs>> reshaped = takeReadersLoops(kernel);
-      for (const Candidate &candidate : candidates(kernel, *arch))
-        fuse(candidate, *arch);
-      for (auto &[op, old] : reshaped)
-        if (!isa<FusedOp>(op->getParentOp()))
-          old.restore(op);
+      Reshaped reshaped = takeReadersLoops(kernel);
+      SmallVector<Candidate> found = candidates(kernel, *arch);
+      // Ops that no candidate took get their loops back now; a candidate's
+      // members get theirs back if its group does not form (fuse), as a
+      // formed group may replace its members by copies.
+      Reshaped members;
+      for (auto &[op, old] : reshaped) {
+        if (llvm::any_of(found, [&, op = op](const Candidate &c) {
+              return llvm::is_contained(c.members, cast<GenericOp>(op));
+            }))
+          members.insert({op, old});
+        else
+          old.restore(cast<GenericOp>(op));
+      }
+      for (const Candidate &candidate : found)
+        fuse(candidate, *arch, members);
     });
   }
+
+  /// Generics given another's loops (takeReadersLoops), with their own.
+  using Reshaped = llvm::MapVector<Operation *, Attrs>;
 
   /// Inductor iterates a contiguous elementwise op over its linear index. One
   /// whose result a later generic reads row-major over its own loops (T5's
@@ -63,9 +77,9 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   /// is rewritten to loop over the reader's, so that the two may group and
   /// the result stay in LX. Returns the rewritten ops with their former
   /// loops, put back where no group forms.
-  static SmallVector<std::pair<GenericOp, Attrs>> takeReadersLoops(KernelOp kernel) {
+  static Reshaped takeReadersLoops(KernelOp kernel) {
     SmallVector<GenericOp> generics(kernel.getBody().front().getOps<GenericOp>());
-    SmallVector<std::pair<GenericOp, Attrs>> reshaped;
+    Reshaped reshaped;
     for (auto [i, op] : llvm::enumerate(generics)) {
       if (op.getStaticDomain().size() != 1 || op.getOutputs().size() != 1 ||
           !op.getReductionLoops().empty() || !op.getSymbols().empty())
@@ -81,7 +95,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
         if (loops.size() >= 2 && reader.getDomainSizes().empty() &&
             map == rowMajor(loops, op.getContext()))
           if (std::optional<Attrs> old = expandLeading(op, loops))
-            reshaped.emplace_back(op, *old);
+            reshaped.insert({op.getOperation(), *old});
         break;
       }
     }
@@ -342,9 +356,15 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
       }
   }
 
-  void fuse(const Candidate &c, const ::spyre::Arch &arch) {
+  void fuse(const Candidate &c, const ::spyre::Arch &arch, const Reshaped &reshaped) {
     GenericOp first = c.members.front();
+    auto restoreLoops = [&] {
+      for (GenericOp member : c.members)
+        if (auto it = reshaped.find(member.getOperation()); it != reshaped.end())
+          it->second.restore(member);
+    };
     if (c.savedBytes == 0) {
+      restoreLoops();
       if (reportMissed)
         first.emitRemark() << "not fused with the next " << c.members.size() - 1
                            << " generic(s): no device-memory traffic to save";
@@ -365,6 +385,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
       why = "its rows leave cores idle that its members alone would use";
     if (!why.empty()) {
       dissolve(fused);
+      restoreLoops();
       if (reportMissed)
         first.emitRemark() << "not fused with the next " << c.members.size() - 1
                            << " generic(s): " << why;
