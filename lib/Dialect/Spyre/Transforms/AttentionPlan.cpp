@@ -275,9 +275,9 @@ double AttentionPlan::estimate(ArrayRef<int64_t> tile, int64_t cores) const {
   // softmax, overlapped where the panel has two blocks or more (one block's
   // softmax while the other's products run); the keys and values a step
   // loads, through the core's DMA port or, where longer, the bus's time for
-  // every working core's loads, after the memory's latency. A unit's first
-  // step waits for its loads; the later steps' loads run during the step
-  // before (double-buffered slots).
+  // every working core's loads, after the memory's latency. A step's loads
+  // run during the step before (double-buffered slots), but for the steps
+  // that wait for theirs (unitCycles).
   auto unitCycles = [&](const Unit &unit) {
     // The unit's steps with each one's loads during the step before, and
     // what its first step costs more where it is the core's first (a later
@@ -742,6 +742,15 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           return binary("div", view(dtype, outAt + r0 * dv * es, dv * es, es), acc(r0),
                         row(kSafeSum, r0), r, dv);
         };
+        // The final panel's rows before the step's items, divided once
+        // `after` is done, go out in their stores (one per run of rows).
+        auto storeRowsBefore = [&](Operation *after) {
+          if (rowsBefore == 0)
+            return;
+          Operation *divided = divide(0, rowsBefore, after);
+          for (int64_t store : beforeStores)
+            sc.storeAfter(size_t(store), divided);
+        };
         // The scale goes into the query panel once, not into every block of
         // scores; the PT rounds its operands to 16 bits either way.
         auto scaleQuery = [&](int64_t at, int64_t count, Operation *after) {
@@ -890,11 +899,8 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
           // The item before is divided once this item's probabilities are
           // in (the SFU does not wait for a product it could overlap).
           if (finalPanel && n > 0) {
-            if (n == 1 && rowsBefore > 0) {
-              Operation *divided = divide(0, rowsBefore, previous);
-              for (int64_t store : beforeStores)
-                sc.storeAfter(size_t(store), divided);
-            }
+            if (n == 1)
+              storeRowsBefore(previous);
             sc.storeAfter(size_t(itemStores[n - 1]),
                           divide(items[n - 1].r0, items[n - 1].rows, previous));
           }
@@ -902,11 +908,8 @@ LogicalResult AttentionPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_
         if (last && !finalPanel)
           divide(0, rows, lastProduct);
         if (finalPanel) {
-          if (items.size() == 1 && rowsBefore > 0) {
-            Operation *divided = divide(0, rowsBefore, lastProduct);
-            for (int64_t store : beforeStores)
-              sc.storeAfter(size_t(store), divided);
-          }
+          if (items.size() == 1)
+            storeRowsBefore(lastProduct);
           sc.storeAfter(size_t(itemStores.back()),
                         divide(items.back().r0, items.back().rows, lastProduct));
         }

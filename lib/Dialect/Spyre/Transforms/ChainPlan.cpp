@@ -119,9 +119,10 @@ private:
   /// `early` (loaded while the second product runs, before the barrier).
   SmallVector<LxSlot> slotsOf(ArrayRef<int64_t> tile, bool early) const;
   /// Whether the second epilogue's inputs load before the barrier: where
-  /// their slots fit LX beside the products' (else they share LX with the
-  /// first phase's slots and load after it).
-  bool loadsEpilogueEarly(ArrayRef<int64_t> tile) const;
+  /// their slots fit LX beside the products' (`early`, slotsOf's with them
+  /// live from the start; else they share LX with the first phase's slots
+  /// and load after it).
+  bool loadsEpilogueEarly(ArrayRef<LxSlot> early) const;
 
   mutable FusedOp fused;
   Epilogue act, epi;
@@ -330,16 +331,17 @@ LogicalResult ChainPlan::verifyTile(ArrayRef<int64_t> tile) const {
   return success();
 }
 
-bool ChainPlan::loadsEpilogueEarly(ArrayRef<int64_t> tile) const {
+bool ChainPlan::loadsEpilogueEarly(ArrayRef<LxSlot> early) const {
   if (epi.loaded.empty())
     return false;
   int64_t total = 0;
-  assignLx(slotsOf(tile, true), arch.stickBytes, total);
+  assignLx(early, arch.stickBytes, total);
   return total <= arch.lxUsableBytes();
 }
 
 SmallVector<LxSlot> ChainPlan::slotsOf(ArrayRef<int64_t> tile) const {
-  return slotsOf(tile, loadsEpilogueEarly(tile));
+  SmallVector<LxSlot> early = slotsOf(tile, true);
+  return loadsEpilogueEarly(early) ? early : slotsOf(tile, false);
 }
 
 SmallVector<LxSlot> ChainPlan::slotsOf(ArrayRef<int64_t> tile, bool early) const {
@@ -600,7 +602,7 @@ LogicalResult ChainPlan::lower(HwEmitter &em, int64_t cores, ArrayRef<int64_t> t
   // The second epilogue's inputs of a core's piece load during its last
   // step, where the DMA engine is idle, rather than after the barrier, when
   // every core loads them at once (GPT-2's layer: 12 us).
-  const bool early = loadsEpilogueEarly(tile);
+  const bool early = loadsEpilogueEarly(slotsOf(tile, true));
 
   // The hidden activations and the partial sums of each core.
   for (int64_t g = 0; g < groups; ++g) {

@@ -93,21 +93,14 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
         AffineMap map = cast<AffineMapAttr>(
             reader.getIndexingMaps()[input - reader.getInputs().begin()]).getValue();
         if (loops.size() >= 2 && reader.getDomainSizes().empty() &&
-            map == rowMajor(loops, op.getContext()))
+            map == AffineMap::get(unsigned(loops.size()), 0,
+                                  makeCanonicalStridedLayoutExpr(loops, op.getContext())))
           if (std::optional<Attrs> old = expandLeading(op, loops))
             reshaped.insert({op.getOperation(), *old});
         break;
       }
     }
     return reshaped;
-  }
-
-  /// The linear index of a row-major buffer over `loops`.
-  static AffineMap rowMajor(ArrayRef<int64_t> loops, MLIRContext *context) {
-    AffineExpr linear = getAffineConstantExpr(0, context);
-    for (auto [i, size] : llvm::enumerate(loops))
-      linear = linear * size + getAffineDimExpr(unsigned(i), context);
-    return AffineMap::get(unsigned(loops.size()), 0, simplifyAffineExpr(linear, loops.size(), 0));
   }
 
   /// A plan of `op` without diagnostics (nothing if the card cannot run it).
