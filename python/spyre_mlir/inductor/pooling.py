@@ -5,10 +5,10 @@ indices) as a decomposition the card runs, used in spyre compiles
 Inductor's own lowering takes the window's argmax as an offset and turns it
 into an input position through indirect indexing, and reads padding through
 masks on sums of an output and a window loop; the card has neither. Here the
-input's last pooled dimension is padded with -inf, the outputs of the others
-are cut into regions whose windows lie inside the input or reach the padding
-at known positions, and the window is unrolled: each window offset is a
-strided slice of the input, and an elementwise running maximum keeps the
+outputs of the pooled dimensions but the last are cut into regions whose
+windows lie inside the input or reach the padding at known positions, the
+last dimension's padding reads -inf, and the window is unrolled: each window
+offset is a strided view of the input, and an elementwise running maximum keeps the
 value and its input position, which is a function of the output position
 only (an iota, int32). The update rule is the CPU kernel's
 (MaxPoolKernel.cpp): take an element if it is greater than the maximum so
@@ -68,30 +68,36 @@ def _regions(i, k, p, s, d, o):
 def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode, n_dim):
     kernel, stride, padding, dilation, inputs, outputs = _arguments(
         x, kernel_size, stride, padding, dilation, ceil_mode, n_dim)
-    # The last pooled dimension is padded with -inf, so that every window
-    # position of every output reads an element: `padding` on the left, on
-    # the right up to the last window's end (more than `padding` with
-    # ceil_mode). The others are not: their outputs are cut into regions
-    # (_regions) whose windows skip the positions outside the input, each
-    # computed into its slice of the result. Padding them too copied the
-    # input once more per dimension through device memory (ResNet's stem:
-    # 83 us for a pool whose bytes need 18; 52 now). The last one stays
-    # padded: cut, its border regions are a column, an element per row,
-    # each written as a stick (82.5 us).
+    # The pooled dimensions but the last are cut into regions (_regions)
+    # whose windows skip the positions outside the input, each computed into
+    # its slice of the result: padding them copied the input once more per
+    # dimension through device memory (ResNet's stem: 83 us for a pool whose
+    # bytes need 18). The last one is not cut (its border regions would be a
+    # column, an element per row, each written as a stick: 82.5 us) but read
+    # whole: a window offset is one strided view of the input whose
+    # positions in the padding read the row before or after, replaced by
+    # -inf (_strided_window). Only a region whose view would leave the input
+    # (its first or last row) reads a copy padded with -inf, of its rows
+    # only: padding the whole input cost its copy and an -inf written an
+    # element per row (the stem's pool 52.0 us, now 28.3).
     last = n_dim - 1
-    i, k, p, s, d, o = (inputs[last], kernel[last], padding[last], stride[last],
-                        dilation[last], outputs[last])
-    end = (o - 1) * s + (k - 1) * d + 1  # of the padded dimension
-    padded = torch.constant_pad_nd(x, [p, max(end - p - i, 0)], -math.inf)
     regions = [_regions(*args) for args in zip(inputs, kernel, padding, stride, dilation,
-                                                 outputs)][:last] + [[(0, o)]]
-
-    def box(ranges):
-        return _pool_box(x, padded, ranges, kernel, stride, padding, dilation, inputs, n_dim)
+                                                 outputs)][:last] + [[(0, outputs[last])]]
+    x = x.contiguous()
+    geometry = (kernel, stride, padding, dilation, inputs, n_dim)
+    # The largest region reads past x's ends (a stride-1 window's right
+    # padding on the last row): every region reads one padded copy, as a
+    # copy for each region would copy most of x more than once.
+    largest = [max(r, key=lambda ab: ab[1] - ab[0]) for r in regions]
+    shared = None
+    if any(_view(x, largest, t, stride, padding, dilation, n_dim) is None
+           for t in _offsets(largest, *geometry)):
+        shared = _padded_rows(x, [(0, o) for o in outputs], kernel, stride, padding, dilation,
+                              n_dim)
 
     def assemble(d, prefix):
         if d == n_dim:
-            return box(prefix)
+            return _pool_box(x, prefix, shared, *geometry)
         parts = [assemble(d + 1, prefix + [r]) for r in regions[d]]
         if len(parts) == 1:
             return parts[0]
@@ -102,12 +108,106 @@ def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode,
     return value, index.to(torch.int64).expand(value.shape).contiguous()
 
 
-def _pool_box(x, padded, ranges, kernel, stride, padding, dilation, inputs, n_dim):
+def _view(x, ranges, offset, stride, padding, dilation, n_dim):
+    """(sizes, strides, storage offset) of window offset `offset` of the
+    outputs in `ranges` as a strided view of x (contiguous), the last
+    dimension's padding positions reading the row before or after; None
+    when such a position lies outside x (before its first row, after its
+    last)."""
+    lead = x.dim() - n_dim
+    sizes = list(x.shape[:lead]) + [b - a for a, b in ranges]
+    strides = list(x.stride()[:lead]) + [x.stride(lead + d) * stride[d] for d in range(n_dim)]
+    start = x.storage_offset() + sum(
+        x.stride(lead + d) * (a * stride[d] - padding[d] + offset[d] * dilation[d])
+        for d, (a, _) in enumerate(ranges))
+    end = start + sum((n - 1) * t for n, t in zip(sizes, strides))
+    if not x.storage_offset() <= start <= end < x.storage_offset() + x.numel():
+        return None
+    return sizes, strides, start
+
+
+def _strided_window(x, view, ranges, offset, stride, padding, dilation, n_dim):
+    """Window offset `offset` as the strided view `view` (_view), its
+    positions in the last dimension's padding -inf."""
+    window = x.as_strided(*view)
+    (a, b), last, width = ranges[-1], n_dim - 1, x.shape[-1]
+    first = a * stride[last] - padding[last] + offset[last] * dilation[last]
+    if first < 0 or first + (b - a - 1) * stride[last] >= width:
+        column = torch.arange(b - a, device=x.device) * stride[last] + first
+        window = torch.where((column < 0) | (column >= width),
+                             torch.full((), -math.inf, dtype=x.dtype, device=x.device), window)
+    return window
+
+
+def _padded_rows(x, ranges, kernel, stride, padding, dilation, n_dim):
+    """(the rows of x that the outputs in `ranges` read along the pooled
+    dimensions but the last, padded with -inf along the last: `padding` on
+    the left, on the right up to the last window's end, more with
+    ceil_mode; their first position along each pooled dimension)."""
+    lead, last = x.dim() - n_dim, n_dim - 1
+    origin = []
+    for d, (a, b) in enumerate(ranges[:last]):
+        lo = max(a * stride[d] - padding[d], 0)
+        hi = min((b - 1) * stride[d] - padding[d] + (kernel[d] - 1) * dilation[d],
+                 x.shape[lead + d] - 1)
+        x = x.narrow(lead + d, lo, hi - lo + 1)
+        origin.append(lo)
+    width, p = x.shape[-1], padding[last]
+    end = (ranges[last][1] - 1) * stride[last] + (kernel[last] - 1) * dilation[last] + 1
+    return torch.constant_pad_nd(x, [p, max(end - p - width, 0)], -math.inf), origin + [-p]
+
+
+def _padded_window(padded, ranges, offset, stride, padding, dilation, n_dim):
+    """Window offset `offset` of the outputs in `ranges` as strided slices
+    of `padded` (_padded_rows: the copy and its origin)."""
+    padded, origin = padded
+    window, lead = padded, padded.dim() - n_dim
+    for d, (a, b) in enumerate(ranges):
+        start = a * stride[d] - padding[d] + offset[d] * dilation[d] - origin[d]
+        window = window.narrow(lead + d, start, (b - a - 1) * stride[d] + 1)
+        window = window[(Ellipsis, slice(None, None, stride[d])) + (slice(None),) *
+                        (n_dim - 1 - d)]
+    return window
+
+
+def _offsets(ranges, kernel, stride, padding, dilation, inputs, n_dim):
+    """The window offsets that the outputs in `ranges` ([a, b) per pooled
+    dimension) read inside the input: along the last dimension some of
+    them (the others read -inf), along the others all (regions of
+    _regions), as the offsets that read only padding are never taken."""
+    def inside(d, t):
+        a, b = ranges[d]
+        first = a * stride[d] - padding[d] + t * dilation[d]
+        final = first + (b - a - 1) * stride[d]
+        if d == n_dim - 1:
+            position = max(first, first % stride[d])  # the first one inside, if any
+            return position <= final and position < inputs[d]
+        return first >= 0 and final < inputs[d]
+    return [t for t in itertools.product(*(range(k) for k in kernel))
+            if all(inside(d, v) for d, v in enumerate(t))]
+
+
+def _pool_box(x, ranges, shared, kernel, stride, padding, dilation, inputs, n_dim):
     """(value, int32 index) of the outputs in `ranges` ([a, b) per pooled
     dimension), the window unrolled over the positions inside the input
-    (and the last dimension's -inf padding in `padded`)."""
+    (and the last dimension's padding, as -inf): strided views of x, or
+    slices of a copy padded with -inf: `shared` (of all of x) when given,
+    else of the rows it reads when a view would leave x (the left padding
+    of its first row, the right padding of its last). (Cut as the others,
+    the last dimension's border outputs came out of a concatenation whose
+    layout Inductor chose channels-last, copied again: 1566 us.)"""
     last = n_dim - 1
     sizes = [b - a for a, b in ranges]
+    offsets = _offsets(ranges, kernel, stride, padding, dilation, inputs, n_dim)
+    views = [None] if shared else \
+        [_view(x, ranges, t, stride, padding, dilation, n_dim) for t in offsets]
+    if any(v is None for v in views):
+        padded = shared or _padded_rows(x, ranges, kernel, stride, padding, dilation, n_dim)
+        windows = [_padded_window(padded, ranges, t, stride, padding, dilation, n_dim)
+                   for t in offsets]
+    else:
+        windows = [_strided_window(x, v, ranges, t, stride, padding, dilation, n_dim)
+                   for v, t in zip(views, offsets)]
 
     # The input position (flattened over the pooled dimensions, as eager's
     # indices) of window offset `offset` for each output position: int32
@@ -127,13 +227,6 @@ def _pool_box(x, padded, ranges, kernel, stride, padding, dilation, inputs, n_di
             size *= inputs[d]
         return position
 
-    def inside(d, t):
-        """Whether window offset t of every output of the range lies inside
-        the input along dim d (always, along the padded last one)."""
-        a, b = ranges[d]
-        first = a * stride[d] - padding[d] + t * dilation[d]
-        return d == last or (first >= 0 and first + (b - a - 1) * stride[d] < inputs[d])
-
     # The window's first position inside the input: the CPU kernel steps a
     # start in the left padding forward by the dilation.
     # (Steps as selects, at most ceil(padding / dilation) of them: a floor
@@ -146,17 +239,7 @@ def _pool_box(x, padded, ranges, kernel, stride, padding, dilation, inputs, n_di
         firsts.append(first)
     index = flattened(firsts).expand(sizes)
     value = torch.full((), -math.inf, dtype=x.dtype, device=x.device)
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        if not all(inside(d, t) for d, t in enumerate(offset)):
-            continue  # padding: never taken
-        window = padded
-        for d in range(n_dim):
-            a, b = ranges[d]
-            # Into the input, or into `padded` along the last dimension.
-            start = a * stride[d] + offset[d] * dilation[d] - (padding[d] if d < last else 0)
-            window = window.narrow(x.dim() - n_dim + d, start, (sizes[d] - 1) * stride[d] + 1)
-            window = window[(Ellipsis, slice(None, None, stride[d])) + (slice(None),) *
-                            (n_dim - 1 - d)]
+    for offset, window in zip(offsets, windows):
         # The value as a NaN-propagating maximum, which the update rule
         # amounts to: without the indices (nn.MaxPool2d) each step then reads
         # the last one once, and Inductor keeps the window in one kernel
