@@ -168,12 +168,22 @@ void GenericPlan::shareRuns() {
   llvm::stable_sort(candidates, [&](unsigned x, unsigned y) {
     return inputs[x].base < inputs[y].base;
   });
+  // A follower may start past the leader's run (a pooling window's rows
+  // below, read as strided slices of the rows above's run) as long as the
+  // run, extended to cover it, skips at most a stick: one run per row
+  // moves fewer sticks than one per input (ResNet's stem pool: three runs
+  // of 113 elements per row, each a stick more than it spans).
+  auto runLength = [&](const LinearAccess &a) {
+    return (sizes[col] - 1) * std::abs(a.strides[col]) + 1;
+  };
   for (auto [n, k] : llvm::enumerate(candidates)) {
     for (unsigned j : ArrayRef<unsigned>(candidates).take_front(n)) {
       int64_t shift = inputs[k].base - inputs[j].base;
+      int64_t es = deviceDTypeBytes(inputTypes[k]);
+      int64_t gap = shift - std::max(runLength(inputs[j]) + runExtra[j], int64_t(0));
       if (runLeader[j] < 0 && generic.getInputs()[j] == generic.getInputs()[k] &&
           inputTypes[j] == inputTypes[k] && inputs[j].strides == inputs[k].strides &&
-          shift > 0 && shift * deviceDTypeBytes(inputTypes[k]) <= arch.stickBytes) {
+          shift > 0 && (shift * es <= arch.stickBytes || gap * es <= arch.stickBytes)) {
         runLeader[k] = int(j);
         runShift[k] = shift;
         runExtra[j] = std::max(runExtra[j], shift);

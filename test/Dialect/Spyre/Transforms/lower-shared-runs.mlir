@@ -3,14 +3,16 @@
 // Inputs reading one buffer's rows shifted by a few elements (a 2 x 2
 // pooling window's taps along a row) share one load: the first by base
 // loads its runs one element longer and the other reads them one element
-// (2 bytes) on. Two loads a tile instead of four: the window's two rows.
+// (2 bytes) on. The window's second row starts where the first one's run
+// ends (128 elements on, more than a stick): the first row's runs extend
+// over it too, and the tile's runs continue one another, one load of
+// 1024 bytes instead of four of 256.
 // CHECK-LABEL: spyre.hw.program @avg_pool
 // CHECK: spyre.hw.core 0 {
 // CHECK-NEXT: spyre.hw.kernel 1
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, strides = [256, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [512, 0, 0]> row 256 x [2, 1, 1]
-// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = [[ROW1:[0-9]+]], strides = [256, 0, 0]>, #spyre.ref<@arg0, dl16, offset = 256, strides = [512, 0, 0]> row 256 x [2, 1, 1]
-// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 2, strides = [256, 4, 0]>, #spyre.ref<lx, dl16, strides = [256, 4, 0]> [2 x 64]
-// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [256, 4, 0]>, #spyre.ref<lx, dl16, offset = [[ROW1]], strides = [256, 4, 0]> [2 x 64]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16>, #spyre.ref<@arg0, dl16> row 1024 x [1, 1, 1]
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 2, strides = [512, 4, 0]>, #spyre.ref<lx, dl16, strides = [512, 4, 0]> [2 x 64]
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 258, strides = [512, 4, 0]>, #spyre.ref<lx, dl16, offset = 256, strides = [512, 4, 0]> [2 x 64]
 // CHECK-NOT: spyre.hw.dma #spyre.ref<lx
 // CHECK: spyre.hw.core 1 {
 #t0 = affine_map<(d0, d1) -> (d0 * 256 + d1 * 2)>
@@ -22,6 +24,33 @@ spyre.kernel @avg_pool(%x: !spyre.buffer<16384xf16>, %y: !spyre.buffer<4096xf16>
   spyre.generic domain [64, 64] {indexing_maps = [#t1, #t0, #t3, #t2, #o],
       iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
       ins(%x, %x, %x, %x : !spyre.buffer<16384xf16>, !spyre.buffer<16384xf16>, !spyre.buffer<16384xf16>, !spyre.buffer<16384xf16>)
+      outs(%y : !spyre.buffer<4096xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16, %d: f16):
+    %0 = arith.addf %a, %b : f16
+    %1 = arith.addf %c, %d : f16
+    %2 = arith.addf %0, %1 : f16
+    spyre.yield %2 : f16
+  }
+  spyre.return
+}
+
+// The second row's taps start more than a stick past the first row's run
+// (256 elements on, the first's runs 128 long): extended over the gap, each
+// run would move a stick of elements nobody reads, so each row loads its
+// own runs.
+// CHECK-LABEL: spyre.hw.program @rows_apart
+// CHECK: spyre.hw.core 0 {
+// CHECK-NEXT: spyre.hw.kernel 1
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, strides = [256, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [1024, 0, 0]> row 256 x [2, 1, 1]
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, offset = {{[0-9]+}}, strides = [256, 0, 0]>, #spyre.ref<@arg0, dl16, offset = 768, strides = [1024, 0, 0]> row 256 x [2, 1, 1]
+#u0 = affine_map<(d0, d1) -> (d0 * 512 + d1 * 2)>
+#u1 = affine_map<(d0, d1) -> (d0 * 512 + d1 * 2 + 1)>
+#u2 = affine_map<(d0, d1) -> (d0 * 512 + d1 * 2 + 384)>
+#u3 = affine_map<(d0, d1) -> (d0 * 512 + d1 * 2 + 385)>
+spyre.kernel @rows_apart(%x: !spyre.buffer<32768xf16>, %y: !spyre.buffer<4096xf16>) {
+  spyre.generic domain [64, 64] {indexing_maps = [#u1, #u0, #u3, #u2, #o],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %x, %x, %x : !spyre.buffer<32768xf16>, !spyre.buffer<32768xf16>, !spyre.buffer<32768xf16>, !spyre.buffer<32768xf16>)
       outs(%y : !spyre.buffer<4096xf16>) {
   ^bb0(%a: f16, %b: f16, %c: f16, %d: f16):
     %0 = arith.addf %a, %b : f16
