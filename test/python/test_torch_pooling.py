@@ -135,11 +135,12 @@ def test_a_stem_pool_reads_its_input_in_place():
     others read the input itself, their left padding the row before, as
     -inf; only the first output row's two input rows are copied, padded.
     The value is one running maximum (nn.MaxPool2d needs no indices), so the
-    window is one kernel phase. Padding both dimensions took 82.9k cycles,
-    the last one 52.0k; now 28.3k."""
+    window is one kernel phase, and its taps load one run per tile row of a
+    channel (GenericPlan::shareRuns). Padding both dimensions took 82.9k
+    cycles, the last one 52.0k; in place 28.3k; now 17.8k."""
     x = torch.randn(1, 32, 112, 112, dtype=torch.float16)
     check(lambda x: F.max_pool2d(x, 3, 2, 1), x)
-    assert counters.simulated_cycles < 40_000
+    assert counters.simulated_cycles < 25_000
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])

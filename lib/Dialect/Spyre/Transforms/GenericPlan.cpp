@@ -402,6 +402,19 @@ PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
     l.colStride = l.tile.colStride;
     return l;
   }
+  int64_t run = (tc - 1) * std::abs(lc) + 1 + extra;
+  if (tp > 1 && extra > 0 && lp > 0 && lp <= run &&
+      (lc == 1 || runsOverGaps(lr, lc, es, span))) {
+    // Runs extended over other inputs' (shareRuns) that reach the next
+    // plane's (a pooling window's rows below, the next output row's rows):
+    // one run of all planes per row, a plane's view lp elements on. Plane
+    // by plane, the rows the planes share would move once per plane.
+    l.tile = layoutTile(lr, lc, tr, tc, rows, cols, es, span, extra + (tp - 1) * lp);
+    l.tile.rowBytes = ((cols - 1) * std::abs(lc) + 1 + extra + (planes - 1) * lp) * es;
+    l.planeBytes = lp * es;
+    l.colStride = l.tile.colStride;
+    return l;
+  }
   l.tile = layoutTile(lr, lc, tr, tc, rows, cols, es, span, extra);
   l.colStride = l.tile.colStride;
   if (lp == 0)

@@ -60,3 +60,47 @@ spyre.kernel @rows_apart(%x: !spyre.buffer<32768xf16>, %y: !spyre.buffer<4096xf1
   }
   spyre.return
 }
+
+// A 3 x 3 / 2 max pool over 64 channels of 32 x 32 whose output rows (15
+// elements, 30 bytes) are the plane loop: each plane's taps share one run
+// (its three input rows), and that run reaches into the next plane's (the
+// next output row starts two input rows on). All planes of a channel move as
+// one run, 29 + 2 + 64 + 4 x 64 = 351 elements, and plane p's views begin
+// 128p bytes into it: one load a tile, not one per plane.
+// CHECK-LABEL: spyre.hw.program @max_pool
+// CHECK: spyre.hw.core 0 {
+// CHECK-NEXT: spyre.hw.kernel 1
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, strides = [702, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [2048, 0, 0]> row 702 x [6, 1, 1]
+// CHECK-NEXT: spyre.hw.binary "max" {{.*}}, #spyre.ref<lx, dl16, strides = [702, 4, 0]>, #spyre.ref<lx, dl16, offset = 2, strides = [702, 4, 0]> [6 x 15]
+// CHECK-COUNT-7: spyre.hw.binary "max"
+// CHECK-NEXT: spyre.hw.binary "max" {{.*}}, #spyre.ref<lx, dl16, offset = 128, strides = [702, 4, 0]>, #spyre.ref<lx, dl16, offset = 130, strides = [702, 4, 0]> [6 x 15]
+// CHECK-NOT: spyre.hw.dma #spyre.ref<lx
+// CHECK: spyre.hw.dma #spyre.ref<@arg1
+#p00 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 0)>
+#p01 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 1)>
+#p02 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 2)>
+#p10 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 32)>
+#p11 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 33)>
+#p12 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 34)>
+#p20 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 64)>
+#p21 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 65)>
+#p22 = affine_map<(d0, d1, d2) -> (d0 * 1024 + d1 * 64 + d2 * 2 + 66)>
+#po = affine_map<(d0, d1, d2) -> (d0 * 225 + d1 * 15 + d2)>
+spyre.kernel @max_pool(%x: !spyre.buffer<65536xf16>, %y: !spyre.buffer<14400xf16>) {
+  spyre.generic domain [64, 15, 15] {indexing_maps = [#p00, #p01, #p02, #p10, #p11, #p12, #p20, #p21, #p22, #po],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %x, %x, %x, %x, %x, %x, %x, %x : !spyre.buffer<65536xf16>, !spyre.buffer<65536xf16>, !spyre.buffer<65536xf16>, !spyre.buffer<65536xf16>, !spyre.buffer<65536xf16>, !spyre.buffer<65536xf16>, !spyre.buffer<65536xf16>, !spyre.buffer<65536xf16>, !spyre.buffer<65536xf16>)
+      outs(%y : !spyre.buffer<14400xf16>) {
+  ^bb0(%a0: f16, %a1: f16, %a2: f16, %a3: f16, %a4: f16, %a5: f16, %a6: f16, %a7: f16, %a8: f16):
+    %m0 = arith.maximumf %a0, %a1 : f16
+    %m1 = arith.maximumf %m0, %a2 : f16
+    %m2 = arith.maximumf %m1, %a3 : f16
+    %m3 = arith.maximumf %m2, %a4 : f16
+    %m4 = arith.maximumf %m3, %a5 : f16
+    %m5 = arith.maximumf %m4, %a6 : f16
+    %m6 = arith.maximumf %m5, %a7 : f16
+    %m7 = arith.maximumf %m6, %a8 : f16
+    spyre.yield %m7 : f16
+  }
+  spyre.return
+}
