@@ -14,9 +14,10 @@ CASES = {
     "nearest_x2": lambda x: F.interpolate(x, scale_factor=2, mode="nearest"),
     "nearest_sized": lambda x: F.interpolate(x, size=(3, 7), mode="nearest"),
     "bilinear_x2": lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+    # Padded pooling runs as pooling.py's windows (strided views of the
+    # input), not as pieces; kept here as checks against eager: the divisor
+    # counts the window inside the input (PoolFormer's pooling).
     "avg_pool_padded": lambda x: F.avg_pool2d(x, 3, 1, 1),
-    # The divisor counts the window inside the input: per piece, a product
-    # of two loop-dependent extents (PoolFormer's pooling).
     "avg_pool_padding_not_counted": lambda x: F.avg_pool2d(x, 3, 1, 1, count_include_pad=False),
     "avg_pool_ceil_not_counted": lambda x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True,
                                                         count_include_pad=False),

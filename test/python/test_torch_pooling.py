@@ -159,3 +159,36 @@ def test_avg_pool_over_the_whole_plane_is_its_mean(dtype, shape, kwargs):
     check_against_eager(lambda x: F.avg_pool2d(x, **kwargs),
                         data(torch.float32, shape).nan_to_num(0.5).to(dtype), depth=49)
     assert dict(counters.fallbacks) == {}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("shape,kwargs", [
+    ((1, 8, 14, 14), dict(kernel_size=3, stride=1, padding=1, count_include_pad=False)),
+    ((2, 3, 12, 11), dict(kernel_size=3, stride=2, padding=1)),
+    ((2, 3, 12, 11), dict(kernel_size=(3, 2), stride=(2, 3), padding=(1, 1), ceil_mode=True,
+                          count_include_pad=False)),
+    ((3, 13, 9), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((1, 4, 9, 10), dict(kernel_size=3, stride=2, padding=1, divisor_override=2)),
+    ((1, 4, 8, 8), dict(kernel_size=2)),
+])
+def test_avg_pool_windows_read_the_input_in_place(dtype, shape, kwargs):
+    """A padded average pool as a max pool's windows (pooling.py): strided
+    views of the input, the padding read as 0, summed in f32 in the window's
+    order and divided by the CPU kernel's divisor (padding counted or not,
+    windows past the input with ceil_mode, divisor_override), known when
+    compiling. NaN and infinities beside a row's padding stay out of it."""
+    x = data(torch.float32, shape)
+    x[..., 3, -1] = NAN
+    x[..., 4, 0] = INF
+    check_against_eager(lambda x: F.avg_pool2d(x, **kwargs), x.to(dtype), depth=9)
+    assert dict(counters.fallbacks) == {}
+
+
+def test_a_strided_average_pool_reads_its_input_once():
+    """ResNet-D's and Inception's 3 x 3 / 2 average pool over 64 x 56 x 56:
+    through Inductor's masked loads, cut into nine pieces whose side
+    columns were written an element per row, 42.5k cycles; its windows read
+    in place, 15.4k."""
+    x = torch.randn(1, 64, 56, 56, dtype=torch.float16)
+    check_against_eager(lambda x: F.avg_pool2d(x, 3, 2, 1), x, depth=9)
+    assert counters.simulated_cycles < 25_000

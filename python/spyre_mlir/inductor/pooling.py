@@ -66,8 +66,17 @@ def _regions(i, k, p, s, d, o):
 
 
 def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode, n_dim):
-    kernel, stride, padding, dilation, inputs, outputs = _arguments(
-        x, kernel_size, stride, padding, dilation, ceil_mode, n_dim)
+    geometry = _arguments(x, kernel_size, stride, padding, dilation, ceil_mode, n_dim)
+    value, index = _pooled(x, geometry, n_dim, -math.inf, _max_box)
+    return value, index.to(torch.int64).expand(value.shape).contiguous()
+
+
+def _pooled(x, geometry, n_dim, fill, box):
+    """The pooling of x by `box(x, ranges, offsets, windows, geometry)`, a
+    tuple of results for the outputs in `ranges` given each window offset
+    they read as a tensor of their shape (positions in the padding `fill`),
+    computed region by region and concatenated."""
+    kernel, stride, padding, dilation, inputs, outputs = geometry
     # The pooled dimensions but the last are cut into regions (_regions)
     # whose windows skip the positions outside the input, each computed into
     # its slice of the result: padding them copied the input once more per
@@ -76,45 +85,53 @@ def _max_pool_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode,
     # column, an element per row, each written as a stick: 82.5 us) but read
     # whole: a window offset is one strided view of the input whose
     # positions in the padding read the row before or after, replaced by
-    # -inf (_strided_window). Only a region whose view would leave the input
-    # (its first or last row) reads a copy padded with -inf, of its rows
-    # only: padding the whole input cost its copy and an -inf written an
+    # `fill` (_strided_window). Only a region whose view would leave the
+    # input (its first or last row) reads a padded copy of its rows:
+    # padding the whole input cost its copy and the padding written an
     # element per row (the stem's pool 52.0 us; in place 28.3, 17.8 with its
     # taps' shared runs, GenericPlan::shareRuns).
     last = n_dim - 1
     regions = [_regions(*args) for args in zip(inputs, kernel, padding, stride, dilation,
                                                  outputs)][:last] + [[(0, outputs[last])]]
     x = x.contiguous()
-    geometry = (kernel, stride, padding, dilation, inputs, n_dim)
+    extent = (x.storage_offset(), x.storage_offset() + x.numel())
     # The largest region reads past x's ends (a stride-1 window's right
     # padding on the last row): every region reads one padded copy, as a
-    # copy for each region would copy most of x more than once.
+    # copy for each region would copy most of x more than once. (Only the
+    # first and the last plane read past them, but the planes between and
+    # those two as parts of their own came out of nested concatenations,
+    # which Inductor copies again: PoolFormer's average pool 53.7 -> 95.2
+    # us.)
     largest = [max(r, key=lambda ab: ab[1] - ab[0]) for r in regions]
     shared = None
-    if any(_view(x, largest, t, stride, padding, dilation, n_dim) is None
-           for t in _offsets(largest, *geometry)):
-        shared = _padded_rows(x, [(0, o) for o in outputs], kernel, stride, padding, dilation,
-                              n_dim)
+    if any(_view(x, largest, t, stride, padding, dilation, n_dim, extent) is None
+           for t in _offsets(largest, geometry, n_dim)):
+        shared = _padded_rows(x, [(0, o) for o in outputs], geometry, n_dim, fill)
+    return _regions_pooled(x, regions, shared, extent, geometry, n_dim, fill, box)
 
+
+def _regions_pooled(x, regions, shared, extent, geometry, n_dim, fill, box):
+    """_pooled's results for x, region by region (the strided views bounded
+    by `extent`, the storage positions they may read), concatenated."""
     def assemble(d, prefix):
         if d == n_dim:
-            return _pool_box(x, prefix, shared, *geometry)
+            offsets, windows = _windows(x, prefix, shared, extent, geometry, n_dim, fill)
+            return box(x, prefix, offsets, windows, geometry)
         parts = [assemble(d + 1, prefix + [r]) for r in regions[d]]
         if len(parts) == 1:
             return parts[0]
         dim = x.dim() - n_dim + d
-        return (torch.cat([v for v, _ in parts], dim), torch.cat([j for _, j in parts], dim))
+        return tuple(torch.cat(list(results), dim) for results in zip(*parts))
 
-    value, index = assemble(0, [])
-    return value, index.to(torch.int64).expand(value.shape).contiguous()
+    return assemble(0, [])
 
 
-def _view(x, ranges, offset, stride, padding, dilation, n_dim):
+def _view(x, ranges, offset, stride, padding, dilation, n_dim, extent):
     """(sizes, strides, storage offset) of window offset `offset` of the
     outputs in `ranges` as a strided view of x (contiguous), the last
     dimension's padding positions reading the row before or after; None
-    when such a position lies outside x (before its first row, after its
-    last)."""
+    when such a position lies outside `extent` (storage positions [start,
+    end): those of the pooled input, of which x may be planes)."""
     lead = x.dim() - n_dim
     sizes = list(x.shape[:lead]) + [b - a for a, b in ranges]
     strides = list(x.stride()[:lead]) + [x.stride(lead + d) * stride[d] for d in range(n_dim)]
@@ -122,29 +139,30 @@ def _view(x, ranges, offset, stride, padding, dilation, n_dim):
         x.stride(lead + d) * (a * stride[d] - padding[d] + offset[d] * dilation[d])
         for d, (a, _) in enumerate(ranges))
     end = start + sum((n - 1) * t for n, t in zip(sizes, strides))
-    if not x.storage_offset() <= start <= end < x.storage_offset() + x.numel():
+    if not extent[0] <= start <= end < extent[1]:
         return None
     return sizes, strides, start
 
 
-def _strided_window(x, view, ranges, offset, stride, padding, dilation, n_dim):
+def _strided_window(x, view, ranges, offset, stride, padding, dilation, n_dim, fill):
     """Window offset `offset` as the strided view `view` (_view), its
-    positions in the last dimension's padding -inf."""
+    positions in the last dimension's padding `fill`."""
     window = x.as_strided(*view)
     (a, b), last, width = ranges[-1], n_dim - 1, x.shape[-1]
     first = a * stride[last] - padding[last] + offset[last] * dilation[last]
     if first < 0 or first + (b - a - 1) * stride[last] >= width:
         column = torch.arange(b - a, device=x.device) * stride[last] + first
         window = torch.where((column < 0) | (column >= width),
-                             torch.full((), -math.inf, dtype=x.dtype, device=x.device), window)
+                             torch.full((), fill, dtype=x.dtype, device=x.device), window)
     return window
 
 
-def _padded_rows(x, ranges, kernel, stride, padding, dilation, n_dim):
+def _padded_rows(x, ranges, geometry, n_dim, fill):
     """(the rows of x that the outputs in `ranges` read along the pooled
-    dimensions but the last, padded with -inf along the last: `padding` on
-    the left, on the right up to the last window's end, more with
+    dimensions but the last, padded with `fill` along the last: `padding`
+    on the left, on the right up to the last window's end, more with
     ceil_mode; their first position along each pooled dimension)."""
+    kernel, stride, padding, dilation = geometry[:4]
     lead, last = x.dim() - n_dim, n_dim - 1
     origin = []
     for d, (a, b) in enumerate(ranges[:last]):
@@ -155,7 +173,7 @@ def _padded_rows(x, ranges, kernel, stride, padding, dilation, n_dim):
         origin.append(lo)
     width, p = x.shape[-1], padding[last]
     end = (ranges[last][1] - 1) * stride[last] + (kernel[last] - 1) * dilation[last] + 1
-    return torch.constant_pad_nd(x, [p, max(end - p - width, 0)], -math.inf), origin + [-p]
+    return torch.constant_pad_nd(x, [p, max(end - p - width, 0)], fill), origin + [-p]
 
 
 def _padded_window(padded, ranges, offset, stride, padding, dilation, n_dim):
@@ -171,11 +189,13 @@ def _padded_window(padded, ranges, offset, stride, padding, dilation, n_dim):
     return window
 
 
-def _offsets(ranges, kernel, stride, padding, dilation, inputs, n_dim):
+def _offsets(ranges, geometry, n_dim):
     """The window offsets that the outputs in `ranges` ([a, b) per pooled
     dimension) read inside the input: along the last dimension some of
     them (the others read -inf), along the others all (regions of
     _regions), as the offsets that read only padding are never taken."""
+    kernel, stride, padding, dilation, inputs = geometry[:5]
+
     def inside(d, t):
         a, b = ranges[d]
         first = a * stride[d] - padding[d] + t * dilation[d]
@@ -188,27 +208,33 @@ def _offsets(ranges, kernel, stride, padding, dilation, inputs, n_dim):
             if all(inside(d, v) for d, v in enumerate(t))]
 
 
-def _pool_box(x, ranges, shared, kernel, stride, padding, dilation, inputs, n_dim):
-    """(value, int32 index) of the outputs in `ranges` ([a, b) per pooled
-    dimension), the window unrolled over the positions inside the input
-    (and the last dimension's padding, as -inf): strided views of x, or
-    slices of a copy padded with -inf: `shared` (of all of x) when given,
-    else of the rows it reads when a view would leave x (the left padding
-    of its first row, the right padding of its last). (Cut as the others,
-    the last dimension's border outputs came out of a concatenation whose
-    layout Inductor chose channels-last, copied again: 1566 us.)"""
-    last = n_dim - 1
-    sizes = [b - a for a, b in ranges]
-    offsets = _offsets(ranges, kernel, stride, padding, dilation, inputs, n_dim)
+def _windows(x, ranges, shared, extent, geometry, n_dim, fill):
+    """(the window offsets that the outputs in `ranges` read inside the
+    input (_offsets), each as a tensor of their shape): strided views of x,
+    or slices of a padded copy, `shared` (_padded_rows of all of x) when
+    given, else of the rows they read when a view would leave x (the left
+    padding of its first row, the right padding of its last). (Cut as the
+    others, the last dimension's border outputs came out of a concatenation
+    whose layout Inductor chose channels-last, copied again: 1566 us.)"""
+    stride, padding, dilation = geometry[1:4]
+    offsets = _offsets(ranges, geometry, n_dim)
     views = [None] if shared else \
-        [_view(x, ranges, t, stride, padding, dilation, n_dim) for t in offsets]
+        [_view(x, ranges, t, stride, padding, dilation, n_dim, extent) for t in offsets]
     if any(v is None for v in views):
-        padded = shared or _padded_rows(x, ranges, kernel, stride, padding, dilation, n_dim)
-        windows = [_padded_window(padded, ranges, t, stride, padding, dilation, n_dim)
-                   for t in offsets]
-    else:
-        windows = [_strided_window(x, v, ranges, t, stride, padding, dilation, n_dim)
-                   for v, t in zip(views, offsets)]
+        padded = shared or _padded_rows(x, ranges, geometry, n_dim, fill)
+        return offsets, [_padded_window(padded, ranges, t, stride, padding, dilation, n_dim)
+                         for t in offsets]
+    return offsets, [_strided_window(x, v, ranges, t, stride, padding, dilation, n_dim, fill)
+                     for v, t in zip(views, offsets)]
+
+
+def _max_box(x, ranges, offsets, windows, geometry):
+    """(value, int32 index) of the outputs in `ranges` ([a, b) per pooled
+    dimension), the window unrolled over `windows`, the views of the window
+    offsets `offsets` (_windows)."""
+    kernel, stride, padding, dilation, inputs, _ = geometry
+    n_dim = len(ranges)
+    sizes = [b - a for a, b in ranges]
 
     # The input position (flattened over the pooled dimensions, as eager's
     # indices) of window offset `offset` for each output position: int32
@@ -295,30 +321,78 @@ def _adaptive_applies(x, output_size):
 
 
 # --------------------------------------------------------------------------
-# Average pooling whose one window covers the whole plane (EfficientNet's
-# pooler, AvgPool2d(hidden, ceil_mode=True) on its last map): through
-# Inductor's lowering, inside that model, it reached us with an index that
-# is not affine in a reduction loop (strict mode's reason) and ran on the
-# CPU; standalone the same call did not. With no padding the window clipped
-# to the input is the plane, so the average is its mean (its sum over
-# divisor_override), accumulated in f32 as the CPU kernel does.
+# Average pooling (PoolFormer's token mixer: 3 x 3, stride 1, padding 1,
+# count_include_pad=False). Inductor's lowering reads the padding through
+# masked loads, which pieces.py cut into nine pieces whose side columns were
+# written an element per row (64 x 56 x 56 f16: 65.9 us). Here the window is
+# unrolled over the regions and strided views of max pooling (_pooled), the
+# padding reading 0, and the sum, in the window's order and at the CPU
+# kernel's precision (f32 for 16-bit inputs), is divided by the CPU
+# kernel's divisor: the window's positions inside the input and its
+# padding, or inside the input only, or `divisor_override`.
+#
+# One window covering the whole plane (EfficientNet's pooler,
+# AvgPool2d(hidden, ceil_mode=True) on its last map) is the plane's mean
+# (its sum over divisor_override): through Inductor's lowering, inside that
+# model, it reached us with an index that is not affine in a reduction loop.
 
 
 def avg_pool2d(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if divisor_override:
-        return (x.sum((-2, -1), keepdim=True, dtype=torch.float32) / divisor_override).to(x.dtype)
-    return x.mean((-2, -1), keepdim=True)
+    geometry = _arguments(x, kernel_size, stride, padding, 1, ceil_mode, 2)
+    if _whole_plane(geometry):
+        if divisor_override:
+            return (x.sum((-2, -1), keepdim=True, dtype=torch.float32) /
+                    divisor_override).to(x.dtype)
+        return x.mean((-2, -1), keepdim=True)
+    kernel, stride, padding, _, inputs, _ = geometry
+    accumulate = torch.float32 if x.element_size() < 4 else x.dtype
+
+    def counts(d, a, b):
+        """The divisor's factor along pooled dim d of each output in [a, b):
+        the CPU kernel's window clipped to the padded input, or to the
+        input."""
+        starts = [o * stride[d] - padding[d] for o in range(a, b)]
+        if count_include_pad:
+            return [min(t + kernel[d], inputs[d] + padding[d]) - t for t in starts]
+        return [min(t + kernel[d], inputs[d]) - max(t, 0) for t in starts]
+
+    def box(x, ranges, offsets, windows, geometry):
+        total = None
+        for window in windows:
+            window = window.to(accumulate)
+            total = window if total is None else total + window
+        if divisor_override:
+            return ((total / divisor_override).to(x.dtype),)
+        # Known when compiling: one factor for a region's rows (_regions:
+        # their windows all lie inside, or it is one row), one per column,
+        # a constant of the graph where they differ. (Computed from an iota
+        # on the card, the counts made the sum's expression so long that
+        # Inductor stored it in f32 and converted it in another pass.)
+        rows, = set(counts(0, *ranges[0]))
+        columns = [rows * c for c in counts(1, *ranges[1])]
+        if len(set(columns)) == 1:
+            divisor = columns[0]
+        else:
+            divisor = torch.tensor(columns, dtype=accumulate, device=x.device)
+        return ((total / divisor).to(x.dtype),)
+
+    value, = _pooled(x, geometry, 2, 0.0, box)
+    return value
+
+
+def _whole_plane(geometry):
+    kernel, _, padding, _, inputs, outputs = geometry
+    return all(p == 0 for p in padding) and all(o == 1 for o in outputs) and \
+        all(k >= i for k, i in zip(kernel, inputs))
 
 
 def _avg_applies(x, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
-    if not x.is_floating_point() or x.dim() not in (3, 4):
+    if not x.is_floating_point() or x.dim() not in (3, 4) or x.numel() == 0:
         return False
-    kernel, _, padding, _, inputs, outputs = _arguments(x, kernel_size, stride, padding, 1,
-                                                        ceil_mode, 2)
-    return all(p == 0 for p in padding) and all(o == 1 for o in outputs) and \
-        all(k >= i for k, i in zip(kernel, inputs))
+    geometry = _arguments(x, kernel_size, stride, padding, 1, ceil_mode, 2)
+    return _whole_plane(geometry) or math.prod(geometry[0]) <= MAX_WINDOW
 
 
 def entries():
