@@ -1,6 +1,6 @@
 """Max pooling with indices (max_pool1d/2d/3d reach it, with or without
-indices) as a decomposition the card runs, used in spyre compiles
-(decompositions.py registers it).
+indices) and average pooling as decompositions the card runs, used in spyre
+compiles (decompositions.py registers them).
 
 Inductor's own lowering takes the window's argmax as an offset and turns it
 into an input position through indirect indexing, and reads padding through
@@ -94,28 +94,19 @@ def _pooled(x, geometry, n_dim, fill, box):
     regions = [_regions(*args) for args in zip(inputs, kernel, padding, stride, dilation,
                                                  outputs)][:last] + [[(0, outputs[last])]]
     x = x.contiguous()
-    extent = (x.storage_offset(), x.storage_offset() + x.numel())
     # The largest region reads past x's ends (a stride-1 window's right
-    # padding on the last row): every region reads one padded copy, as a
-    # copy for each region would copy most of x more than once. (Only the
-    # first and the last plane read past them, but the planes between and
-    # those two as parts of their own came out of nested concatenations,
-    # which Inductor copies again: PoolFormer's average pool 53.7 -> 95.2
-    # us.)
+    # padding on the last row): every region reads one padded copy of x.
+    # (Copies of the first and last rows' regions only, or of the first and
+    # last planes only, were slower: docs/lowering.md, "Pooling".)
     largest = [max(r, key=lambda ab: ab[1] - ab[0]) for r in regions]
     shared = None
-    if any(_view(x, largest, t, stride, padding, dilation, n_dim, extent) is None
+    if any(_view(x, largest, t, stride, padding, dilation, n_dim) is None
            for t in _offsets(largest, geometry, n_dim)):
         shared = _padded_rows(x, [(0, o) for o in outputs], geometry, n_dim, fill)
-    return _regions_pooled(x, regions, shared, extent, geometry, n_dim, fill, box)
 
-
-def _regions_pooled(x, regions, shared, extent, geometry, n_dim, fill, box):
-    """_pooled's results for x, region by region (the strided views bounded
-    by `extent`, the storage positions they may read), concatenated."""
     def assemble(d, prefix):
         if d == n_dim:
-            offsets, windows = _windows(x, prefix, shared, extent, geometry, n_dim, fill)
+            offsets, windows = _windows(x, prefix, shared, geometry, n_dim, fill)
             return box(x, prefix, offsets, windows, geometry)
         parts = [assemble(d + 1, prefix + [r]) for r in regions[d]]
         if len(parts) == 1:
@@ -126,12 +117,12 @@ def _regions_pooled(x, regions, shared, extent, geometry, n_dim, fill, box):
     return assemble(0, [])
 
 
-def _view(x, ranges, offset, stride, padding, dilation, n_dim, extent):
+def _view(x, ranges, offset, stride, padding, dilation, n_dim):
     """(sizes, strides, storage offset) of window offset `offset` of the
     outputs in `ranges` as a strided view of x (contiguous), the last
     dimension's padding positions reading the row before or after; None
-    when such a position lies outside `extent` (storage positions [start,
-    end): those of the pooled input, of which x may be planes)."""
+    when such a position lies outside x (before its first row, after its
+    last)."""
     lead = x.dim() - n_dim
     sizes = list(x.shape[:lead]) + [b - a for a, b in ranges]
     strides = list(x.stride()[:lead]) + [x.stride(lead + d) * stride[d] for d in range(n_dim)]
@@ -139,7 +130,7 @@ def _view(x, ranges, offset, stride, padding, dilation, n_dim, extent):
         x.stride(lead + d) * (a * stride[d] - padding[d] + offset[d] * dilation[d])
         for d, (a, _) in enumerate(ranges))
     end = start + sum((n - 1) * t for n, t in zip(sizes, strides))
-    if not extent[0] <= start <= end < extent[1]:
+    if not x.storage_offset() <= start <= end < x.storage_offset() + x.numel():
         return None
     return sizes, strides, start
 
@@ -192,8 +183,9 @@ def _padded_window(padded, ranges, offset, stride, padding, dilation, n_dim):
 def _offsets(ranges, geometry, n_dim):
     """The window offsets that the outputs in `ranges` ([a, b) per pooled
     dimension) read inside the input: along the last dimension some of
-    them (the others read -inf), along the others all (regions of
-    _regions), as the offsets that read only padding are never taken."""
+    them (the others read the padding's value), along the others all
+    (regions of _regions), as the offsets that read only padding add
+    nothing."""
     kernel, stride, padding, dilation, inputs = geometry[:5]
 
     def inside(d, t):
@@ -208,7 +200,7 @@ def _offsets(ranges, geometry, n_dim):
             if all(inside(d, v) for d, v in enumerate(t))]
 
 
-def _windows(x, ranges, shared, extent, geometry, n_dim, fill):
+def _windows(x, ranges, shared, geometry, n_dim, fill):
     """(the window offsets that the outputs in `ranges` read inside the
     input (_offsets), each as a tensor of their shape): strided views of x,
     or slices of a padded copy, `shared` (_padded_rows of all of x) when
@@ -219,7 +211,7 @@ def _windows(x, ranges, shared, extent, geometry, n_dim, fill):
     stride, padding, dilation = geometry[1:4]
     offsets = _offsets(ranges, geometry, n_dim)
     views = [None] if shared else \
-        [_view(x, ranges, t, stride, padding, dilation, n_dim, extent) for t in offsets]
+        [_view(x, ranges, t, stride, padding, dilation, n_dim) for t in offsets]
     if any(v is None for v in views):
         padded = shared or _padded_rows(x, ranges, geometry, n_dim, fill)
         return offsets, [_padded_window(padded, ranges, t, stride, padding, dilation, n_dim)
