@@ -159,8 +159,9 @@ void GenericPlan::shareRuns() {
     int64_t es = deviceDTypeBytes(inputTypes[k]), lr = a.strides[row], lc = a.strides[col];
     // Layouts whose rows are runs (layoutTile's first two).
     bool runs = (lc == 1 || runsOverGaps(lr, lc, es, arch.stickBytes)) && lr >= 0;
-    // Planes that continue the rows are one run already (layoutPlanes).
-    if (plane >= 0 && lc == 1 && std::abs(a.strides[plane]) == sizes[col])
+    // Planes that run down the row (layoutPlanes' reversed run) read it
+    // from its end: another input's run cannot extend it.
+    if (plane >= 0 && lc == 1 && a.strides[plane] == -sizes[col])
       runs = false;
     if (runs && (role == Role::alone || isa<BlockArgument>(generic.getInputs()[k])))
       candidates.push_back(k);
@@ -361,7 +362,7 @@ PlanedLayout GenericPlan::layoutPlanes(const LinearAccess &a, int64_t es,
     // One run of all planes per row; a plane is a stretch of it. Its
     // elements may run down the stretch (GPT-J's rotate_every_two swaps
     // each pair), read with a negative column stride from its last one.
-    l.tile = layoutTile(lr, 1, tr, tp * tc, rows, planes * tc, es, span);
+    l.tile = layoutTile(lr, 1, tr, tp * tc, rows, planes * tc, es, span, extra);
     l.planeBytes = tc * es;
     l.colStride = lc * es;
     l.reversed = lp < 0;

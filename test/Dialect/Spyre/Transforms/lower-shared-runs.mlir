@@ -104,3 +104,33 @@ spyre.kernel @max_pool(%x: !spyre.buffer<65536xf16>, %y: !spyre.buffer<14400xf16
   }
   spyre.return
 }
+
+// A sum over three rows of 16 (a stride-1 window's rows, read in place by
+// pooling.py): the output rows (32 bytes) are the plane loop and each
+// input's planes continue its rows, one run of all planes per channel. The
+// taps two and three rows on share the first one's run, extended by 32
+// elements: one load of 4 x 16 + 32 elements a channel, not three.
+// CHECK-LABEL: spyre.hw.program @column_sum
+// CHECK: spyre.hw.core 0 {
+// CHECK-NEXT: spyre.hw.kernel 1
+// CHECK-NEXT: spyre.hw.dma #spyre.ref<lx, dl16, strides = [192, 0, 0]>, #spyre.ref<@arg0, dl16, strides = [512, 0, 0]> row 192 x [8, 1, 1]
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, strides = [192, 2, 0]>, #spyre.ref<lx, dl16, offset = 32, strides = [192, 2, 0]> [8 x 16]
+// CHECK-NEXT: spyre.hw.binary "add" {{.*}}, #spyre.ref<lx, dl16, offset = 64, strides = [192, 2, 0]> [8 x 16]
+// CHECK-NOT: spyre.hw.dma #spyre.ref<lx
+// CHECK: spyre.hw.dma #spyre.ref<@arg1
+#v0 = affine_map<(d0, d1, d2) -> (d0 * 256 + d1 * 16 + d2)>
+#v1 = affine_map<(d0, d1, d2) -> (d0 * 256 + d1 * 16 + d2 + 16)>
+#v2 = affine_map<(d0, d1, d2) -> (d0 * 256 + d1 * 16 + d2 + 32)>
+#vo = affine_map<(d0, d1, d2) -> (d0 * 224 + d1 * 16 + d2)>
+spyre.kernel @column_sum(%x: !spyre.buffer<16384xf16>, %y: !spyre.buffer<14336xf16>) {
+  spyre.generic domain [64, 14, 16] {indexing_maps = [#v0, #v1, #v2, #vo],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%x, %x, %x : !spyre.buffer<16384xf16>, !spyre.buffer<16384xf16>, !spyre.buffer<16384xf16>)
+      outs(%y : !spyre.buffer<14336xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16):
+    %0 = arith.addf %a, %b : f16
+    %1 = arith.addf %0, %c : f16
+    spyre.yield %1 : f16
+  }
+  spyre.return
+}
