@@ -439,21 +439,55 @@ spyre.kernel @index_along_a_block(%x: !spyre.buffer<64x128xf16>, %w: !spyre.buff
 
 // -----
 
-// Blocks of two columns (pairs of a stacked output) would take an
-// instruction per op and pair.
+// Blocks of two columns (pairs of a stacked output, scaled per pair) would
+// take an instruction per op and pair.
 #pairs = affine_map<(d0, d1, d2) -> (d0, d1 * 2 + d2)>
+#pair = affine_map<(d0, d1, d2) -> (d1)>
 spyre.kernel @pairs(%x: !spyre.buffer<64x128xf16>, %w: !spyre.buffer<128x256xf16>,
-                    %y: !spyre.buffer<64x256xf16>) {
+                    %s: !spyre.buffer<128xf16>, %y: !spyre.buffer<64x256xf16>) {
   %p = spyre.alloc() : !spyre.buffer<64x256xf16>
   // expected-remark @+1 {{epilogue not fused: cannot run the epilogue on the output tile: its innermost loop runs over 2 columns, fewer than 16}}
   spyre.matmul ins(%x, %w : !spyre.buffer<64x128xf16>, !spyre.buffer<128x256xf16>)
                outs(%p : !spyre.buffer<64x256xf16>)
-  spyre.generic domain [64, 128, 2] {indexing_maps = [#pairs, #pairs],
+  spyre.generic domain [64, 128, 2] {indexing_maps = [#pairs, #pair, #pairs],
       iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
-      ins(%p : !spyre.buffer<64x256xf16>) outs(%y : !spyre.buffer<64x256xf16>) {
-  ^bb0(%a: f16):
-    %0 = arith.mulf %a, %a : f16
+      ins(%p, %s : !spyre.buffer<64x256xf16>, !spyre.buffer<128xf16>) outs(%y : !spyre.buffer<64x256xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    %0 = arith.mulf %a, %b : f16
     spyre.yield %0 : f16
+  }
+  spyre.return
+}
+
+// -----
+
+// A rotary embedding whose 8 heads came as 2 x 4 loops (the views of a
+// decode step's query projection): the two head loops are one loop in
+// every map, and are merged before the plan, so that an output tile holds
+// whole heads, not whole groups of four (a block of 256 columns). The
+// halves stay loops of their own: the rotated half reads the other one.
+// CHECK-LABEL: spyre.kernel @heads_in_two_loops
+// CHECK: spyre.fused
+// CHECK: spyre.generic domain [64, 8, 2, 32]
+// TILE-LABEL: spyre.kernel @heads_in_two_loops
+// TILE: spyre.tile = array<i64: {{[0-9]+}}, 64,
+#straight = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 256 + d2 * 64 + d3 * 32 + d4)>
+#rotated = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 256 + d2 * 64 - d3 * 32 + d4 + 32)>
+#cosines = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3 * 32 + d4)>
+#rotary_out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 256 + d2 * 64 + d3 * 32 + d4)>
+spyre.kernel @heads_in_two_loops(%x: !spyre.buffer<64x512xf16>, %w: !spyre.buffer<512x512xf16>,
+                                 %c: !spyre.buffer<64x64xf16>, %y: !spyre.buffer<64x512xf16>) {
+  %p = spyre.alloc() : !spyre.buffer<64x512xf16>
+  spyre.matmul ins(%x, %w : !spyre.buffer<64x512xf16>, !spyre.buffer<512x512xf16>)
+               outs(%p : !spyre.buffer<64x512xf16>)
+  spyre.generic domain [64, 2, 4, 2, 32] {indexing_maps = [#straight, #rotated, #cosines, #rotary_out],
+      iterator_types = [#spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>, #spyre.iterator<parallel>]}
+      ins(%p, %p, %c : !spyre.buffer<64x512xf16>, !spyre.buffer<64x512xf16>, !spyre.buffer<64x64xf16>)
+      outs(%y : !spyre.buffer<64x512xf16>) {
+  ^bb0(%a: f16, %b: f16, %cos: f16):
+    %0 = arith.mulf %a, %cos : f16
+    %1 = arith.addf %0, %b : f16
+    spyre.yield %1 : f16
   }
   spyre.return
 }

@@ -1,7 +1,7 @@
 // RUN: spyre-opt %s --spyre-compile=cores=1 | FileCheck %s
 
-// A bias added per head (the epilogue over rows, heads and elements: two
-// blocks of 32 columns) of a 16-bit product narrowed in place. Each op runs
+// A bias added per head, one value a head (the epilogue over rows, heads and
+// elements: two blocks of 32 columns) of a 16-bit product narrowed in place. Each op runs
 // for both blocks of a strip before the next, and the add both reads the
 // f32 product and writes the output: row r's output lands on the product of
 // row r / 2, so a strip starting at row s has at most s rows (one at row 0).
@@ -21,7 +21,7 @@
 // CHECK-NEXT: spyre.hw.dma #spyre.ref<@arg3
 
 #prod = affine_map<(d0, d1, d2) -> (d0, d1 * 32 + d2)>
-#bias = affine_map<(d0, d1, d2) -> (d1 * 32 + d2)>
+#bias = affine_map<(d0, d1, d2) -> (d1)>
 #out = affine_map<(d0, d1, d2) -> (d0 * 64 + d1 * 32 + d2)>
 spyre.kernel @bias_per_head(%x: !spyre.buffer<4x64xf16>, %w: !spyre.buffer<64x64xf16>,
                             %b: !spyre.buffer<64xf16>, %y: !spyre.buffer<256xf16>) {
