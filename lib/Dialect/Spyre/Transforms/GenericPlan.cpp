@@ -181,7 +181,7 @@ void GenericPlan::shareRuns() {
     for (unsigned j : ArrayRef<unsigned>(candidates).take_front(n)) {
       int64_t shift = inputs[k].base - inputs[j].base;
       int64_t es = deviceDTypeBytes(inputTypes[k]);
-      int64_t gap = shift - std::max(runLength(inputs[j]) + runExtra[j], int64_t(0));
+      int64_t gap = shift - (runLength(inputs[j]) + runExtra[j]);
       if (runLeader[j] < 0 && generic.getInputs()[j] == generic.getInputs()[k] &&
           inputTypes[j] == inputTypes[k] && inputs[j].strides == inputs[k].strides &&
           shift > 0 && (shift * es <= arch.stickBytes || gap * es <= arch.stickBytes)) {
