@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GenericLoops.h"
 #include "Linearize.h"
 #include "OpPlan.h"
 #include "spyre-mlir/Arch/Arch.h"
@@ -272,7 +273,7 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
         matmul.emitRemark() << "no epilogue fused: " << why;
       return;
     }
-    Loops before = Loops::of(epilogue);
+    GenericLoops before = GenericLoops::of(epilogue);
     mergeColumnLoops(epilogue);
     // Kept only if the plan takes the epilogue and a tile fits LX.
     Operation *alloc = matmul.getInit().getDefiningOp();
@@ -284,28 +285,6 @@ struct FuseEpilogue : mlir::spyre::impl::SpyreFuseEpilogueBase<FuseEpilogue> {
     if (reportMissed)
       matmul.emitRemark() << "epilogue not fused: " << why;
   }
-
-  /// A generic's loops: its domain, maps, iterators and its body's index
-  /// expressions' maps.
-  struct Loops {
-    DenseI64ArrayAttr domain;
-    ArrayAttr maps, iterators;
-    SmallVector<std::pair<IndexExprOp, AffineMapAttr>> indices;
-    static Loops of(GenericOp op) {
-      Loops loops{op.getStaticDomainAttr(), op.getIndexingMaps(), op.getIteratorTypes(), {}};
-      op.getBody().walk([&](IndexExprOp index) {
-        loops.indices.push_back({index, index.getMapAttr()});
-      });
-      return loops;
-    }
-    void restore(GenericOp op) const {
-      op.setStaticDomainAttr(domain);
-      op.setIndexingMapsAttr(maps);
-      op.setIteratorTypesAttr(iterators);
-      for (auto [index, map] : indices)
-        index.setMapAttr(map);
-    }
-  };
 
   /// Merges the epilogue's adjacent column loops l and l + 1 (parallel)
   /// wherever every map reads them as one loop (the coefficient of l is

@@ -1,5 +1,6 @@
 //===- FuseRows.cpp - generics sharing row tiles in LX --------------------===//
 
+#include "GenericLoops.h"
 #include "GenericPlan.h"
 #include "spyre-mlir/Arch/Arch.h"
 #include "spyre-mlir/Dialect/Spyre/Transforms/Passes.h"
@@ -22,17 +23,6 @@ int64_t bytesOf(Value buffer) {
   auto type = cast<BufferType>(buffer.getType());
   return type.getNumElements() * deviceDTypeBytes(deviceDType(type.getElementType()));
 }
-
-/// A generic's loop attributes, to put back.
-struct Attrs {
-  DenseI64ArrayAttr domain;
-  ArrayAttr maps, iterators;
-  void restore(GenericOp op) const {
-    op.setStaticDomainAttr(domain);
-    op.setIndexingMapsAttr(maps);
-    op.setIteratorTypesAttr(iterators);
-  }
-};
 
 /// Generics of one kernel that could form a group, and what grouping saves.
 struct Candidate {
@@ -69,7 +59,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   }
 
   /// Generics given another's loops (takeReadersLoops), with their own.
-  using Reshaped = llvm::MapVector<Operation *, Attrs>;
+  using Reshaped = llvm::MapVector<Operation *, GenericLoops>;
 
   /// Inductor iterates a contiguous elementwise op over its linear index. One
   /// whose result a later generic reads row-major over its own loops (T5's
@@ -95,7 +85,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
         if (loops.size() >= 2 && reader.getDomainSizes().empty() &&
             map == AffineMap::get(unsigned(loops.size()), 0,
                                   makeCanonicalStridedLayoutExpr(loops, op.getContext())))
-          if (std::optional<Attrs> old = expandLeading(op, loops))
+          if (std::optional<GenericLoops> old = expandLeading(op, loops))
             reshaped.insert({op.getOperation(), *old});
         break;
       }
@@ -165,7 +155,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
       // (Inductor flattened them: [heads * rows, cols] after [heads, rows,
       // cols]) runs over the group's loops instead, when that lets it join.
       if (!alone && !current.members.empty() && plan->getSizes() != firstPlan->getSizes()) {
-        std::optional<Attrs> old = expandLeading(generic, firstPlan->getSizes());
+        std::optional<GenericLoops> old = expandLeading(generic, firstPlan->getSizes());
         if (!old)
           old = permuteTo(generic, firstPlan->getSizes());
         if (old) {
@@ -236,7 +226,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   /// the leading loops merged into its first, parallel, loop (a row-major
   /// merge: the first loop's index is the merged loops' linear index);
   /// returns its former attributes, or nothing if it is not.
-  static std::optional<Attrs> expandLeading(GenericOp op, ArrayRef<int64_t> target) {
+  static std::optional<GenericLoops> expandLeading(GenericOp op, ArrayRef<int64_t> target) {
     ArrayRef<int64_t> sizes = op.getStaticDomain();
     if (!op.getDomainSizes().empty() || sizes.empty() || target.size() <= sizes.size() ||
         llvm::is_contained(op.getReductionLoops(), 0u) ||
@@ -256,7 +246,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
     replacements.push_back(first);
     for (size_t j = 1; j < sizes.size(); ++j)
       replacements.push_back(getAffineDimExpr(unsigned(j + lead - 1), context));
-    Attrs old{op.getStaticDomainAttr(), op.getIndexingMaps(), op.getIteratorTypes()};
+    GenericLoops old = GenericLoops::of(op);
     SmallVector<Attribute> maps;
     for (Attribute attr : op.getIndexingMaps()) {
       AffineMap map = cast<AffineMapAttr>(attr).getValue();
@@ -279,7 +269,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
   /// member's rows: [channels, positions] after [positions, channels]), each
   /// size matching one loop only; returns its former attributes, or
   /// nothing if it does not.
-  static std::optional<Attrs> permuteTo(GenericOp op, ArrayRef<int64_t> target) {
+  static std::optional<GenericLoops> permuteTo(GenericOp op, ArrayRef<int64_t> target) {
     ArrayRef<int64_t> sizes = op.getStaticDomain();
     if (!op.getDomainSizes().empty() || sizes.size() != target.size() ||
         !op.getReductionLoops().empty() || !op.getSymbols().empty() ||
@@ -291,7 +281,7 @@ struct FuseRows : mlir::spyre::impl::SpyreFuseRowsBase<FuseRows> {
         return std::nullopt;
       order.push_back(unsigned(llvm::find(sizes, size) - sizes.begin()));
     }
-    Attrs old{op.getStaticDomainAttr(), op.getIndexingMaps(), op.getIteratorTypes()};
+    GenericLoops old = GenericLoops::of(op);
     op.permuteLoops(order);
     return old;
   }
